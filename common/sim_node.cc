@@ -1,0 +1,197 @@
+#include "common/sim_node.h"
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "common/host.h"
+
+namespace fs = std::filesystem;
+
+namespace hcashare {
+namespace {
+
+bool ValidBdf(const std::string& a) {
+  static const std::regex re("^[0-9a-f]{4}:[0-9a-f]{2}:[0-1][0-9a-f]\\.[0-7]$");
+  return std::regex_match(a, re);
+}
+
+// "0000:3b:00.0" -> "pci0000:00" style host bridge name for the function's domain.
+std::string HostBridge(const std::string& bdf) { return "pci" + bdf.substr(0, 4) + ":00"; }
+
+// The link's target expressed relative to the link's directory, as sysfs does.
+std::string Relative(const std::string& link, const std::string& target) {
+  return fs::path(target).lexically_relative(fs::path(link).parent_path()).string();
+}
+
+}  // namespace
+
+SimNode::SimNode(std::string root) : root_(std::move(root)) {
+  std::error_code ec;
+  for (const char* d : {"/sys/bus/pci/devices", "/sys/bus/pci/drivers", "/sys/class/net",
+                        "/sys/class/infiniband", "/sys/class/infiniband_verbs",
+                        "/sys/class/infiniband_mad", "/dev/infiniband", "/proc"}) {
+    fs::create_directories(Path(d), ec);
+  }
+  (void)SetRdmaCm(true);
+}
+
+std::string SimNode::Path(const std::string& host_path) const { return JoinPath(root_, host_path); }
+
+Status SimNode::Symlink(const std::string& link, const std::string& target) {
+  std::error_code ec;
+  fs::create_directories(fs::path(Path(link)).parent_path(), ec);
+  fs::remove(Path(link), ec);
+  fs::create_symlink(Relative(link, target), Path(link), ec);
+  if (ec) return Status::IoError("symlink " + link + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status SimNode::WriteFile(const std::string& host_path, const std::string& content) {
+  std::error_code ec;
+  fs::create_directories(fs::path(Path(host_path)).parent_path(), ec);
+  std::ofstream out(Path(host_path), std::ios::trunc);
+  out << content;
+  if (!out) return Status::IoError("write " + host_path);
+  return Status::Ok();
+}
+
+Status SimNode::SetRdmaCm(bool present) {
+  if (present) return WriteFile("/dev/infiniband/rdma_cm", "");
+  std::error_code ec;
+  fs::remove(Path("/dev/infiniband/rdma_cm"), ec);
+  return Status::Ok();
+}
+
+Status SimNode::AddCharDev(const std::string& dev_dir, const std::string& cls,
+                           const std::string& prefix, int* counter, const std::string& ibdev,
+                           int port, std::vector<std::string>* owned) {
+  std::string name = prefix + std::to_string((*counter)++);
+  std::string dir = dev_dir + "/" + cls + "/" + name;
+  RETURN_IF_ERROR(WriteFile(dir + "/ibdev", ibdev + "\n"));
+  if (port > 0) RETURN_IF_ERROR(WriteFile(dir + "/port", std::to_string(port) + "\n"));
+  RETURN_IF_ERROR(WriteFile(dir + "/dev", "231:" + std::to_string(*counter) + "\n"));
+  std::string link = "/sys/class/" + cls + "/" + name;
+  RETURN_IF_ERROR(Symlink(link, dir));
+  std::string node = "/dev/infiniband/" + name;
+  RETURN_IF_ERROR(WriteFile(node, ""));
+  owned->push_back(link);
+  owned->push_back(node);
+  return Status::Ok();
+}
+
+Status SimNode::AddPciFunction(const SimPciFunction& fn) {
+  if (!ValidBdf(fn.address)) return Status::InvalidArgument("bad PCI address " + fn.address);
+  if (device_dirs_.count(fn.address)) return Status::InvalidArgument("duplicate " + fn.address);
+  std::string parent = "/sys/devices/" + HostBridge(fn.address) + "/" + fn.root_port;
+  if (!fn.physfn.empty()) {
+    auto it = device_dirs_.find(fn.physfn);
+    if (it == device_dirs_.end()) return Status::InvalidArgument("unknown PF " + fn.physfn);
+    parent = fs::path(it->second).parent_path().string();
+  }
+  std::string dir = parent + "/" + fn.address;
+  device_dirs_[fn.address] = dir;
+  std::vector<std::string>& owned = owned_[fn.address];
+
+  RETURN_IF_ERROR(WriteFile(dir + "/class", fn.class_code + "\n"));
+  RETURN_IF_ERROR(WriteFile(dir + "/vendor", "0x" + fn.vendor + "\n"));
+  RETURN_IF_ERROR(WriteFile(dir + "/device", "0x" + fn.device + "\n"));
+  RETURN_IF_ERROR(WriteFile(dir + "/numa_node", std::to_string(fn.numa_node) + "\n"));
+  RETURN_IF_ERROR(WriteFile(dir + "/local_cpulist", fn.numa_node == 1 ? "16-31\n" : "0-15\n"));
+  RETURN_IF_ERROR(Symlink("/sys/bus/pci/devices/" + fn.address, dir));
+  if (!fn.driver.empty()) {
+    std::error_code ec;
+    fs::create_directories(Path("/sys/bus/pci/drivers/" + fn.driver), ec);
+    RETURN_IF_ERROR(Symlink(dir + "/driver", "/sys/bus/pci/drivers/" + fn.driver));
+  }
+  if (!fn.physfn.empty()) {
+    RETURN_IF_ERROR(Symlink(dir + "/physfn", device_dirs_[fn.physfn]));
+    int vf = 0;
+    while (fs::exists(Path(device_dirs_[fn.physfn] + "/virtfn" + std::to_string(vf)))) ++vf;
+    RETURN_IF_ERROR(Symlink(device_dirs_[fn.physfn] + "/virtfn" + std::to_string(vf), dir));
+  }
+  const bool ib = fn.link_type == "infiniband";
+  for (const auto& nd : fn.netdevs) {
+    std::string ndir = dir + "/net/" + nd;
+    RETURN_IF_ERROR(WriteFile(ndir + "/type", ib ? "32\n" : "1\n"));
+    RETURN_IF_ERROR(WriteFile(ndir + "/operstate", "up\n"));
+    RETURN_IF_ERROR(Symlink("/sys/class/net/" + nd, ndir));
+    owned.push_back("/sys/class/net/" + nd);
+  }
+  if (!fn.rdma_device.empty()) {
+    std::string idir = dir + "/infiniband/" + fn.rdma_device;
+    RETURN_IF_ERROR(WriteFile(idir + "/node_type", "1: CA\n"));
+    for (int p = 1; p <= fn.ports; ++p) {
+      std::string pdir = idir + "/ports/" + std::to_string(p);
+      RETURN_IF_ERROR(WriteFile(pdir + "/link_layer", ib ? "InfiniBand\n" : "Ethernet\n"));
+      RETURN_IF_ERROR(WriteFile(pdir + "/state", "4: ACTIVE\n"));
+      RETURN_IF_ERROR(WriteFile(pdir + "/phys_state", "5: LinkUp\n"));
+    }
+    RETURN_IF_ERROR(Symlink("/sys/class/infiniband/" + fn.rdma_device, idir));
+    owned.push_back("/sys/class/infiniband/" + fn.rdma_device);
+    if (fn.with_uverbs) {
+      RETURN_IF_ERROR(AddCharDev(dir, "infiniband_verbs", "uverbs", &uverbs_next_, fn.rdma_device,
+                                 0, &owned));
+    }
+    for (int p = 1; p <= fn.ports; ++p) {
+      int umad = umad_next_;
+      if (fn.with_umad) {
+        RETURN_IF_ERROR(AddCharDev(dir, "infiniband_mad", "umad", &umad, fn.rdma_device, p, &owned));
+      }
+      umad = umad_next_;
+      if (fn.with_issm) {
+        RETURN_IF_ERROR(AddCharDev(dir, "infiniband_mad", "issm", &umad, fn.rdma_device, p, &owned));
+      }
+      ++umad_next_;
+    }
+  }
+  return Status::Ok();
+}
+
+Status SimNode::RemovePciFunction(const std::string& address) {
+  auto it = device_dirs_.find(address);
+  if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);
+  std::error_code ec;
+  for (const auto& p : owned_[address]) fs::remove(Path(p), ec);
+  fs::remove(Path("/sys/bus/pci/devices/" + address), ec);
+  fs::remove_all(Path(it->second), ec);
+  owned_.erase(address);
+  device_dirs_.erase(it);
+  return Status::Ok();
+}
+
+Status SimNode::PopulateDemo() {
+  auto hca = [](std::string addr, std::string dev, int numa, std::string nd, std::string rdma,
+                std::string port) {
+    SimPciFunction f;
+    f.address = std::move(addr);
+    f.device = std::move(dev);
+    f.class_code = "0x020700";
+    f.numa_node = numa;
+    f.netdevs = {std::move(nd)};
+    f.link_type = "infiniband";
+    f.rdma_device = std::move(rdma);
+    f.root_port = std::move(port);
+    return f;
+  };
+  RETURN_IF_ERROR(AddPciFunction(hca("0000:3b:00.0", "101b", 0, "ib0", "mlx5_0", "0000:3a:00.0")));
+  RETURN_IF_ERROR(AddPciFunction(hca("0000:86:00.0", "101b", 1, "ib1", "mlx5_1", "0000:85:00.0")));
+  RETURN_IF_ERROR(AddPciFunction(hca("0000:af:00.0", "1017", 1, "ib3", "mlx5_2", "0000:ae:00.0")));
+  RETURN_IF_ERROR(AddPciFunction(hca("0000:af:00.1", "1017", 1, "ib4", "mlx5_3", "0000:ae:00.0")));
+  SimPciFunction nic;
+  nic.address = "0000:18:00.0";
+  nic.vendor = "8086";
+  nic.device = "1593";
+  nic.driver = "ice";
+  nic.netdevs = {"eno1"};
+  RETURN_IF_ERROR(AddPciFunction(nic));
+  SimPciFunction sata;
+  sata.address = "0000:00:17.0";
+  sata.vendor = "8086";
+  sata.device = "a182";
+  sata.class_code = "0x010601";
+  sata.driver = "ahci";
+  return AddPciFunction(sata);
+}
+
+}  // namespace hcashare

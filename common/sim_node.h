@@ -1,0 +1,73 @@
+// SimNode: builds a simulated host tree (sysfs + /dev) on disk, laid out as a real Linux
+// kernel lays it out: device directories under /sys/devices/pci<dom>:<bus>/..., with the
+// relative symlinks of /sys/bus/pci/devices, /sys/class/{net,infiniband,infiniband_verbs,
+// infiniband_mad} and the driver links. Char devices under /dev/infiniband are plain files.
+//
+// Used by the tests, the benchmarks and `hcashare demo`. Not thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace hcashare {
+
+// One PCI function to create.
+struct SimPciFunction {
+  std::string address;                  // "0000:3b:00.0"
+  std::string vendor = "15b3";          // 4 hex digits
+  std::string device = "1017";
+  std::string class_code = "0x020000";  // as in sysfs `class`
+  int numa_node = 0;                    // -1 for "unknown"
+  std::string driver = "mlx5_core";     // "" = unbound (no driver symlink)
+  std::vector<std::string> netdevs;     // netdev names under net/
+  std::string link_type = "ether";      // "ether" or "infiniband", for netdevs and RDMA ports
+  std::string rdma_device;              // e.g. "mlx5_0"; "" = no RDMA
+  int ports = 1;                        // RDMA ports (one umad/issm each)
+  bool with_umad = true;
+  bool with_issm = true;
+  bool with_uverbs = true;
+  std::string physfn;                   // PF address when this is a VF
+  std::string root_port = "0000:00:01.0";  // upstream bridge the function sits under
+};
+
+class SimNode {
+ public:
+  // Uses `root` (created if missing) as the host root. The basic directories are created
+  // and /dev/infiniband/rdma_cm is present.
+  explicit SimNode(std::string root);
+
+  const std::string& root() const { return root_; }
+
+  // Creates the function and everything it implies. InvalidArgument on a bad address or a
+  // duplicate.
+  Status AddPciFunction(const SimPciFunction& fn);
+  // Hot-removes the function: its device directory, the bus link and every class link
+  // and /dev node that pointed into it.
+  Status RemovePciFunction(const std::string& address);
+  // Creates or deletes /dev/infiniband/rdma_cm.
+  Status SetRdmaCm(bool present);
+
+  // The demo node: four Mellanox HCAs that match the Mellanox example config
+  // (ib0, ib1 on ConnectX-6; ib3, ib4 on a ConnectX-5 15b3:1017), a NIC without RDMA,
+  // and a SATA controller, over two NUMA nodes.
+  Status PopulateDemo();
+
+ private:
+  std::string Path(const std::string& host_path) const;
+  Status Symlink(const std::string& link, const std::string& target);
+  Status WriteFile(const std::string& host_path, const std::string& content);
+  Status AddCharDev(const std::string& dev_dir, const std::string& cls, const std::string& prefix,
+                    int* counter, const std::string& ibdev, int port, std::vector<std::string>* owned);
+
+  std::string root_;
+  int uverbs_next_ = 0;
+  int umad_next_ = 0;
+  // address -> host paths (class links and /dev nodes) created for it.
+  std::map<std::string, std::vector<std::string>> owned_;
+  std::map<std::string, std::string> device_dirs_;  // address -> /sys/devices/... dir
+};
+
+}  // namespace hcashare

@@ -1,0 +1,93 @@
+// The device-plugin configuration: the Mellanox k8s-rdma-shared-dev-plugin JSON schema
+// (also accepted as YAML) plus hcashare's extra selectors, validated strictly.
+//
+// Parsing never throws. Every problem is reported at once, each with its JSON path.
+// Shared by the daemon and the `hcashare validate` CLI.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace hcashare::config {
+
+// Upper bound for rdmaHcaMax. A ListAndWatch message with this many IDs (each with
+// topology) stays around 1.2 MB, well under the kubelet's 4 MiB receive limit.
+inline constexpr int kMaxRdmaHcaMax = 50000;
+// Default periodicUpdateInterval, in seconds, when it is absent or null.
+inline constexpr int kDefaultPeriodicUpdateSeconds = 60;
+// Default resourcePrefix.
+inline constexpr const char* kDefaultResourcePrefix = "rdma";
+
+// Device selectors. Within one list values are ORed; across lists they are ANDed.
+// An empty list does not filter. Values are stored normalised (see ParseConfig).
+struct Selectors {
+  std::vector<std::string> vendors;       // 4 lower-case hex digits, e.g. "15b3"
+  std::vector<std::string> device_ids;    // 4 lower-case hex digits, e.g. "1017"
+  std::vector<std::string> drivers;       // e.g. "mlx5_core"
+  std::vector<std::string> if_names;      // netdev names; any netdev of a function matches
+  std::vector<std::string> link_types;    // "ether" or "infiniband"
+  std::vector<std::string> pci_addresses; // "0000:3b:00.0"
+  std::vector<std::string> pf_names;      // netdev name of the function's physical function
+  std::vector<std::string> rdma_devices;  // e.g. "mlx5_0"
+  std::vector<int> numa_nodes;            // e.g. 0, 1
+
+  // True when no list has a value.
+  bool Empty() const;
+  bool operator==(const Selectors& o) const;
+};
+
+// One entry of configList: one kubelet resource.
+struct ResourceConfig {
+  std::string resource_name;    // ^[a-zA-Z0-9_]+$, alphanumeric at both ends
+  std::string resource_prefix;  // DNS subdomain; defaults to "rdma"
+  int rdma_hca_max = 0;         // 1..kMaxRdmaHcaMax
+  Selectors selectors;          // `devices` is folded into selectors.if_names
+
+  // "<prefix>/<name>", the extended resource name the kubelet sees.
+  std::string FullName() const { return resource_prefix + "/" + resource_name; }
+  bool operator==(const ResourceConfig& o) const;
+};
+
+// The whole file.
+struct PluginConfig {
+  // Seconds between periodic rescans; 0 disables them.
+  int periodic_update_seconds = kDefaultPeriodicUpdateSeconds;
+  std::vector<ResourceConfig> resources;
+};
+
+// One validation problem. `path` is a JSON path such as "$.configList[1].rdmaHcaMax".
+struct ConfigIssue {
+  std::string path;
+  std::string message;
+  // "<path>: <message>"
+  std::string ToString() const { return path + ": " + message; }
+};
+
+// The outcome of parsing: a config when there are no errors, plus warnings (such as the
+// deprecated `devices` field) that do not stop it.
+struct ParseOutcome {
+  std::optional<PluginConfig> config;  // set iff errors is empty
+  std::vector<ConfigIssue> errors;
+  std::vector<ConfigIssue> warnings;
+  bool ok() const { return errors.empty(); }
+};
+
+// Input syntax.
+enum class ConfigFormat { kAuto, kJson, kYaml };
+
+// Parses and validates `text`. kAuto picks JSON when the first non-blank character is
+// '{', YAML otherwise.
+ParseOutcome ParseConfig(const std::string& text, ConfigFormat format = ConfigFormat::kAuto);
+
+// Reads `path` and parses it; the format comes from the extension (.json, .yaml, .yml),
+// else from the content. A read failure is reported as one error with path "$".
+ParseOutcome LoadConfigFile(const std::string& path);
+
+// Multi-line report: "N error(s)" then one line per error and warning.
+std::string FormatIssues(const ParseOutcome& outcome);
+
+}  // namespace hcashare::config

@@ -1,0 +1,156 @@
+// The public entry points of the config module (see config.h). Text becomes an
+// nlohmann::json tree (config/document.h), which config/validator.h checks and converts.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <exception>
+#include <string_view>
+#include <utility>
+
+#include "common/status.h"
+#include "common/unique_fd.h"
+#include "config/config.h"
+#include "config/document.h"
+#include "config/validator.h"
+
+namespace hcashare::config {
+namespace {
+
+// Config files larger than this are refused unread.
+constexpr off_t kMaxConfigFileBytes = 16 << 20;
+
+// Removes a leading UTF-8 byte-order mark, which some editors add.
+std::string_view StripBom(std::string_view text) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
+  return text;
+}
+
+// Reads a whole file. On failure returns false with a message naming the file.
+bool ReadWholeFile(const std::string& path, std::string* text, std::string* error) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    *error = ErrnoStatus(errno, "cannot open config file " + Quote(path)).message();
+    return false;
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > kMaxConfigFileBytes) {
+    *error = "config file " + Quote(path) + " is " + std::to_string(st.st_size) +
+             " bytes; the limit is " + std::to_string(kMaxConfigFileBytes);
+    return false;
+  }
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+    if (n == 0) return true;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *error = ErrnoStatus(errno, "cannot read config file " + Quote(path)).message();
+      return false;
+    }
+    text->append(buf, static_cast<size_t>(n));
+    if (text->size() > static_cast<size_t>(kMaxConfigFileBytes)) {
+      *error = "config file " + Quote(path) + " is larger than " +
+               std::to_string(kMaxConfigFileBytes) + " bytes";
+      return false;
+    }
+  }
+}
+
+// The format implied by a file name's extension (case-insensitive), else kAuto.
+ConfigFormat FormatFromPath(const std::string& path) {
+  const size_t dot = path.find_last_of("./");
+  if (dot == std::string::npos || path[dot] != '.') return ConfigFormat::kAuto;
+  std::string ext = path.substr(dot + 1);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == "json") return ConfigFormat::kJson;
+  if (ext == "yaml" || ext == "yml") return ConfigFormat::kYaml;
+  return ConfigFormat::kAuto;
+}
+
+// Parses and validates; may throw only on allocation failure (caught by ParseConfig).
+ParseOutcome ParseConfigUnchecked(std::string_view text, ConfigFormat format) {
+  ParseOutcome outcome;
+  text = StripBom(text);
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) {
+    outcome.errors.push_back({"$", "config is empty"});
+    return outcome;
+  }
+  if (format == ConfigFormat::kAuto) {
+    format = text[first] == '{' ? ConfigFormat::kJson : ConfigFormat::kYaml;
+  }
+  const bool yaml = format == ConfigFormat::kYaml;
+  const std::string input(text);
+  Document doc = yaml ? ParseYamlText(input) : ParseJsonText(input);
+  outcome.errors = std::move(doc.errors);
+  if (!doc.parsed) return outcome;
+  Validation validation = ValidateDocument(doc.root, yaml);
+  for (ConfigIssue& issue : validation.errors) outcome.errors.push_back(std::move(issue));
+  outcome.warnings = std::move(validation.warnings);
+  if (outcome.errors.empty()) outcome.config = std::move(validation.config);
+  return outcome;
+}
+
+}  // namespace
+
+bool Selectors::Empty() const {
+  return vendors.empty() && device_ids.empty() && drivers.empty() && if_names.empty() &&
+         link_types.empty() && pci_addresses.empty() && pf_names.empty() && rdma_devices.empty() &&
+         numa_nodes.empty();
+}
+
+bool Selectors::operator==(const Selectors& o) const {
+  return vendors == o.vendors && device_ids == o.device_ids && drivers == o.drivers &&
+         if_names == o.if_names && link_types == o.link_types && pci_addresses == o.pci_addresses &&
+         pf_names == o.pf_names && rdma_devices == o.rdma_devices && numa_nodes == o.numa_nodes;
+}
+
+bool ResourceConfig::operator==(const ResourceConfig& o) const {
+  return resource_name == o.resource_name && resource_prefix == o.resource_prefix &&
+         rdma_hca_max == o.rdma_hca_max && selectors == o.selectors;
+}
+
+ParseOutcome ParseConfig(const std::string& text, ConfigFormat format) {
+  try {
+    return ParseConfigUnchecked(text, format);
+  } catch (const std::exception& e) {
+    ParseOutcome outcome;
+    outcome.errors.push_back({"$", std::string("internal error while parsing: ") + e.what()});
+    return outcome;
+  } catch (...) {
+    ParseOutcome outcome;
+    outcome.errors.push_back({"$", "internal error while parsing"});
+    return outcome;
+  }
+}
+
+ParseOutcome LoadConfigFile(const std::string& path) {
+  std::string text;
+  std::string error;
+  bool read_ok = false;
+  try {
+    read_ok = ReadWholeFile(path, &text, &error);
+  } catch (const std::exception& e) {
+    error = "cannot read config file " + path + ": " + e.what();
+  }
+  if (!read_ok) {
+    ParseOutcome outcome;
+    outcome.errors.push_back({"$", error});
+    return outcome;
+  }
+  return ParseConfig(text, FormatFromPath(path));
+}
+
+std::string FormatIssues(const ParseOutcome& outcome) {
+  std::string out = std::to_string(outcome.errors.size()) + " error(s), " +
+                    std::to_string(outcome.warnings.size()) + " warning(s)\n";
+  for (const ConfigIssue& e : outcome.errors) out += "error: " + e.ToString() + "\n";
+  for (const ConfigIssue& w : outcome.warnings) out += "warning: " + w.ToString() + "\n";
+  return out;
+}
+
+}  // namespace hcashare::config

@@ -1,0 +1,320 @@
+#include "config/document.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/yaml.h>
+
+namespace hcashare::config {
+namespace {
+
+using nlohmann::json;
+
+// Longest value quoted verbatim in a message.
+constexpr size_t kMaxQuotedLength = 80;
+
+bool IsIdentifier(const std::string& key) {
+  if (key.empty() || std::isdigit(static_cast<unsigned char>(key[0]))) return false;
+  for (char c : key) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// Drops nlohmann's "[json.exception.parse_error.101] " prefix from an exception message.
+std::string StripJsonExceptionId(const std::string& what) {
+  if (what.rfind("[json.exception.", 0) == 0) {
+    const size_t end = what.find("] ");
+    if (end != std::string::npos) return what.substr(end + 2);
+  }
+  return what;
+}
+
+Document SyntaxError(std::string message) {
+  Document doc;
+  doc.errors.push_back({"$", std::move(message)});
+  return doc;
+}
+
+// Follows the events of nlohmann's callback parser and records keys that occur twice in
+// one object. Paths are built only when a duplicate is found, so deep nesting stays linear.
+class DuplicateKeyTracker {
+ public:
+  explicit DuplicateKeyTracker(std::vector<ConfigIssue>* errors) : errors_(errors) {}
+
+  // The parser callback. Always keeps the value.
+  bool OnEvent(json::parse_event_t event, const json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        frames_.emplace_back(/*object=*/true);
+        break;
+      case json::parse_event_t::array_start:
+        frames_.emplace_back(/*object=*/false);
+        break;
+      case json::parse_event_t::key:
+        OnKey(parsed.get_ref<const std::string&>());
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames_.empty()) frames_.pop_back();
+        FinishValue();
+        break;
+      case json::parse_event_t::value:
+        FinishValue();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    explicit Frame(bool object) : is_object(object) {}
+    bool is_object;
+    std::set<std::string> keys;  // objects: keys seen so far
+    std::string key;             // objects: the current key
+    size_t index = 0;            // arrays: the current element
+  };
+
+  // The path of the value currently being parsed.
+  std::string CurrentPath() const {
+    std::string path = "$";
+    for (const Frame& f : frames_) {
+      path = f.is_object ? JoinKey(path, f.key) : JoinIndex(path, f.index);
+    }
+    return path;
+  }
+
+  void OnKey(const std::string& key) {
+    if (frames_.empty()) return;
+    Frame& top = frames_.back();
+    top.key = key;
+    if (!top.keys.insert(key).second) {
+      errors_->push_back({CurrentPath(), "duplicate key " + Quote(key) + " in the same object"});
+    }
+  }
+
+  // A value (scalar or completed container) ended; advance the enclosing array.
+  void FinishValue() {
+    if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().index;
+  }
+
+  std::vector<ConfigIssue>* errors_;
+  std::vector<Frame> frames_;
+};
+
+// --- YAML --------------------------------------------------------------------------
+
+bool IsDigits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  }
+  return true;
+}
+
+std::string_view StripSign(std::string_view s) {
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
+  return s;
+}
+
+// YAML 1.2 core schema float: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool IsYamlFloat(std::string_view s) {
+  s = StripSign(s);
+  const size_t e = s.find_first_of("eE");
+  std::string_view mantissa = s.substr(0, e);
+  if (e != std::string_view::npos && !IsDigits(StripSign(s.substr(e + 1)))) return false;
+  const size_t dot = mantissa.find('.');
+  if (dot == std::string_view::npos) return IsDigits(mantissa);
+  std::string_view int_part = mantissa.substr(0, dot);
+  std::string_view frac_part = mantissa.substr(dot + 1);
+  if (int_part.empty()) return IsDigits(frac_part);
+  return IsDigits(int_part) && (frac_part.empty() || IsDigits(frac_part));
+}
+
+// Resolves an untagged plain scalar the way the YAML 1.2 core schema does.
+json ResolvePlainScalar(const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  std::string_view body = StripSign(s);
+  if (body == ".inf" || body == ".Inf" || body == ".INF") {
+    return s[0] == '-' ? -std::numeric_limits<double>::infinity()
+                       : std::numeric_limits<double>::infinity();
+  }
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
+  // from_chars rejects a leading '+'.
+  std::string_view digits = s[0] == '+' ? std::string_view(s).substr(1) : std::string_view(s);
+  if (IsDigits(body)) {
+    std::int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec == std::errc() && ptr == digits.data() + digits.size()) return value;
+    // Out of int64 range: fall through to a float, as JSON parsers do.
+  }
+  if (IsYamlFloat(s)) {
+    double value = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec == std::errc() && ptr == digits.data() + digits.size()) return value;
+    if (ec == std::errc::result_out_of_range) {
+      return s[0] == '-' ? -std::numeric_limits<double>::infinity()
+                         : std::numeric_limits<double>::infinity();
+    }
+  }
+  return s;
+}
+
+// Converts a yaml-cpp node tree into JSON, reporting what JSON cannot express.
+class YamlConverter {
+ public:
+  explicit YamlConverter(std::vector<ConfigIssue>* errors) : errors_(errors) {}
+
+  // True when conversion stopped at kMaxYamlNodes (the result is then incomplete).
+  bool truncated() const { return too_many_reported_; }
+
+  // Converts `node` (at JSON path `path`, nesting `depth`) and everything below it.
+  json Convert(const YAML::Node& node, const std::string& path, int depth) {
+    if (++nodes_ > kMaxYamlNodes) {
+      if (!too_many_reported_) {
+        errors_->push_back({path, "document has more than " + std::to_string(kMaxYamlNodes) +
+                                      " values (after expanding aliases)"});
+        too_many_reported_ = true;
+      }
+      return nullptr;
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Scalar:
+        return ConvertScalar(node);
+      case YAML::NodeType::Sequence:
+      case YAML::NodeType::Map:
+        if (depth >= kMaxYamlDepth) {
+          errors_->push_back(
+              {path, "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"});
+          return nullptr;
+        }
+        return node.IsMap() ? ConvertMap(node, path, depth) : ConvertSequence(node, path, depth);
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        break;
+    }
+    return nullptr;
+  }
+
+ private:
+  static json ConvertScalar(const YAML::Node& node) {
+    const std::string& tag = node.Tag();
+    if (tag == "!" || tag == "tag:yaml.org,2002:str") return node.Scalar();
+    return ResolvePlainScalar(node.Scalar());
+  }
+
+  json ConvertSequence(const YAML::Node& node, const std::string& path, int depth) {
+    json out = json::array();
+    size_t index = 0;
+    for (const YAML::Node& child : node) {
+      out.push_back(Convert(child, JoinIndex(path, index++), depth + 1));
+    }
+    return out;
+  }
+
+  json ConvertMap(const YAML::Node& node, const std::string& path, int depth) {
+    json out = json::object();
+    for (const auto& pair : node) {
+      // Copies: yaml-cpp's iterator hands out pairs of temporaries.
+      const YAML::Node key_node = pair.first;
+      const YAML::Node value_node = pair.second;
+      if (!key_node.IsScalar()) {
+        errors_->push_back({path, "mapping keys must be strings"});
+        continue;
+      }
+      const std::string& key = key_node.Scalar();
+      const std::string child_path = JoinKey(path, key);
+      if (out.contains(key)) {
+        errors_->push_back({child_path, "duplicate key " + Quote(key) + " in the same mapping"});
+      }
+      out[key] = Convert(value_node, child_path, depth + 1);
+    }
+    return out;
+  }
+
+  std::vector<ConfigIssue>* errors_;
+  size_t nodes_ = 0;
+  bool too_many_reported_ = false;
+};
+
+// "invalid YAML at line L, column C: msg" from a yaml-cpp exception (1-based position).
+std::string DescribeYamlError(const YAML::Exception& e) {
+  std::string out = "invalid YAML";
+  if (!e.mark.is_null()) {
+    out += " at line " + std::to_string(e.mark.line + 1) + ", column " +
+           std::to_string(e.mark.column + 1);
+  }
+  return out + ": " + e.msg;
+}
+
+}  // namespace
+
+std::string JoinKey(const std::string& parent, const std::string& key) {
+  if (IsIdentifier(key)) return parent + "." + key;
+  return parent + "[" + json(key).dump(-1, ' ', false, json::error_handler_t::replace) + "]";
+}
+
+std::string JoinIndex(const std::string& parent, size_t index) {
+  return parent + "[" + std::to_string(index) + "]";
+}
+
+std::string Quote(const std::string& s) {
+  const bool long_value = s.size() > kMaxQuotedLength;
+  json value = long_value ? s.substr(0, kMaxQuotedLength) : s;
+  std::string out = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (long_value) out.insert(out.size() - 1, "...");
+  return out;
+}
+
+Document ParseJsonText(const std::string& text) {
+  Document doc;
+  try {
+    DuplicateKeyTracker tracker(&doc.errors);
+    json::parser_callback_t callback = [&tracker](int /*depth*/, json::parse_event_t event,
+                                                  json& parsed) {
+      return tracker.OnEvent(event, parsed);
+    };
+    doc.root = json::parse(text, callback);
+    doc.parsed = true;
+    return doc;
+  } catch (const json::exception& e) {
+    return SyntaxError("invalid JSON: " + StripJsonExceptionId(e.what()));
+  } catch (const std::exception& e) {
+    return SyntaxError(std::string("cannot parse JSON: ") + e.what());
+  }
+}
+
+Document ParseYamlText(const std::string& text) {
+  Document doc;
+  try {
+    const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.empty()) return SyntaxError("config is empty (no YAML document)");
+    if (docs.size() > 1) {
+      return SyntaxError("expected one YAML document, found " + std::to_string(docs.size()));
+    }
+    YamlConverter converter(&doc.errors);
+    doc.root = converter.Convert(docs[0], "$", 0);
+    // A truncated tree would only produce misleading follow-up errors.
+    doc.parsed = !converter.truncated();
+    if (!doc.parsed) doc.root = nullptr;
+    return doc;
+  } catch (const YAML::DeepRecursion& e) {
+    return SyntaxError("invalid YAML: nested too deeply (more than " + std::to_string(e.depth()) +
+                       " levels)");
+  } catch (const YAML::Exception& e) {
+    return SyntaxError(DescribeYamlError(e));
+  } catch (const std::exception& e) {
+    return SyntaxError(std::string("cannot parse YAML: ") + e.what());
+  }
+}
+
+}  // namespace hcashare::config

@@ -1,0 +1,46 @@
+// Configuration text (JSON or YAML) -> nlohmann::json tree, plus the JSON-path and
+// quoting helpers the validator shares. Internal to the config module.
+//
+// Nothing here throws: syntax problems come back as ConfigIssues with path "$".
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/config.h"
+
+namespace hcashare::config {
+
+// Deepest YAML nesting converted; deeper collections are reported and dropped.
+inline constexpr int kMaxYamlDepth = 64;
+// Most YAML nodes converted (aliases are expanded, so a small file can be huge).
+inline constexpr size_t kMaxYamlNodes = 200000;
+
+// A parsed document. `parsed` is false on a syntax error or a YAML document over
+// kMaxYamlNodes (then `root` is null and `errors` says why). Structural problems that still leave a usable tree (duplicate keys,
+// over-deep YAML) are in `errors` with `parsed` true, so validation can go on.
+struct Document {
+  bool parsed = false;
+  nlohmann::json root;
+  std::vector<ConfigIssue> errors;
+};
+
+// Parses JSON text. Duplicate object keys are reported (the last value is kept).
+Document ParseJsonText(const std::string& text);
+
+// Parses YAML text (exactly one document) and converts it to JSON types. Plain scalars
+// resolve like the YAML 1.2 core schema (null, bool, decimal int, float, else string);
+// quoted and block scalars, and those tagged !!str, are always strings.
+Document ParseYamlText(const std::string& text);
+
+// `parent` + ".key", or `parent` + `["key"]` when the key is not identifier-like.
+std::string JoinKey(const std::string& parent, const std::string& key);
+// `parent` + "[index]".
+std::string JoinIndex(const std::string& parent, size_t index);
+// `s` as a JSON string literal for messages; long values are shortened with "...".
+std::string Quote(const std::string& s);
+
+}  // namespace hcashare::config

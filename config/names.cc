@@ -1,0 +1,96 @@
+#include "config/names.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "config/document.h"
+
+namespace hcashare::config {
+namespace {
+
+bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Why `label` is not a valid DNS-1123 label, or "" when it is. Phrased to follow "it ".
+std::string DnsLabelProblem(const std::string& label) {
+  if (label.empty()) return "has an empty label (check for leading, trailing or double dots)";
+  if (label.size() > kMaxDnsLabelLength) {
+    return "has a label of " + std::to_string(label.size()) + " characters; at most " +
+           std::to_string(kMaxDnsLabelLength) + " are allowed";
+  }
+  for (char c : label) {
+    if (std::isupper(static_cast<unsigned char>(c))) return "must be lower case";
+    if (!IsAlnum(c) && c != '-') return "may contain only lower-case letters, digits, '-' and '.'";
+  }
+  if (!IsAlnum(label.front()) || !IsAlnum(label.back())) {
+    return "has label " + Quote(label) + ", which must start and end with a letter or digit";
+  }
+  return "";
+}
+
+// Why `prefix` is not a DNS-1123 subdomain, or "" when it is.
+std::string DnsSubdomainProblem(const std::string& prefix) {
+  if (prefix.size() > kMaxDnsSubdomainLength) {
+    return "is " + std::to_string(prefix.size()) +
+           " characters long; a DNS subdomain has at most " +
+           std::to_string(kMaxDnsSubdomainLength);
+  }
+  for (size_t start = 0;;) {
+    const size_t dot = prefix.find('.', start);
+    const std::string label =
+        prefix.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const std::string problem = DnsLabelProblem(label);
+    if (!problem.empty()) return Quote(prefix) + " is not a DNS subdomain: it " + problem;
+    if (dot == std::string::npos) return "";
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> ResourceNameProblems(const std::string& name) {
+  if (name.empty()) return {"must not be empty"};
+  std::vector<std::string> problems;
+  if (name.size() > kMaxResourceNameLength) {
+    problems.push_back("is " + std::to_string(name.size()) +
+                       " characters long; the kubelet allows at most " +
+                       std::to_string(kMaxResourceNameLength));
+  }
+  const bool valid_chars =
+      std::all_of(name.begin(), name.end(), [](char c) { return IsAlnum(c) || c == '_'; });
+  if (!valid_chars) {
+    problems.push_back(Quote(name) + " may contain only letters, digits and '_'");
+  } else if (!IsAlnum(name.front()) || !IsAlnum(name.back())) {
+    problems.push_back(Quote(name) +
+                       " must start and end with a letter or digit (the kubelet rejects "
+                       "resource names that do not)");
+  }
+  return problems;
+}
+
+std::string ResourcePrefixProblem(const std::string& prefix) {
+  if (prefix.empty()) return "must not be empty (omit it to use the default \"rdma\")";
+  std::string problem = DnsSubdomainProblem(prefix);
+  if (!problem.empty()) return problem;
+  // The kubelet treats any name containing "kubernetes.io/" as a native resource.
+  if (EndsWith(prefix, "kubernetes.io")) {
+    return Quote(prefix) +
+           " is in the kubernetes.io domain, which is reserved for native resources; the "
+           "kubelet refuses it for extended resources";
+  }
+  if (prefix.rfind(kQuotaRequestsPrefix, 0) == 0) {
+    return Quote(prefix) +
+           " starts with \"requests.\", which the kubelet refuses for extended resources";
+  }
+  if (prefix.size() > kMaxResourcePrefixLength) {
+    return "is " + std::to_string(prefix.size()) + " characters long; at most " +
+           std::to_string(kMaxResourcePrefixLength) +
+           " are allowed because the kubelet also checks \"requests.<prefix>\" (253 at most)";
+  }
+  return "";
+}
+
+}  // namespace hcashare::config

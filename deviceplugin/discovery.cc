@@ -1,0 +1,209 @@
+#include "deviceplugin/discovery.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "common/log.h"
+
+namespace hcashare::dp {
+namespace {
+
+constexpr const char* kPciDevices = "/sys/bus/pci/devices";
+
+// Maps a netdev ARPHRD type (sysfs `type`) to a link type name.
+std::string LinkTypeFromArp(const std::string& t) {
+  if (t == "1") return "ether";
+  if (t == "32") return "infiniband";
+  return "arphrd_" + t;
+}
+
+// Maps an RDMA port link_layer ("InfiniBand", "Ethernet") to a link type name.
+std::string LinkTypeFromLayer(const std::string& l) {
+  if (l == "InfiniBand") return "infiniband";
+  if (l == "Ethernet") return "ether";
+  return l;
+}
+
+void AddUnique(std::vector<std::string>* v, const std::string& s) {
+  if (std::find(v->begin(), v->end(), s) == v->end()) v->push_back(s);
+}
+
+}  // namespace
+
+bool PciFunction::operator==(const PciFunction& o) const {
+  return address == o.address && vendor == o.vendor && device == o.device &&
+         class_code == o.class_code && numa_node == o.numa_node && driver == o.driver &&
+         netdevs == o.netdevs && link_types == o.link_types && rdma == o.rdma &&
+         is_vf == o.is_vf && pf_address == o.pf_address && pf_netdevs == o.pf_netdevs;
+}
+
+std::string ParseHexId(const std::string& raw) {
+  std::string s = raw;
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s = s.substr(2);
+  if (s.empty() || s.size() > 4) return "";
+  for (char& c : s) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return "";
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return std::string(4 - s.size(), '0') + s;
+}
+
+std::map<std::string, std::vector<std::string>> Discoverer::IndexCharDevices() const {
+  std::map<std::string, std::vector<std::string>> index;
+  for (const char* cls : {"/sys/class/infiniband_verbs", "/sys/class/infiniband_mad"}) {
+    auto entries = host_.ListDir(cls);
+    if (!entries.ok()) continue;
+    for (const auto& e : *entries) {
+      if (e.rfind("uverbs", 0) != 0 && e.rfind("umad", 0) != 0 && e.rfind("issm", 0) != 0) {
+        continue;  // abi_version and friends
+      }
+      auto ibdev = host_.ReadTrimmed(std::string(cls) + "/" + e + "/ibdev");
+      if (!ibdev.ok()) continue;
+      index[*ibdev].push_back("/dev/infiniband/" + e);
+    }
+  }
+  for (auto& [name, devs] : index) std::sort(devs.begin(), devs.end());
+  return index;
+}
+
+std::vector<std::string> Discoverer::NetdevsOf(const std::string& addr) const {
+  auto names = host_.ListDir(std::string(kPciDevices) + "/" + addr + "/net");
+  return names.ok() ? *names : std::vector<std::string>{};
+}
+
+bool Discoverer::ReadFunction(const std::string& addr,
+                              const std::map<std::string, std::vector<std::string>>& chardevs,
+                              bool rdma_cm, PciFunction* out, Exclusion* excluded) const {
+  const std::string dir = std::string(kPciDevices) + "/" + addr;
+  auto cls = host_.ReadTrimmed(dir + "/class");
+  if (!cls.ok()) {
+    LogDebug("skipping PCI function: no class", {{"pci", addr}});
+    return false;
+  }
+  uint32_t class_code = static_cast<uint32_t>(std::strtoul(cls->c_str(), nullptr, 16));
+  if ((class_code >> 16) != 0x02) return false;  // not a network controller
+  // RDMA first: most NICs have none, and we skip them before reading anything else.
+  auto ibdevs = host_.ListDir(dir + "/infiniband");
+  if (!ibdevs.ok() || ibdevs->empty()) {
+    LogDebug("skipping network function without RDMA", {{"pci", addr}});
+    return false;
+  }
+  auto driver = host_.ReadLink(dir + "/driver");
+  if (!driver.ok()) {
+    LogDebug("skipping RDMA function without a bound driver", {{"pci", addr}});
+    return false;
+  }
+
+  PciFunction f;
+  f.address = addr;
+  f.class_code = class_code;
+  f.driver = BaseName(*driver);
+  f.vendor = ParseHexId(host_.ReadFile(dir + "/vendor").value_or(""));
+  f.device = ParseHexId(host_.ReadFile(dir + "/device").value_or(""));
+  auto numa = host_.ReadTrimmed(dir + "/numa_node");
+  f.numa_node = numa.ok() && !numa->empty() ? std::atoi(numa->c_str()) : -1;
+  if (f.numa_node < 0) f.numa_node = -1;
+  f.netdevs = NetdevsOf(addr);
+  for (const auto& nd : f.netdevs) {
+    auto t = host_.ReadTrimmed("/sys/class/net/" + nd + "/type");
+    if (!t.ok()) t = host_.ReadTrimmed(dir + "/net/" + nd + "/type");
+    if (t.ok()) AddUnique(&f.link_types, LinkTypeFromArp(*t));
+  }
+  if (auto pf = host_.ReadLink(dir + "/physfn"); pf.ok()) {
+    f.is_vf = true;
+    f.pf_address = BaseName(*pf);
+    f.pf_netdevs = NetdevsOf(f.pf_address);
+  } else {
+    f.pf_netdevs = f.netdevs;
+  }
+
+  std::vector<std::string> missing;
+  for (const auto& name : *ibdevs) {
+    RdmaDeviceInfo info;
+    info.name = name;
+    auto it = chardevs.find(name);
+    if (it != chardevs.end()) info.char_devices = it->second;
+    auto ports = host_.ListDir(dir + "/infiniband/" + name + "/ports");
+    if (ports.ok()) {
+      for (const auto& p : *ports) {
+        auto ll = host_.ReadTrimmed(dir + "/infiniband/" + name + "/ports/" + p + "/link_layer");
+        if (ll.ok()) {
+          info.link_layers.push_back(LinkTypeFromLayer(*ll));
+          AddUnique(&f.link_types, LinkTypeFromLayer(*ll));
+        }
+      }
+    }
+    // uverbs is required; umad/issm are optional and dropped when their node is missing.
+    bool has_uverbs = false;
+    bool uverbs_node_missing = false;
+    std::vector<std::string> present;
+    for (const auto& cd : info.char_devices) {
+      const bool is_uverbs = BaseName(cd).rfind("uverbs", 0) == 0;
+      if (!host_.Exists(cd)) {
+        if (is_uverbs) {
+          missing.push_back(cd + " (listed in sysfs, but the device node is missing)");
+          uverbs_node_missing = true;
+        }
+        continue;
+      }
+      present.push_back(cd);
+      has_uverbs = has_uverbs || is_uverbs;
+    }
+    info.char_devices = std::move(present);
+    if (!has_uverbs && !uverbs_node_missing) {
+      missing.push_back("uverbs char device of " + name + " (is ib_uverbs loaded?)");
+    }
+    f.rdma.push_back(std::move(info));
+  }
+  if (!rdma_cm) missing.push_back(std::string(kRdmaCmPath) + " (is rdma_ucm loaded?)");
+  std::sort(f.link_types.begin(), f.link_types.end());
+  if (!missing.empty()) {
+    excluded->address = addr;
+    excluded->reason = "missing required RDMA char device(s): ";
+    for (size_t i = 0; i < missing.size(); ++i) {
+      excluded->reason += (i ? ", " : "") + missing[i];
+    }
+    return false;
+  }
+  *out = std::move(f);
+  return true;
+}
+
+Inventory Discoverer::Scan() const {
+  Inventory inv;
+  inv.rdma_cm_present = host_.Exists(kRdmaCmPath);
+  auto addrs = host_.ListDir(kPciDevices);
+  if (!addrs.ok()) {
+    LogDebug("cannot list PCI devices", {{"error", addrs.status().ToString()}});
+    return inv;
+  }
+  auto chardevs = IndexCharDevices();
+  for (const auto& addr : *addrs) {
+    PciFunction f;
+    Exclusion ex;
+    if (ReadFunction(addr, chardevs, inv.rdma_cm_present, &f, &ex)) {
+      inv.functions.push_back(std::move(f));
+    } else if (!ex.address.empty()) {
+      inv.excluded.push_back(std::move(ex));
+    }
+  }
+  return inv;
+}
+
+void ExclusionReporter::Report(const std::vector<Exclusion>& excluded) {
+  std::map<std::string, std::string> now;
+  for (const auto& e : excluded) {
+    now[e.address] = e.reason;
+    auto it = last_.find(e.address);
+    if (it == last_.end() || it->second != e.reason) {
+      LogWarn("RDMA device excluded", {{"pci", e.address}, {"reason", e.reason}});
+    }
+  }
+  for (const auto& [addr, reason] : last_) {
+    if (!now.count(addr)) LogInfo("RDMA device no longer excluded", {{"pci", addr}});
+  }
+  last_ = std::move(now);
+}
+
+}  // namespace hcashare::dp

@@ -1,0 +1,97 @@
+// Discovery: one pass over the host's sysfs that yields the RDMA-capable PCI functions.
+//
+// /sys/bus/pci/devices is walked once per scan (not once per resource), and the char
+// device classes (infiniband_verbs, infiniband_mad) are indexed once. Every read goes
+// through the Host seam. Scan() is const and thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/host.h"
+
+namespace hcashare::dp {
+
+// The global RDMA CM char device; required, and given to a container once.
+inline constexpr const char* kRdmaCmPath = "/dev/infiniband/rdma_cm";
+
+// One RDMA device (e.g. mlx5_0) and the char devices that belong to it.
+struct RdmaDeviceInfo {
+  std::string name;
+  std::vector<std::string> char_devices;  // host paths: uverbsN, umadN, issmN (sorted)
+  std::vector<std::string> link_layers;   // per port: "ether" / "infiniband"
+  bool operator==(const RdmaDeviceInfo& o) const {
+    return name == o.name && char_devices == o.char_devices && link_layers == o.link_layers;
+  }
+};
+
+// A usable RDMA PCI function: bound to a driver, with an RDMA device and every required
+// char device present.
+struct PciFunction {
+  std::string address;                 // "0000:3b:00.0"
+  std::string vendor;                  // "15b3"
+  std::string device;                  // "1017"
+  uint32_t class_code = 0;             // 0x020700
+  int numa_node = -1;                  // -1 = unknown
+  std::string driver;                  // "mlx5_core"
+  std::vector<std::string> netdevs;    // all names under net/, sorted
+  std::vector<std::string> link_types; // distinct, from netdev `type` and RDMA link_layer
+  std::vector<RdmaDeviceInfo> rdma;    // usually one
+  bool is_vf = false;
+  std::string pf_address;              // for VFs
+  std::vector<std::string> pf_netdevs; // netdevs of the PF (of itself for a PF)
+
+  bool operator==(const PciFunction& o) const;
+};
+
+// An RDMA function that cannot be offered, and why.
+struct Exclusion {
+  std::string address;
+  std::string reason;
+};
+
+// The result of one scan.
+struct Inventory {
+  std::vector<PciFunction> functions;  // sorted by address
+  std::vector<Exclusion> excluded;     // sorted by address
+  bool rdma_cm_present = false;
+};
+
+// Scans a host through `host`, which must outlive the Discoverer.
+class Discoverer {
+ public:
+  explicit Discoverer(const Host& host) : host_(host) {}
+
+  // Walks sysfs once. Never fails: unreadable entries are skipped (logged at debug).
+  Inventory Scan() const;
+
+ private:
+  // ibdev name -> char device host paths, from /sys/class/infiniband_{verbs,mad}.
+  std::map<std::string, std::vector<std::string>> IndexCharDevices() const;
+  bool ReadFunction(const std::string& addr,
+                    const std::map<std::string, std::vector<std::string>>& chardevs,
+                    bool rdma_cm, PciFunction* out, Exclusion* excluded) const;
+  std::vector<std::string> NetdevsOf(const std::string& addr) const;
+
+  const Host& host_;
+};
+
+// Logs exclusions once per device per change (not once per scan): a new or changed reason
+// is a warning, a device that became usable again is an info line.
+class ExclusionReporter {
+ public:
+  // Compares with the previous call and logs the differences.
+  void Report(const std::vector<Exclusion>& excluded);
+
+ private:
+  std::map<std::string, std::string> last_;
+};
+
+// Parses a sysfs hex value such as "0x15b3\n" into "15b3" (4 lower-case digits).
+// Returns "" when it is not hex.
+std::string ParseHexId(const std::string& s);
+
+}  // namespace hcashare::dp

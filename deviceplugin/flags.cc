@@ -1,0 +1,23 @@
+#include "deviceplugin/flags.h"
+
+namespace hcashare::dp {
+
+std::vector<std::string> NormalizeLegacyFlags(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  out.reserve(args.size());
+  bool only_values = false;
+  for (const auto& a : args) {
+    if (a == "--") only_values = true;
+    // "-xy..." (a dash, then at least two letters, not a number) is a Go long flag.
+    if (!only_values && a.size() > 2 && a[0] == '-' && a[1] != '-' &&
+        std::isalpha(static_cast<unsigned char>(a[1])) &&
+        (std::isalpha(static_cast<unsigned char>(a[2])) || a[2] == '-')) {
+      out.push_back("-" + a);
+    } else {
+      out.push_back(a);
+    }
+  }
+  return out;
+}
+
+}  // namespace hcashare::dp

@@ -1,0 +1,14 @@
+// Command-line handling shared by the daemon and its tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hcashare::dp {
+
+// Rewrites Go-style single-dash long flags ("-config-file", "-config-file=x", "-version")
+// into the double-dash form CLI11 parses. Short flags ("-v") and values are left alone.
+// `args` excludes argv[0].
+std::vector<std::string> NormalizeLegacyFlags(const std::vector<std::string>& args);
+
+}  // namespace hcashare::dp

@@ -1,0 +1,130 @@
+// hcashare-device-plugin: advertises RDMA HCAs to the kubelet as shared, counted resources.
+//
+// Exit codes: 0 after SIGTERM/SIGINT, 1 on a start-up failure, 2 on an invalid config or
+// command line.
+#include <signal.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "common/host.h"
+#include "common/log.h"
+#include "common/rdma_netlink.h"
+#include "common/version.h"
+#include "config/config.h"
+#include "deviceplugin/flags.h"
+#include "deviceplugin/plugin_manager.h"
+
+namespace hcashare::dp {
+namespace {
+
+struct Flags {
+  std::string config = "/k8s-rdma-shared-dev-plugin/config.json";
+  std::string kubelet_root = "/var/lib/kubelet";
+  std::string host_root = "/";
+  std::string registration = "auto";
+  std::string log_level = "info";
+  std::string log_format = "text";
+  bool version = false;
+};
+
+// Loads and validates the config; logs warnings. Returns nullopt (after printing every
+// error) when it is invalid.
+std::optional<config::PluginConfig> LoadConfig(const std::string& path, bool to_stderr) {
+  config::ParseOutcome out = config::LoadConfigFile(path);
+  for (const auto& w : out.warnings) LogWarn("config warning", {{"issue", w.ToString()}});
+  if (!out.ok()) {
+    if (to_stderr) std::cerr << "invalid config " << path << ":\n" << config::FormatIssues(out);
+    for (const auto& e : out.errors) LogError("config error", {{"file", path}, {"issue", e.ToString()}});
+    return std::nullopt;
+  }
+  return out.config;
+}
+
+int Run(int argc, char** argv) {
+  Flags f;
+  CLI::App app{"hcashare-device-plugin: shared RDMA HCAs for Kubernetes pods"};
+  app.add_option("--config,--config-file", f.config, "config file (JSON or YAML)")->capture_default_str();
+  app.add_option("--kubelet-root-dir", f.kubelet_root, "kubelet root directory")->capture_default_str();
+  app.add_option("--host-root", f.host_root, "root under which /sys, /dev and /proc are read")
+      ->capture_default_str();
+  app.add_option("--registration", f.registration, "auto, kubelet or plugins-registry")
+      ->capture_default_str();
+  app.add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
+  app.add_option("--log-format", f.log_format, "text or json")->capture_default_str();
+  app.add_flag("-v,--version", f.version, "print the version and exit");
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  args = NormalizeLegacyFlags(args);
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (f.version) {
+    std::cout << "hcashare-device-plugin " << VersionString() << "\n";
+    return 0;
+  }
+  auto level = ParseLogLevel(f.log_level);
+  auto format = ParseLogFormat(f.log_format);
+  auto mode = ParseRegistrationMode(f.registration);
+  for (const Status& s : {level.status(), format.status(), mode.status()}) {
+    if (!s.ok()) {
+      std::cerr << "hcashare-device-plugin: " << s.message() << "\n";
+      return 2;
+    }
+  }
+  SetLogLevel(*level);
+  SetLogFormat(*format);
+
+  // Signals are taken synchronously by this thread; block them before any thread starts.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGTERM);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  LogInfo("starting hcashare-device-plugin",
+          {{"version", VersionString()}, {"config", f.config}, {"kubelet_root", f.kubelet_root},
+           {"host_root", f.host_root}, {"registration", f.registration}});
+  auto cfg = LoadConfig(f.config, /*to_stderr=*/true);
+  if (!cfg) return 2;
+
+  auto host = NewRootedHost(f.host_root);
+  auto rdma = NewRdmaNetlink();
+  ManagerOptions opts;
+  opts.server.kubelet_root = f.kubelet_root;
+  opts.server.mode = *mode;
+  PluginManager manager(opts, *host, *rdma);
+  if (Status st = manager.Start(*cfg); !st.ok()) {
+    LogError("cannot start", {{"error", st.ToString()}});
+    return 1;
+  }
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&sigs, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      LogInfo("SIGHUP: reloading config", {{"config", f.config}});
+      if (auto next = LoadConfig(f.config, /*to_stderr=*/false)) {
+        manager.Reload(*next);
+      } else {
+        LogError("new config rejected; keeping the running config", {{"config", f.config}});
+      }
+      continue;
+    }
+    LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    manager.Stop();
+    LogInfo("stopped");
+    return 0;
+  }
+}
+
+}  // namespace
+}  // namespace hcashare::dp
+
+int main(int argc, char** argv) { return hcashare::dp::Run(argc, argv); }

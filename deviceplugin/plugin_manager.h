@@ -1,0 +1,99 @@
+// PluginManager: the device plugin's control loop.
+//
+// Data flows one way: host (sysfs via Discoverer, RDMA netlink) -> Inventory -> one
+// PoolState per resource -> ResourceServer (gRPC + registration). One loop thread owns
+// discovery, the config and the set of servers; it wakes on the periodic timer, on inotify
+// events in the kubelet directories (kubelet restarts, vanished sockets), and on requests
+// (Reload, RescanNow) posted from other threads.
+//
+// Public methods are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/host.h"
+#include "common/inotify.h"
+#include "common/rdma_netlink.h"
+#include "config/config.h"
+#include "deviceplugin/discovery.h"
+#include "deviceplugin/resource_server.h"
+
+namespace hcashare::dp {
+
+struct ManagerOptions {
+  ServerOptions server;
+  // How often sockets and kubelet.sock are re-checked with stat(), in case inotify is
+  // silent (e.g. a stale bind mount of a re-created directory).
+  std::chrono::milliseconds socket_check_interval{5000};
+};
+
+class PluginManager {
+ public:
+  // `host` and `rdma` must outlive the manager.
+  PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& rdma);
+  ~PluginManager();
+  PluginManager(const PluginManager&) = delete;
+  PluginManager& operator=(const PluginManager&) = delete;
+
+  // Scans, publishes every pool, then starts the servers and the loop.
+  Status Start(const config::PluginConfig& cfg);
+  // Stops the loop and every server (sockets we own are removed). Idempotent.
+  void Stop();
+
+  // Applies a new, already validated config: servers are added, removed or updated in
+  // place. Asynchronous (runs on the loop thread).
+  void Reload(const config::PluginConfig& cfg);
+  // Requests an immediate scan. Asynchronous.
+  void RescanNow();
+
+  // Server views keyed by full resource name.
+  std::map<std::string, ServerInfo> Servers() const;
+  // The current snapshot of resource `full_name`, or null.
+  std::shared_ptr<const Snapshot> SnapshotOf(const std::string& full_name) const;
+  // Number of completed scans.
+  uint64_t scans() const { return scans_.load(); }
+
+ private:
+  void Loop();
+  void Rescan(bool force_resend);
+  void ApplyConfig(const config::PluginConfig& cfg);
+  std::string BlockedReason();
+  void EnsureWatches();
+  void HandleEvents(const std::vector<InotifyEvent>& events);
+  void CheckKubeletSocket();
+
+  const ManagerOptions opts_;
+  const Host& host_;
+  RdmaSystem& rdma_;
+  Discoverer discoverer_;
+  ExclusionReporter exclusions_;
+  std::unique_ptr<InotifyWatcher> inotify_;
+
+  // Loop-thread state.
+  config::PluginConfig config_;
+  Inventory inventory_;
+  int dp_wd_ = -1;
+  int reg_wd_ = -1;
+  ino_t kubelet_sock_inode_ = 0;
+  std::string last_blocked_;
+  std::string last_rdma_warning_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::unique_ptr<ResourceServer>> servers_;  // guarded by mu_ (key: resourceName)
+  std::optional<config::PluginConfig> pending_config_;              // guarded by mu_
+  bool rescan_requested_ = false;                                   // guarded by mu_
+  bool stop_ = false;                                               // guarded by mu_
+
+  std::atomic<uint64_t> scans_{0};
+  std::thread loop_;
+};
+
+}  // namespace hcashare::dp

@@ -1,0 +1,123 @@
+#include "deviceplugin/plugin_service.h"
+
+#include <chrono>
+
+#include "common/log.h"
+
+namespace hcashare::dp {
+
+grpc::Status ToGrpc(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk: return grpc::Status::OK;
+    case StatusCode::kInvalidArgument: return {grpc::StatusCode::INVALID_ARGUMENT, s.message()};
+    case StatusCode::kNotFound: return {grpc::StatusCode::NOT_FOUND, s.message()};
+    case StatusCode::kFailedPrecondition:
+      return {grpc::StatusCode::FAILED_PRECONDITION, s.message()};
+    case StatusCode::kAlreadyExists: return {grpc::StatusCode::ALREADY_EXISTS, s.message()};
+    case StatusCode::kPermissionDenied: return {grpc::StatusCode::PERMISSION_DENIED, s.message()};
+    case StatusCode::kUnavailable: return {grpc::StatusCode::UNAVAILABLE, s.message()};
+    case StatusCode::kUnimplemented: return {grpc::StatusCode::UNIMPLEMENTED, s.message()};
+    default: return {grpc::StatusCode::INTERNAL, s.message()};
+  }
+}
+
+grpc::Status DevicePluginService::GetDevicePluginOptions(grpc::ServerContext*,
+                                                         const v1beta1::Empty*,
+                                                         v1beta1::DevicePluginOptions* resp) {
+  resp->set_pre_start_required(false);
+  resp->set_get_preferred_allocation_available(true);
+  return grpc::Status::OK;
+}
+
+grpc::Status DevicePluginService::ListAndWatch(
+    grpc::ServerContext* ctx, const v1beta1::Empty*,
+    grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
+  auto snap = state_.Current();
+  const std::string name = snap->rc.FullName();
+  LogInfo("ListAndWatch started", {{"resource", name}});
+  events_.stream_changed(+1, false);
+  uint64_t sent = 0;
+  bool by_peer = false;
+  for (;;) {
+    if (stopping_.load()) break;
+    if (ctx->IsCancelled()) {
+      by_peer = true;
+      break;
+    }
+    if (snap->generation != sent) {
+      if (!writer->Write(snap->list)) {
+        by_peer = !stopping_.load();
+        break;
+      }
+      sent = snap->generation;
+      LogDebug("sent device list", {{"resource", name},
+                                    {"devices", std::to_string(snap->list.devices_size())},
+                                    {"generation", std::to_string(sent)}});
+    }
+    // Bounded wait so that a kubelet that went away is noticed via IsCancelled().
+    snap = state_.WaitNewer(sent, stopping_, std::chrono::milliseconds(250));
+  }
+  LogInfo("ListAndWatch ended", {{"resource", name}, {"by", by_peer ? "kubelet" : "plugin"}});
+  events_.stream_changed(-1, by_peer);
+  return grpc::Status::OK;
+}
+
+grpc::Status DevicePluginService::GetPreferredAllocation(
+    grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* req,
+    v1beta1::PreferredAllocationResponse* resp) {
+  auto snap = state_.Current();
+  for (const auto& c : req->container_requests()) {
+    std::vector<std::string> avail(c.available_deviceids().begin(), c.available_deviceids().end());
+    std::vector<std::string> must(c.must_include_deviceids().begin(),
+                                  c.must_include_deviceids().end());
+    auto* out = resp->add_container_responses();
+    for (auto& id : PreferredIds(avail, must, c.allocation_size(), snap->rc.rdma_hca_max)) {
+      out->add_deviceids(std::move(id));
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status DevicePluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* req,
+                                           v1beta1::AllocateResponse* resp) {
+  auto snap = state_.Current();
+  auto built = BuildAllocateResponse(snap->rc, snap->pool, *req, host_);
+  if (!built.ok()) {
+    LogWarn("Allocate refused", {{"resource", snap->rc.FullName()},
+                                 {"error", built.status().message()}});
+    return ToGrpc(built.status());
+  }
+  *resp = std::move(built).value();
+  if (LogEnabled(LogLevel::kDebug)) {
+    std::string ids;
+    for (const auto& c : req->container_requests()) {
+      for (const auto& id : c.devices_ids()) ids += (ids.empty() ? "" : ",") + id;
+    }
+    LogDebug("Allocate", {{"resource", snap->rc.FullName()}, {"ids", ids}});
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status DevicePluginService::PreStartContainer(grpc::ServerContext*,
+                                                    const v1beta1::PreStartContainerRequest*,
+                                                    v1beta1::PreStartContainerResponse*) {
+  return grpc::Status::OK;
+}
+
+grpc::Status RegistrationService::GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
+                                          pluginregistration::PluginInfo* resp) {
+  resp->set_type("DevicePlugin");
+  resp->set_name(resource_name_);
+  resp->set_endpoint(endpoint_);
+  resp->add_supported_versions("v1beta1");
+  return grpc::Status::OK;
+}
+
+grpc::Status RegistrationService::NotifyRegistrationStatus(
+    grpc::ServerContext*, const pluginregistration::RegistrationStatus* req,
+    pluginregistration::RegistrationStatusResponse*) {
+  events_.registration_status(req->plugin_registered(), req->error());
+  return grpc::Status::OK;
+}
+
+}  // namespace hcashare::dp

@@ -1,0 +1,393 @@
+#include "deviceplugin/resource_server.h"
+
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <cstdio>
+#include <random>
+
+#include "common/log.h"
+#include "deviceplugin/kubelet_client.h"
+
+namespace hcashare::dp {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto kNever = Clock::time_point::max();
+
+// A random 8-hex-digit nonce for private socket names.
+std::string Nonce() {
+  static thread_local std::mt19937 rng{std::random_device{}()};
+  char buf[9];
+  std::snprintf(buf, sizeof(buf), "%08x", static_cast<unsigned>(rng()));
+  return buf;
+}
+
+// The inode at `path`, or 0 when absent.
+ino_t InodeOf(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return 0;
+  return st.st_ino;
+}
+
+bool IsDir(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+Result<RegistrationMode> ParseRegistrationMode(const std::string& s) {
+  if (s == "auto") return RegistrationMode::kAuto;
+  if (s == "kubelet") return RegistrationMode::kKubelet;
+  if (s == "plugins-registry") return RegistrationMode::kPluginsRegistry;
+  return Status::InvalidArgument("unknown registration mode \"" + s +
+                                 "\" (want auto, kubelet or plugins-registry)");
+}
+
+const char* RegistrationModeName(RegistrationMode m) {
+  switch (m) {
+    case RegistrationMode::kAuto: return "auto";
+    case RegistrationMode::kKubelet: return "kubelet";
+    case RegistrationMode::kPluginsRegistry: return "plugins-registry";
+  }
+  return "auto";
+}
+
+// One gRPC server bound to one socket. Services must outlive the server, so they live here.
+struct ResourceServer::Incarnation {
+  std::atomic<bool> stopping{false};
+  std::unique_ptr<DevicePluginService> plugin;
+  std::unique_ptr<RegistrationService> registration;
+  std::unique_ptr<grpc::Server> server;
+  std::string private_path;
+};
+
+ResourceServer::ResourceServer(const config::ResourceConfig& rc, ServerOptions opts,
+                               const Host& host)
+    : opts_(std::move(opts)),
+      host_(host),
+      full_name_(rc.FullName()),
+      socket_name_(rc.resource_name + ".sock"),
+      state_(rc),
+      retry_at_(kNever),
+      check_at_(kNever),
+      backoff_(opts_.backoff_initial) {
+  events_.stream_changed = [this](int delta, bool by_peer) { OnStreamChanged(delta, by_peer); };
+  events_.registration_status = [this](bool ok, const std::string& e) {
+    OnRegistrationStatus(ok, e);
+  };
+}
+
+ResourceServer::~ResourceServer() { Stop(); }
+
+void ResourceServer::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return;
+  started_ = true;
+  restart_pending_ = true;
+  restart_reason_ = "start";
+  supervisor_ = std::thread([this] { Supervise(); });
+}
+
+void ResourceServer::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!started_ || shutdown_) return;
+    shutdown_ = true;
+  }
+  cv_.notify_all();
+  if (supervisor_.joinable()) supervisor_.join();
+  StopIncarnation();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!public_path_.empty() && public_inode_ != 0 && InodeOf(public_path_) == public_inode_) {
+    ::unlink(public_path_.c_str());
+    LogInfo("removed socket", {{"resource", full_name_}, {"socket", public_path_}});
+  } else if (!public_path_.empty()) {
+    LogInfo("left socket in place: another instance owns it",
+            {{"resource", full_name_}, {"socket", public_path_}});
+  }
+}
+
+void ResourceServer::RequestRestart(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (standby_ || shutdown_) return;
+    if (!restart_pending_) restart_reason_ = reason;
+    restart_pending_ = true;
+  }
+  cv_.notify_all();
+}
+
+void ResourceServer::KubeletSocketAppeared() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    backoff_ = opts_.backoff_initial;
+  }
+  RequestRestart("kubelet.sock created (kubelet restarted)");
+}
+
+void ResourceServer::ScheduleCheck(std::chrono::milliseconds delay) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    check_at_ = std::min(check_at_, Clock::now() + delay);
+  }
+  cv_.notify_all();
+}
+
+void ResourceServer::CheckSocket() {
+  std::string path;
+  ino_t ours;
+  ino_t now;
+  {
+    // stat under the lock: DoRestart renames and records the inode under it too, so a
+    // check can never see our own fresh socket as someone else's.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (standby_ || shutdown_ || restart_pending_ || public_path_.empty()) return;
+    path = public_path_;
+    ours = public_inode_;
+    now = InodeOf(path);
+  }
+  if (now == 0) {
+    RequestRestart("socket " + path + " was removed");
+  } else if (now != ours) {
+    EnterStandby("socket " + path + " was replaced by another instance");
+  }
+}
+
+ServerInfo ResourceServer::info() const {
+  ServerInfo i;
+  i.serving = serving_.load();
+  i.registered = registered_.load();
+  i.registrations = registrations_.load();
+  i.streams = streams_.load();
+  std::lock_guard<std::mutex> lock(mu_);
+  i.standby = standby_;
+  i.socket_path = public_path_;
+  i.mode = active_mode_;
+  return i;
+}
+
+void ResourceServer::OnStreamChanged(int delta, bool by_peer) {
+  streams_ += delta;
+  if (delta < 0 && by_peer) ScheduleCheck(opts_.stream_check_delay);
+}
+
+void ResourceServer::OnRegistrationStatus(bool ok, const std::string& error) {
+  if (ok) {
+    registered_ = true;
+    ++registrations_;
+    LogInfo("registered with kubelet", {{"resource", full_name_}, {"mode", "plugins-registry"}});
+    return;
+  }
+  registered_ = false;
+  LogError("kubelet rejected registration; will retry",
+           {{"resource", full_name_}, {"error", error}});
+  std::lock_guard<std::mutex> lock(mu_);
+  // Retry after a back-off, not at once: a rejection usually repeats.
+  retry_at_ = std::min(retry_at_, Clock::now() + backoff_);
+  backoff_ = std::min(backoff_ * 2, opts_.backoff_max);
+  cv_.notify_all();
+}
+
+void ResourceServer::EnterStandby(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (standby_) return;
+    standby_ = true;
+    restart_pending_ = false;
+    retry_at_ = kNever;
+  }
+  registered_ = false;
+  LogWarn("another hcashare instance serves this resource; standing by until exit",
+          {{"resource", full_name_}, {"why", why}});
+  cv_.notify_all();
+}
+
+void ResourceServer::Supervise() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutdown_) {
+    auto next = std::min(retry_at_, check_at_);
+    auto wait = next == kNever ? std::chrono::hours(1) : next - Clock::now();
+    cv_.wait_for(lock, wait, [&] {
+      return shutdown_ || restart_pending_ || Clock::now() >= std::min(retry_at_, check_at_);
+    });
+    if (shutdown_) break;
+    auto now = Clock::now();
+    if (standby_) {
+      retry_at_ = check_at_ = kNever;
+      if (inc_) {
+        lock.unlock();
+        StopIncarnation();
+        lock.lock();
+      }
+      continue;
+    }
+    if (restart_pending_ || now >= retry_at_) {
+      std::string reason = restart_pending_ ? restart_reason_ : "retry";
+      restart_pending_ = false;
+      retry_at_ = kNever;
+      lock.unlock();
+      bool ok = DoRestart(reason);
+      lock.lock();
+      if (ok) {
+        backoff_ = opts_.backoff_initial;
+      } else if (!restart_pending_) {
+        retry_at_ = Clock::now() + backoff_;
+        backoff_ = std::min(backoff_ * 2, opts_.backoff_max);
+      }
+      continue;
+    }
+    if (now >= check_at_) {
+      check_at_ = kNever;
+      lock.unlock();
+      DoStreamCheck();
+      lock.lock();
+    }
+  }
+}
+
+void ResourceServer::StopIncarnation() {
+  if (!inc_) return;
+  inc_->stopping = true;
+  state_.WakeAll();
+  inc_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+  inc_->server->Wait();
+  ::unlink(inc_->private_path.c_str());  // normally gone already (renamed)
+  inc_.reset();
+  serving_ = false;
+  registered_ = false;
+}
+
+bool ResourceServer::DoRestart(const std::string& reason) {
+  StopIncarnation();
+  {
+    // A check scheduled for the previous incarnation means nothing for the next one.
+    std::lock_guard<std::mutex> lock(mu_);
+    check_at_ = kNever;
+  }
+  RegistrationMode mode = opts_.mode;
+  const std::string kubelet_sock = opts_.DevicePluginDir() + "/kubelet.sock";
+  if (mode == RegistrationMode::kAuto) {
+    // Classic registration is the most widely supported; use it whenever the kubelet
+    // serves kubelet.sock, and plugins_registry only when it does not.
+    if (InodeOf(kubelet_sock) != 0) {
+      mode = RegistrationMode::kKubelet;
+    } else if (IsDir(opts_.RegistryDir())) {
+      mode = RegistrationMode::kPluginsRegistry;
+    } else {
+      return Fail("kubelet not ready: neither " + kubelet_sock + " nor " + opts_.RegistryDir() +
+                  " exists; waiting");
+    }
+  }
+  const std::string dir =
+      mode == RegistrationMode::kKubelet ? opts_.DevicePluginDir() : opts_.RegistryDir();
+  const std::string public_path = dir + "/" + socket_name_;
+  if (!IsDir(dir)) return Fail("kubelet directory " + dir + " does not exist yet; waiting");
+  auto inc = std::make_unique<Incarnation>();
+  inc->private_path = dir + "/.hcashare-" + Nonce() + ".sock";
+  if (public_path.size() >= sizeof(sockaddr_un::sun_path) ||
+      inc->private_path.size() >= sizeof(sockaddr_un::sun_path)) {
+    return Fail("socket path " + public_path + " is too long for a unix socket (max 107 bytes)");
+  }
+  LogInfo("starting device plugin server",
+          {{"resource", full_name_}, {"reason", reason}, {"mode", RegistrationModeName(mode)},
+           {"socket", public_path}});
+
+  inc->plugin = std::make_unique<DevicePluginService>(state_, host_, inc->stopping, events_);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("unix:" + inc->private_path, grpc::InsecureServerCredentials());
+  builder.RegisterService(inc->plugin.get());
+  if (mode == RegistrationMode::kPluginsRegistry) {
+    inc->registration = std::make_unique<RegistrationService>(full_name_, public_path, events_);
+    builder.RegisterService(inc->registration.get());
+  }
+  // A small poller pool keeps idle memory low; each open stream holds one thread.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+  inc->server = builder.BuildAndStart();
+  if (!inc->server) {
+    return Fail("cannot serve a unix socket in " + dir);
+  }
+  int rename_err = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (::rename(inc->private_path.c_str(), public_path.c_str()) != 0) {
+      rename_err = errno;
+    } else {
+      public_path_ = public_path;
+      public_inode_ = InodeOf(public_path);
+      active_mode_ = mode;
+    }
+  }
+  if (rename_err != 0) {
+    inc_ = std::move(inc);
+    StopIncarnation();
+    return Fail("cannot publish socket " + public_path + ": " + std::strerror(rename_err));
+  }
+  inc_ = std::move(inc);
+  serving_ = true;
+
+  if (mode == RegistrationMode::kPluginsRegistry) {
+    LogInfo("serving in plugins_registry; waiting for the kubelet",
+            {{"resource", full_name_}, {"socket", public_path}});
+    last_failure_.clear();
+    return true;
+  }
+  Status st = RegisterWithKubelet(kubelet_sock, socket_name_, full_name_, opts_.connect_timeout,
+                                  opts_.register_timeout);
+  if (!st.ok()) {
+    return Fail("registration failed: " + st.message());
+  }
+  last_failure_.clear();
+  registered_ = true;
+  ++registrations_;
+  LogInfo("registered with kubelet", {{"resource", full_name_}, {"mode", "kubelet"}});
+  ScheduleCheck(opts_.stream_check_delay);
+  return true;
+}
+
+bool ResourceServer::Fail(const std::string& message) {
+  // Repeats of the same failure (every back-off step) go to debug: one warning per change.
+  if (message != last_failure_) {
+    LogWarn(message + "; will retry", {{"resource", full_name_}});
+    last_failure_ = message;
+  } else {
+    LogDebug(message + "; will retry", {{"resource", full_name_}});
+  }
+  return false;
+}
+
+void ResourceServer::DoStreamCheck() {
+  if (streams_.load() > 0) return;
+  std::string path;
+  ino_t ours;
+  ino_t now;
+  RegistrationMode mode;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (standby_ || public_path_.empty()) return;
+    path = public_path_;
+    ours = public_inode_;
+    now = InodeOf(path);
+    mode = active_mode_;
+  }
+  if (now != 0 && now != ours) {
+    EnterStandby("socket " + path + " now belongs to another instance");
+  } else if (now == 0) {
+    RequestRestart("socket " + path + " was removed");
+  } else if (mode == RegistrationMode::kKubelet) {
+    RequestRestart("no ListAndWatch stream open after registration");
+  } else {
+    RequestRestart("kubelet ended ListAndWatch");
+  }
+}
+
+}  // namespace hcashare::dp

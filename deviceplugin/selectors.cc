@@ -1,0 +1,37 @@
+#include "deviceplugin/selectors.h"
+
+#include <algorithm>
+
+namespace hcashare::dp {
+namespace {
+
+// An empty selector list matches everything; otherwise `value` must be listed.
+template <typename T>
+bool Allows(const std::vector<T>& list, const T& value) {
+  return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+}
+
+// An empty list matches everything; otherwise one of `values` must be listed.
+bool AllowsAny(const std::vector<std::string>& list, const std::vector<std::string>& values) {
+  if (list.empty()) return true;
+  return std::any_of(values.begin(), values.end(),
+                     [&](const std::string& v) { return Allows(list, v); });
+}
+
+std::vector<std::string> RdmaNames(const PciFunction& fn) {
+  std::vector<std::string> names;
+  for (const auto& r : fn.rdma) names.push_back(r.name);
+  return names;
+}
+
+}  // namespace
+
+bool Matches(const config::Selectors& sel, const PciFunction& fn) {
+  return Allows(sel.vendors, fn.vendor) && Allows(sel.device_ids, fn.device) &&
+         Allows(sel.drivers, fn.driver) && AllowsAny(sel.if_names, fn.netdevs) &&
+         AllowsAny(sel.link_types, fn.link_types) && Allows(sel.pci_addresses, fn.address) &&
+         AllowsAny(sel.pf_names, fn.pf_netdevs) && AllowsAny(sel.rdma_devices, RdmaNames(fn)) &&
+         Allows(sel.numa_nodes, fn.numa_node);
+}
+
+}  // namespace hcashare::dp

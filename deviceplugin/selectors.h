@@ -1,0 +1,14 @@
+// Selector matching: does a discovered PCI function satisfy a resource's selectors?
+#pragma once
+
+#include "config/config.h"
+#include "deviceplugin/discovery.h"
+
+namespace hcashare::dp {
+
+// True when `fn` matches every non-empty selector list in `sel` (AND across lists, OR
+// within one). ifNames/linkTypes/pfNames match when any of the function's values is listed.
+// Config values are already normalised, so comparisons are exact.
+bool Matches(const config::Selectors& sel, const PciFunction& fn);
+
+}  // namespace hcashare::dp

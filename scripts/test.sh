@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# All tests: installs dependencies, builds everything, runs every unit and integration
+# test, runs them again under AddressSanitizer + UndefinedBehaviorSanitizer, and runs the
+# demo as an end-to-end smoke test. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+
+echo "== build (RelWithDebInfo)"
+bash scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "== tests"
+ctest --test-dir build --output-on-failure --timeout 300
+
+echo "== build (ASan + UBSan)"
+bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DHCASHARE_SANITIZE=ON \
+  -DHCASHARE_BUILD_BENCH=OFF
+echo "== tests under ASan + UBSan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0" \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure --timeout 600
+
+echo "== demo (end-to-end smoke)"
+./build/bin/hcashare demo >/tmp/hcashare-demo.log 2>&1 || { cat /tmp/hcashare-demo.log; exit 1; }
+tail -1 /tmp/hcashare-demo.log

@@ -1,0 +1,267 @@
+// Tests for common/: Status, the host seam, logging, inotify, netlink (real veth pairs in
+// a real network namespace), RDMA netlink reply parsing and Subprocess.
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
+
+#include "common/host.h"
+#include "common/inotify.h"
+#include "common/log.h"
+#include "common/netlink.h"
+#include "common/rdma_netlink.h"
+#include "common/status.h"
+#include "common/subprocess.h"
+#include "common/temp_dir.h"
+
+namespace fs = std::filesystem;
+
+namespace hcashare {
+namespace {
+
+Result<int> Half(int x) {
+  if (x % 2) return Status::InvalidArgument("odd");
+  return x / 2;
+}
+
+Status Quarter(int x, int* out) {
+  ASSIGN_OR_RETURN(int h, Half(x));
+  ASSIGN_OR_RETURN(*out, Half(h));
+  return Status::Ok();
+}
+
+// Result carries values and errors; ASSIGN_OR_RETURN propagates the first error.
+TEST(StatusTest, ResultAndMacros) {
+  int q = 0;
+  EXPECT_TRUE(Quarter(8, &q).ok());
+  EXPECT_EQ(q, 2);
+  Status st = Quarter(6, &q);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.WithContext("quarter").ToString(), "invalid argument: quarter: odd");
+  EXPECT_EQ(Half(3).value_or(-1), -1);
+}
+
+// errno maps to codes in one place.
+TEST(StatusTest, ErrnoMapping) {
+  EXPECT_EQ(ErrnoStatus(ENOENT, "x").code(), StatusCode::kNotFound);
+  EXPECT_EQ(ErrnoStatus(EACCES, "x").code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(ErrnoStatus(EEXIST, "x").code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(ErrnoStatus(ECONNREFUSED, "x").code(), StatusCode::kUnavailable);
+  EXPECT_EQ(ErrnoStatus(EIO, "x").code(), StatusCode::kIoError);
+  EXPECT_NE(ErrnoStatus(ENOENT, "open /a").message().find("open /a"), std::string::npos);
+}
+
+class HostTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = tmp_.path();
+    fs::create_directories(root_ + "/sys/devices/pci0000:00/0000:00:01.0");
+    fs::create_directories(root_ + "/sys/bus/pci/devices");
+    std::ofstream(root_ + "/sys/devices/pci0000:00/0000:00:01.0/class") << "0x020000\n";
+    fs::create_symlink("../../../devices/pci0000:00/0000:00:01.0",
+                       root_ + "/sys/bus/pci/devices/0000:00:01.0");
+    host_ = NewRootedHost(root_);
+  }
+  TempDir tmp_;
+  std::string root_;
+  std::unique_ptr<Host> host_;
+};
+
+// Host-absolute paths resolve under the root, through relative symlinks.
+TEST_F(HostTest, ReadsUnderRoot) {
+  EXPECT_EQ(*host_->ReadFile("/sys/bus/pci/devices/0000:00:01.0/class"), "0x020000\n");
+  EXPECT_EQ(*host_->ReadTrimmed("/sys/bus/pci/devices/0000:00:01.0/class"), "0x020000");
+  EXPECT_EQ(*host_->ReadLink("/sys/bus/pci/devices/0000:00:01.0"),
+            "../../../devices/pci0000:00/0000:00:01.0");
+  EXPECT_EQ(*host_->RealPath("/sys/bus/pci/devices/0000:00:01.0"),
+            "/sys/devices/pci0000:00/0000:00:01.0");
+  EXPECT_EQ(host_->Resolve("/sys"), root_ + "/sys");
+}
+
+// Missing paths are NotFound, never a crash; listings are sorted.
+TEST_F(HostTest, ErrorsAndListing) {
+  EXPECT_TRUE(host_->ReadFile("/sys/nope").status().IsNotFound());
+  EXPECT_TRUE(host_->ListDir("/sys/nope").status().IsNotFound());
+  EXPECT_FALSE(host_->Exists("/dev/infiniband/rdma_cm"));
+  fs::create_directories(root_ + "/sys/b");
+  fs::create_directories(root_ + "/sys/a");
+  auto names = host_->ListDir("/sys");
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"a", "b", "bus", "devices"}));
+  EXPECT_EQ(host_->Stat("/sys/a")->type, FileInfo::Type::kDirectory);
+}
+
+// Path helpers.
+TEST(PathTest, JoinAndBase) {
+  EXPECT_EQ(JoinPath("/a/", "/b"), "/a/b");
+  EXPECT_EQ(JoinPath("/a", "b"), "/a/b");
+  EXPECT_EQ(BaseName("../../bus/pci/drivers/mlx5_core"), "mlx5_core");
+  EXPECT_EQ(BaseName("/a/b/"), "b");
+}
+
+class LogCapture {
+ public:
+  LogCapture() {
+    SetLogSink([this](const std::string& l) { lines.push_back(l); });
+  }
+  ~LogCapture() {
+    SetLogSink(nullptr);
+    SetLogLevel(LogLevel::kInfo);
+    SetLogFormat(LogFormat::kText);
+  }
+  std::vector<std::string> lines;
+};
+
+// Text records carry level, message and quoted fields; debug is dropped at info.
+TEST(LogTest, TextAndLevels) {
+  LogCapture cap;
+  SetLogLevel(LogLevel::kInfo);
+  LogDebug("hidden");
+  LogInfo("hello", {{"k", "v"}, {"spaced", "a b"}});
+  ASSERT_EQ(cap.lines.size(), 1u);
+  EXPECT_NE(cap.lines[0].find(" info hello k=v spaced=\"a b\""), std::string::npos);
+}
+
+// JSON records are one valid object per line.
+TEST(LogTest, JsonLines) {
+  LogCapture cap;
+  SetLogFormat(LogFormat::kJson);
+  LogWarn("quote\"d", {{"pci", "0000:3b:00.0"}});
+  ASSERT_EQ(cap.lines.size(), 1u);
+  EXPECT_NE(cap.lines[0].find("\"level\":\"warn\""), std::string::npos);
+  EXPECT_NE(cap.lines[0].find("\"msg\":\"quote\\\"d\""), std::string::npos);
+  EXPECT_NE(cap.lines[0].find("\"pci\":\"0000:3b:00.0\""), std::string::npos);
+  EXPECT_FALSE(ParseLogLevel("loud").ok());
+  EXPECT_EQ(*ParseLogFormat("json"), LogFormat::kJson);
+}
+
+// inotify reports creations in a watched directory; Wake() interrupts a wait.
+TEST(InotifyTest, EventsAndWake) {
+  TempDir tmp;
+  auto w = InotifyWatcher::Create();
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->AddWatch(tmp.path(), IN_CREATE | IN_DELETE).ok());
+  std::ofstream(tmp.path() + "/kubelet.sock") << "";
+  auto ev = (*w)->Wait(std::chrono::milliseconds(1000));
+  ASSERT_TRUE(ev.ok());
+  ASSERT_FALSE(ev->empty());
+  EXPECT_EQ((*ev)[0].name, "kubelet.sock");
+  EXPECT_TRUE((*ev)[0].mask & IN_CREATE);
+  (*w)->Wake();
+  auto start = std::chrono::steady_clock::now();
+  auto none = (*w)->Wait(std::chrono::milliseconds(5000));
+  EXPECT_TRUE(none.ok() && none->empty());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_TRUE((*w)->AddWatch(tmp.path() + "/missing", IN_CREATE).status().IsNotFound());
+}
+
+// A named network namespace, deleted on destruction.
+class NetnsFixture {
+ public:
+  NetnsFixture() : name_("hcashare-t" + std::to_string(::getpid())) {
+    ok_ = ::geteuid() == 0 && Run("ip netns add " + name_);
+  }
+  ~NetnsFixture() {
+    if (ok_) Run("ip netns del " + name_);
+  }
+  bool ok() const { return ok_; }
+  bool Run(const std::string& cmd) const { return std::system((cmd + " 2>/dev/null").c_str()) == 0; }
+  bool InNs(const std::string& cmd) const { return Run("ip -n " + name_ + " " + cmd); }
+  // Runs `fn` on a thread that has entered the namespace.
+  template <typename F>
+  void Within(F fn) const {
+    std::thread t([&] {
+      int fd = ::open(("/var/run/netns/" + name_).c_str(), O_RDONLY | O_CLOEXEC);
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(::setns(fd, CLONE_NEWNET), 0);
+      ::close(fd);
+      fn();
+    });
+    t.join();
+  }
+
+ private:
+  std::string name_;
+  bool ok_ = false;
+};
+
+// The libnl link helper reads a real veth pair inside a real network namespace.
+TEST(NetlinkTest, VethStateInNamespace) {
+  NetnsFixture ns;
+  if (!ns.ok()) GTEST_SKIP() << "needs root and ip netns";
+  ASSERT_TRUE(ns.InNs("link add hcv0 type veth peer name hcv1"));
+  ASSERT_TRUE(ns.InNs("link set hcv0 mtu 9000 address 02:00:00:00:00:01"));
+  ns.Within([] {
+    auto links = NewNetlinkLinkProvider();
+    auto st = links->GetLink("hcv0");
+    ASSERT_TRUE(st.ok()) << st.status().ToString();
+    EXPECT_EQ(st->mtu, 9000u);
+    EXPECT_EQ(st->mac, "02:00:00:00:00:01");
+    EXPECT_EQ(st->arp_type, 1u);
+    EXPECT_FALSE(st->admin_up);
+    EXPECT_TRUE(links->GetLink("nope0").status().IsNotFound());
+  });
+  ASSERT_TRUE(ns.InNs("link set hcv0 up"));
+  ns.Within([] {
+    auto st = NewNetlinkLinkProvider()->GetLink("hcv0");
+    ASSERT_TRUE(st.ok());
+    EXPECT_TRUE(st->admin_up);
+  });
+}
+
+std::vector<uint8_t> Attr(uint16_t type, std::vector<uint8_t> payload) {
+  std::vector<uint8_t> out(NLA_HDRLEN + NLA_ALIGN(payload.size()), 0);
+  auto* nla = reinterpret_cast<nlattr*>(out.data());
+  nla->nla_len = static_cast<uint16_t>(NLA_HDRLEN + payload.size());
+  nla->nla_type = type;
+  std::copy(payload.begin(), payload.end(), out.begin() + NLA_HDRLEN);
+  return out;
+}
+
+// The SYS_GET reply parser reads the netns mode and rejects malformed replies.
+TEST(RdmaNetlinkTest, ParsesSysGetReply) {
+  auto other = Attr(RDMA_NLDEV_SYS_ATTR_NETNS_MODE + 1, {7, 7, 7, 7});
+  auto shared = Attr(RDMA_NLDEV_SYS_ATTR_NETNS_MODE, {1});
+  std::vector<uint8_t> buf = other;
+  buf.insert(buf.end(), shared.begin(), shared.end());
+  EXPECT_EQ(*ParseSysGetAttributes(buf.data(), buf.size()), RdmaNetnsMode::kShared);
+  auto excl = Attr(RDMA_NLDEV_SYS_ATTR_NETNS_MODE, {0});
+  EXPECT_EQ(*ParseSysGetAttributes(excl.data(), excl.size()), RdmaNetnsMode::kExclusive);
+  auto bad = Attr(RDMA_NLDEV_SYS_ATTR_NETNS_MODE, {9});
+  EXPECT_FALSE(ParseSysGetAttributes(bad.data(), bad.size()).ok());
+  EXPECT_FALSE(ParseSysGetAttributes(other.data(), other.size()).ok());
+  std::vector<uint8_t> truncated = shared;
+  reinterpret_cast<nlattr*>(truncated.data())->nla_len = 200;
+  EXPECT_FALSE(ParseSysGetAttributes(truncated.data(), truncated.size()).ok());
+}
+
+// Against the real kernel: either a mode, or Unavailable when RDMA netlink is absent.
+TEST(RdmaNetlinkTest, RealKernelAnswersOrIsUnavailable) {
+  auto mode = NewRdmaNetlink()->GetNetnsMode();
+  if (!mode.ok()) {
+    EXPECT_EQ(mode.status().code(), StatusCode::kUnavailable) << mode.status().ToString();
+  }
+}
+
+// Exit codes and signals come back from Wait().
+TEST(SubprocessTest, ExitCodesAndSignals) {
+  auto p = Subprocess::Spawn({"/bin/sh", "-c", "exit 3"});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p->Wait(std::chrono::seconds(5)), 3);
+  auto s = Subprocess::Spawn({"/bin/sleep", "30"});
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->Wait(std::chrono::milliseconds(50)).ok());
+  ASSERT_TRUE(s->Signal(SIGTERM).ok());
+  EXPECT_EQ(*s->Wait(std::chrono::seconds(5)), 128 + SIGTERM);
+}
+
+}  // namespace
+}  // namespace hcashare

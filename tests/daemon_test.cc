@@ -1,0 +1,182 @@
+// Process-level tests of the hcashare-device-plugin binary: flags, exit codes, signals
+// (SIGHUP reload, SIGTERM), kubelet restarts and a rollout overlap of two processes.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "common/sim_node.h"
+#include "common/subprocess.h"
+#include "common/temp_dir.h"
+#include "tools/fake_kubelet.h"
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace hcashare {
+namespace {
+
+// Where the binaries are: $HCASHARE_BIN_DIR (set by CTest), else next to this test.
+std::string BinDir() {
+  const char* d = std::getenv("HCASHARE_BIN_DIR");
+  return d ? d : SelfDir();
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+constexpr const char* kRes = "rdma/hca_shared_devices_a";
+
+std::string Config(int max) {
+  return R"({"configList": [{"resourceName": "hca_shared_devices_a", "rdmaHcaMax": )" +
+         std::to_string(max) + R"(, "devices": ["ib0", "ib1"]}]})";
+}
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    host_root_ = tmp_.path() + "/host";
+    kubelet_root_ = tmp_.path() + "/kubelet";
+    config_ = tmp_.path() + "/config.json";
+    SimNode node(host_root_);
+    ASSERT_TRUE(node.PopulateDemo().ok());
+    kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_);
+  }
+
+  void WriteConfig(const std::string& text) { std::ofstream(config_) << text; }
+
+  Result<Subprocess> Spawn(const std::vector<std::string>& extra, const std::string& log) {
+    std::vector<std::string> argv = {BinDir() + "/hcashare-device-plugin",
+                                     "--host-root", host_root_, "--kubelet-root-dir",
+                                     kubelet_root_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return Subprocess::Spawn(argv, tmp_.path() + "/" + log);
+  }
+
+  bool WaitDevices(size_t n, milliseconds t = milliseconds(10000)) {
+    return kubelet_->WaitFor(kRes, [&](const fake::ResourceView& v) {
+      return v.connected && v.devices.size() == n;
+    }, t);
+  }
+
+  TempDir tmp_;
+  std::string host_root_, kubelet_root_, config_;
+  std::unique_ptr<fake::FakeKubelet> kubelet_;
+};
+
+// --version prints the version and exits 0; an unknown flag exits 2.
+TEST_F(DaemonTest, VersionAndBadFlag) {
+  auto p = Spawn({"--version"}, "version.log");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
+  EXPECT_NE(ReadAll(tmp_.path() + "/version.log").find("hcashare-device-plugin 0."), std::string::npos);
+  auto bad = Spawn({"--no-such-flag"}, "bad.log");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(*bad->Wait(milliseconds(10000)), 2);
+}
+
+// An invalid config exits 2 and prints every error with its JSON path.
+TEST_F(DaemonTest, InvalidConfigExitsTwoListingEveryError) {
+  WriteConfig(R"({"periodicUpdateInterval": -5, "configList": [
+    {"resourceName": "bad$name", "rdmaHCAmax": 3, "devices": ["ib0"]}]})");
+  auto p = Spawn({"--config", config_}, "invalid.log");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p->Wait(milliseconds(10000)), 2);
+  std::string log = ReadAll(tmp_.path() + "/invalid.log");
+  EXPECT_NE(log.find("$.periodicUpdateInterval"), std::string::npos) << log;
+  EXPECT_NE(log.find("$.configList[0].resourceName"), std::string::npos) << log;
+  EXPECT_NE(log.find("rdmaHcaMax"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"));
+}
+
+// The Mellanox flag spelling (-config-file) works; SIGTERM exits 0 and removes the socket.
+TEST_F(DaemonTest, MellanoxFlagAndCleanSigterm) {
+  WriteConfig(Config(5));
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = Spawn({"-config-file", config_}, "run.log");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(WaitDevices(5)) << ReadAll(tmp_.path() + "/run.log");
+  ASSERT_TRUE(p->Signal(SIGTERM).ok());
+  EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
+  EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"));
+  kubelet_->Stop();
+}
+
+// SIGHUP applies a valid new config; an invalid one is rejected and the old one kept.
+TEST_F(DaemonTest, SighupReload) {
+  WriteConfig(Config(5));
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = Spawn({"--config", config_}, "hup.log");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(WaitDevices(5));
+  WriteConfig(Config(9));
+  ASSERT_TRUE(p->Signal(SIGHUP).ok());
+  ASSERT_TRUE(WaitDevices(9)) << ReadAll(tmp_.path() + "/hup.log");
+  WriteConfig(R"({"configList": [{"resourceName": "hca_shared_devices_a"}]})");
+  ASSERT_TRUE(p->Signal(SIGHUP).ok());
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_FALSE(p->Wait(milliseconds(10)).ok()) << "the daemon must survive a bad reload";
+  EXPECT_EQ(kubelet_->View(kRes).devices.size(), 9u);
+  EXPECT_TRUE(kubelet_->Allocate(kRes, {"8"}).ok());
+  std::string log = ReadAll(tmp_.path() + "/hup.log");
+  EXPECT_NE(log.find("new config rejected"), std::string::npos) << log;
+  ASSERT_TRUE(p->Signal(SIGTERM).ok());
+  EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
+  kubelet_->Stop();
+}
+
+// A kubelet restart against the real process: re-registered in under a second.
+TEST_F(DaemonTest, KubeletRestart) {
+  WriteConfig(Config(5));
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = Spawn({"--config", config_}, "restart.log");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(WaitDevices(5));
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(kubelet_->Restart().ok());
+  ASSERT_TRUE(kubelet_->WaitFor(kRes, [](const fake::ResourceView& v) {
+    return v.registrations >= 2 && v.connected && v.devices.size() == 5;
+  }, milliseconds(5000))) << ReadAll(tmp_.path() + "/restart.log");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
+  ASSERT_TRUE(p->Signal(SIGTERM).ok());
+  EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
+  kubelet_->Stop();
+}
+
+// Rollout overlap: old and new processes run at once; the old one terminates; the new
+// one's socket and registration survive.
+TEST_F(DaemonTest, RolloutOverlap) {
+  WriteConfig(Config(5));
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto old_p = Spawn({"--config", config_}, "old.log");
+  ASSERT_TRUE(old_p.ok());
+  ASSERT_TRUE(WaitDevices(5));
+  auto new_p = Spawn({"--config", config_}, "new.log");
+  ASSERT_TRUE(new_p.ok());
+  ASSERT_TRUE(kubelet_->WaitFor(kRes, [](const fake::ResourceView& v) {
+    return v.registrations >= 2 && v.connected;
+  }, milliseconds(5000)));
+  std::this_thread::sleep_for(milliseconds(2500));  // let the old one notice and stand by
+  ASSERT_TRUE(old_p->Signal(SIGTERM).ok());
+  EXPECT_EQ(*old_p->Wait(milliseconds(10000)), 0);
+  EXPECT_TRUE(fs::exists(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"));
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_TRUE(kubelet_->View(kRes).connected) << ReadAll(tmp_.path() + "/new.log");
+  EXPECT_TRUE(kubelet_->Allocate(kRes, {"0"}).ok());
+  EXPECT_NE(ReadAll(tmp_.path() + "/old.log").find("standing by"), std::string::npos);
+  ASSERT_TRUE(new_p->Signal(SIGTERM).ok());
+  EXPECT_EQ(*new_p->Wait(milliseconds(10000)), 0);
+  EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"));
+  kubelet_->Stop();
+}
+
+}  // namespace
+}  // namespace hcashare

@@ -1,0 +1,340 @@
+// Integration tests of the device plugin (PluginManager + ResourceServer) against the fake
+// kubelet over real gRPC unix sockets, on simulated sysfs trees.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "common/host.h"
+#include "common/rdma_netlink.h"
+#include "common/sim_node.h"
+#include "common/temp_dir.h"
+#include "config/config.h"
+#include "deviceplugin/plugin_manager.h"
+#include "tools/fake_kubelet.h"
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace hcashare::dp {
+namespace {
+
+constexpr const char* kResA = "rdma/hca_a";
+constexpr const char* kResB = "rdma/hca_b";
+
+config::PluginConfig ParseOrDie(const std::string& json) {
+  auto out = config::ParseConfig(json);
+  EXPECT_TRUE(out.ok()) << config::FormatIssues(out);
+  return out.config.value_or(config::PluginConfig{});
+}
+
+// Two resources over two IB HCAs (ib0/mlx5_0 and ib1/mlx5_1).
+std::string TwoResources(int max_a = 8, int interval = 0) {
+  return R"({"periodicUpdateInterval": )" + std::to_string(interval) + R"(, "configList": [
+    {"resourceName": "hca_a", "rdmaHcaMax": )" + std::to_string(max_a) + R"(,
+     "selectors": {"ifNames": ["ib0", "ib1"]}},
+    {"resourceName": "hca_b", "rdmaHcaMax": 4, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})";
+}
+
+SimPciFunction Hca(const std::string& addr, const std::string& ifname, const std::string& rdma,
+                   int numa) {
+  SimPciFunction f;
+  f.address = addr;
+  f.class_code = "0x020700";
+  f.netdevs = {ifname};
+  f.link_type = "infiniband";
+  f.rdma_device = rdma;
+  f.numa_node = numa;
+  return f;
+}
+
+bool Listed(const fake::ResourceView& v, size_t n, const char* health = "Healthy") {
+  if (!v.connected || v.devices.size() != n) return false;
+  for (const auto& d : v.devices) {
+    if (d.health() != health) return false;
+  }
+  return true;
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    host_root_ = tmp_.path() + "/host";
+    kubelet_root_ = tmp_.path() + "/kubelet";
+    node_ = std::make_unique<SimNode>(host_root_);
+    ASSERT_TRUE(node_->AddPciFunction(Hca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok());
+    ASSERT_TRUE(node_->AddPciFunction(Hca("0000:86:00.0", "ib1", "mlx5_1", 1)).ok());
+    host_ = NewRootedHost(host_root_);
+    kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_);
+  }
+  void TearDown() override {
+    for (auto& m : managers_) m->Stop();
+    kubelet_->Stop();
+  }
+
+  ManagerOptions Options(RegistrationMode mode = RegistrationMode::kKubelet) {
+    ManagerOptions o;
+    o.server.kubelet_root = kubelet_root_;
+    o.server.mode = mode;
+    o.server.backoff_initial = milliseconds(20);
+    o.server.backoff_max = milliseconds(200);
+    o.server.stream_check_delay = milliseconds(300);
+    o.socket_check_interval = milliseconds(200);
+    return o;
+  }
+
+  PluginManager* StartManager(const std::string& json, ManagerOptions opts) {
+    managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_));
+    EXPECT_TRUE(managers_.back()->Start(ParseOrDie(json)).ok());
+    return managers_.back().get();
+  }
+  PluginManager* StartManager(const std::string& json) { return StartManager(json, Options()); }
+
+  bool WaitListed(const char* res, size_t n, milliseconds t = milliseconds(5000),
+                  const char* health = "Healthy") {
+    return kubelet_->WaitFor(res, [&](const fake::ResourceView& v) { return Listed(v, n, health); },
+                             t);
+  }
+
+  TempDir tmp_;
+  std::string host_root_, kubelet_root_;
+  std::unique_ptr<SimNode> node_;
+  std::unique_ptr<Host> host_;
+  FakeRdmaSystem rdma_{Status::Unavailable("no RDMA netlink in tests")};
+  std::unique_ptr<fake::FakeKubelet> kubelet_;
+  std::vector<std::unique_ptr<PluginManager>> managers_;
+};
+
+// Classic registration: both resources register, list rdmaHcaMax Healthy IDs, and offer
+// GetPreferredAllocation.
+TEST_F(ServerTest, RegistersThroughKubeletSock) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(TwoResources());
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  ASSERT_TRUE(WaitListed(kResB, 4));
+  auto v = kubelet_->View(kResA);
+  EXPECT_TRUE(v.options.get_preferred_allocation_available());
+  EXPECT_FALSE(v.options.pre_start_required());
+  EXPECT_EQ(v.endpoint, kubelet_root_ + "/device-plugins/hca_a.sock");
+  EXPECT_EQ(v.devices.front().id(), "0");
+  EXPECT_EQ(v.devices.back().id(), "7");
+  EXPECT_EQ(v.registrations, 1);
+}
+
+// plugins_registry registration: GetInfo, ListAndWatch and NotifyRegistrationStatus.
+TEST_F(ServerTest, RegistersThroughPluginsRegistry) {
+  ASSERT_TRUE(kubelet_->Start(/*watch_registry=*/true).ok());
+  auto* m = StartManager(TwoResources(), Options(RegistrationMode::kPluginsRegistry));
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  EXPECT_EQ(kubelet_->View(kResA).endpoint, kubelet_root_ + "/plugins_registry/hca_a.sock");
+  for (int i = 0; i < 100 && !m->Servers()[kResA].registered; ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_TRUE(m->Servers()[kResA].registered);
+  EXPECT_EQ(m->Servers()[kResA].mode, RegistrationMode::kPluginsRegistry);
+}
+
+// auto uses kubelet.sock when the kubelet serves it, and plugins_registry when it does not.
+TEST_F(ServerTest, AutoModeFollowsWhatTheKubeletOffers) {
+  ASSERT_TRUE(kubelet_->Start(/*watch_registry=*/true).ok());
+  auto* m = StartManager(TwoResources(), Options(RegistrationMode::kAuto));
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  EXPECT_EQ(m->Servers()[kResA].mode, RegistrationMode::kKubelet);
+  m->Stop();
+  fs::remove(kubelet_root_ + "/device-plugins/kubelet.sock");
+  auto* m2 = StartManager(TwoResources(), Options(RegistrationMode::kAuto));
+  ASSERT_TRUE(kubelet_->WaitFor(kResA, [&](const fake::ResourceView& v) {
+    return v.connected && v.endpoint == kubelet_root_ + "/plugins_registry/hca_a.sock";
+  }, milliseconds(5000)));
+  EXPECT_EQ(m2->Servers()[kResA].mode, RegistrationMode::kPluginsRegistry);
+}
+
+// Allocate returns every char device of the pool with host-absolute paths; a bad ID is
+// INVALID_ARGUMENT naming it.
+TEST_F(ServerTest, AllocateAndBadId) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(TwoResources());
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  auto resp = kubelet_->Allocate(kResA, {"3", "5"});
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  ASSERT_EQ(resp->container_responses_size(), 1);
+  const auto& c = resp->container_responses(0);
+  std::vector<std::string> paths;
+  for (const auto& d : c.devices()) {
+    paths.push_back(d.host_path());
+    EXPECT_EQ(d.host_path(), d.container_path());
+    EXPECT_EQ(d.permissions(), "rw");
+  }
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "/dev/infiniband/issm0", "/dev/infiniband/issm1", "/dev/infiniband/umad0",
+                       "/dev/infiniband/umad1", "/dev/infiniband/uverbs0",
+                       "/dev/infiniband/uverbs1", "/dev/infiniband/rdma_cm"}));
+  EXPECT_EQ(c.envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_0,mlx5_1");
+
+  auto bad = kubelet_->Allocate(kResA, {"1", "8"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("\"8\""), std::string::npos);
+
+  auto pref = kubelet_->GetPreferredAllocation(kResA, {"7", "2", "10", "5"}, {"5"}, 2);
+  ASSERT_TRUE(pref.ok());
+  ASSERT_EQ(pref->container_responses_size(), 1);
+  EXPECT_EQ(pref->container_responses(0).deviceids(0), "5");
+  EXPECT_EQ(pref->container_responses(0).deviceids(1), "2");
+}
+
+// A kubelet restart (every socket deleted, kubelet.sock recreated) is followed by a full
+// re-registration in under a second.
+TEST_F(ServerTest, KubeletRestartReRegistersUnderOneSecond) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(TwoResources());
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  ASSERT_TRUE(WaitListed(kResB, 4));
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(kubelet_->Restart().ok());
+  auto again = [](const fake::ResourceView& v) { return v.registrations >= 2 && Listed(v, v.devices.size()) && !v.devices.empty(); };
+  ASSERT_TRUE(kubelet_->WaitFor(kResA, again, milliseconds(5000)));
+  ASSERT_TRUE(kubelet_->WaitFor(kResB, again, milliseconds(5000)));
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(took, milliseconds(1000)) << "re-registration took "
+                                      << std::chrono::duration_cast<milliseconds>(took).count()
+                                      << " ms";
+  EXPECT_EQ(kubelet_->View(kResA).devices.size(), 8u);
+  EXPECT_TRUE(kubelet_->Allocate(kResA, {"0"}).ok());
+}
+
+// When the kubelet ends ListAndWatch (and never re-subscribes), the plugin re-registers.
+TEST_F(ServerTest, StreamEndedByKubeletReRegisters) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(TwoResources());
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  kubelet_->EndStream(kResA);
+  ASSERT_TRUE(kubelet_->WaitFor(kResA, [](const fake::ResourceView& v) {
+    return v.registrations >= 2 && v.connected;
+  }, milliseconds(5000)));
+}
+
+// A device hot-removed from the tree is pushed after the periodic rescan (1 s interval);
+// with no HCA left the IDs stay but turn Unhealthy.
+TEST_F(ServerTest, HotRemovalPushedByPeriodicRescan) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(TwoResources(8, /*interval=*/1));
+  ASSERT_TRUE(WaitListed(kResB, 4));
+  ASSERT_TRUE(node_->RemovePciFunction("0000:86:00.0").ok());
+  ASSERT_TRUE(WaitListed(kResB, 4, milliseconds(4000), "Unhealthy"));
+  auto resp = kubelet_->Allocate(kResA, {"0"});
+  ASSERT_TRUE(resp.ok());
+  for (const auto& d : resp->container_responses(0).devices()) {
+    EXPECT_EQ(d.host_path().find("uverbs1"), std::string::npos);
+  }
+  auto refused = kubelet_->Allocate(kResB, {"0"});
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+}
+
+// With no kubelet at all, rescans and updates never block; when the kubelet appears the
+// plugin registers and the first message is the latest state.
+TEST_F(ServerTest, UpdatesWithoutKubeletDoNotBlock) {
+  auto* m = StartManager(TwoResources());
+  for (int i = 0; i < 20; ++i) {
+    uint64_t before = m->scans();
+    if (i == 10) {
+      ASSERT_TRUE(node_->RemovePciFunction("0000:86:00.0").ok());
+    }
+    m->RescanNow();
+    bool done = false;
+    for (int j = 0; j < 200 && !done; ++j) {
+      done = m->scans() > before;
+      if (!done) std::this_thread::sleep_for(milliseconds(5));
+    }
+    ASSERT_TRUE(done) << "rescan " << i << " blocked";
+  }
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ASSERT_TRUE(WaitListed(kResB, 4, milliseconds(5000), "Unhealthy"));
+  ASSERT_TRUE(WaitListed(kResA, 8));
+}
+
+// Reload adds, changes and removes resources in place.
+TEST_F(ServerTest, ReloadAppliesChanges) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto* m = StartManager(TwoResources());
+  ASSERT_TRUE(WaitListed(kResB, 4));
+  m->Reload(ParseOrDie(R"({"configList": [
+    {"resourceName": "hca_a", "rdmaHcaMax": 3, "selectors": {"ifNames": ["ib0"]}},
+    {"resourceName": "hca_c", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib1"]}}]})"));
+  ASSERT_TRUE(WaitListed(kResA, 3));
+  ASSERT_TRUE(WaitListed("rdma/hca_c", 2));
+  EXPECT_EQ(kubelet_->View(kResA).registrations, 1) << "a changed resource keeps its registration";
+  for (int i = 0; i < 100 && fs::exists(kubelet_root_ + "/device-plugins/hca_b.sock"); ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_b.sock"));
+  auto resp = kubelet_->Allocate(kResA, {"2"});
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp->container_responses(0).envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_0");
+}
+
+// Two instances (a DaemonSet rollout): the newer takes over, the older stands by and,
+// when it stops, leaves the newer one's socket and registration alone.
+TEST_F(ServerTest, OverlappingInstancesNewestWins) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto* old_m = StartManager(TwoResources());
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  auto* new_m = StartManager(TwoResources());
+  ASSERT_TRUE(kubelet_->WaitFor(kResA, [](const fake::ResourceView& v) {
+    return v.registrations >= 2 && v.connected;
+  }, milliseconds(5000)));
+  for (int i = 0; i < 150 && !old_m->Servers()[kResA].standby; ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  EXPECT_TRUE(old_m->Servers()[kResA].standby);
+  EXPECT_FALSE(new_m->Servers()[kResA].standby);
+  old_m->Stop();
+  EXPECT_TRUE(fs::exists(kubelet_root_ + "/device-plugins/hca_a.sock"));
+  std::this_thread::sleep_for(milliseconds(500));
+  auto v = kubelet_->View(kResA);
+  EXPECT_TRUE(v.connected);
+  EXPECT_TRUE(kubelet_->Allocate(kResA, {"0"}).ok());
+  EXPECT_EQ(new_m->Servers()[kResA].registrations, 1u) << "the new instance never had to fight";
+}
+
+// In exclusive RDMA netns mode shared pools advertise no devices (and do not crash).
+TEST_F(ServerTest, ExclusiveNetnsModeAdvertisesNothing) {
+  rdma_.set_answer(RdmaNetnsMode::kExclusive);
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(TwoResources());
+  ASSERT_TRUE(kubelet_->WaitFor(kResA, [](const fake::ResourceView& v) {
+    return v.connected && v.lists_received >= 1;
+  }, milliseconds(5000)));
+  EXPECT_TRUE(kubelet_->View(kResA).devices.empty());
+  auto refused = kubelet_->Allocate(kResA, {"0"});
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("exclusive"), std::string::npos);
+}
+
+// A rejected registration is retried with back-off until the kubelet accepts it.
+TEST_F(ServerTest, RejectedRegistrationIsRetried) {
+  kubelet_->SetRegisterError("simulated rejection");
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto* m = StartManager(TwoResources());
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_FALSE(m->Servers()[kResA].registered);
+  kubelet_->SetRegisterError("");
+  ASSERT_TRUE(WaitListed(kResA, 8));
+}
+
+// A vanished plugin socket (without a kubelet restart) is re-created and re-registered.
+TEST_F(ServerTest, DeletedSocketIsRecreated) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(TwoResources());
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  fs::remove(kubelet_root_ + "/device-plugins/hca_a.sock");
+  ASSERT_TRUE(kubelet_->WaitFor(kResA, [](const fake::ResourceView& v) {
+    return v.registrations >= 2 && v.connected;
+  }, milliseconds(5000)));
+  EXPECT_TRUE(fs::exists(kubelet_root_ + "/device-plugins/hca_a.sock"));
+}
+
+}  // namespace
+}  // namespace hcashare::dp
