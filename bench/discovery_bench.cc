@@ -19,7 +19,7 @@ struct BigNode {
   explicit BigNode(int n) : node(tmp.path()) {
     for (int i = 0; i < n; ++i) {
       SimPciFunction f;
-      char addr[16];
+      char addr[32];
       std::snprintf(addr, sizeof(addr), "0000:%02x:%02x.%x", 1 + i / 64, (i / 8) % 8, i % 8);
       f.address = addr;
       f.numa_node = i % 2;

@@ -45,6 +45,16 @@ std::pair<long, long> Rss(pid_t pid) {
   return {rss, hwm};
 }
 
+// One "Name:   N kB" field of /proc/<pid>/status, in KiB (-1 when absent).
+long RssField(pid_t pid, const std::string& name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(name, 0) == 0) return std::stol(line.substr(name.size()));
+  }
+  return -1;
+}
+
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
@@ -65,6 +75,8 @@ int Main(int argc, char** argv) {
   app.add_option("--runs", runs, "start-up runs")->capture_default_str();
   app.add_option("--allocs", allocs, "Allocate calls")->capture_default_str();
   app.add_option("--plugin", plugin, "daemon binary")->capture_default_str();
+  bool trace = false;
+  app.add_flag("--trace", trace, "print the plugin's debug log of each start-up");
   CLI11_PARSE(app, argc, argv);
 
   Env env;
@@ -77,14 +89,17 @@ int Main(int argc, char** argv) {
     fake::FakeKubelet kubelet(env.kubelet);
     if (!kubelet.Start().ok()) return 1;
     auto t0 = Clock::now();
-    auto proc = Subprocess::Spawn({plugin, "--config", env.config, "--host-root", env.host,
-                                   "--kubelet-root-dir", env.kubelet, "--log-level", "warn"},
-                                  env.tmp.path() + "/plugin.log");
+    auto wall0 = std::chrono::system_clock::now();
+    auto proc = Subprocess::Spawn(
+        {plugin, "--config", env.config, "--host-root", env.host, "--kubelet-root-dir", env.kubelet,
+         "--log-level", trace ? "debug" : "warn"},
+        env.tmp.path() + "/plugin.log");
     if (!proc.ok()) return 1;
     double worst = 0;
     for (const auto& r : kResources) {
-      if (!kubelet.WaitFor(r, [](const fake::ResourceView& v) { return v.lists_received > 0; },
-                           milliseconds(10000))) {
+      if (!kubelet.WaitFor(
+              r, [](const fake::ResourceView& v) { return v.lists_received > 0; },
+              milliseconds(10000))) {
         std::cerr << "resource " << r << " never listed\n";
         return 1;
       }
@@ -92,6 +107,13 @@ int Main(int argc, char** argv) {
       worst = std::max(worst, std::chrono::duration<double, std::milli>(at - t0).count());
     }
     startup_ms.push_back(worst);
+    if (trace) {
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wall0.time_since_epoch());
+      std::printf("run %d: spawned at epoch %.3f s; plugin log:\n", run,
+                  static_cast<double>(ms.count()) / 1000.0);
+      std::ifstream log(env.tmp.path() + "/plugin.log");
+      std::cout << log.rdbuf();
+    }
 
     if (run + 1 == runs) {
       std::vector<double> lat_us;
@@ -111,8 +133,10 @@ int Main(int argc, char** argv) {
       std::printf("allocate_round_trip_us: n=%d p50=%.0f p99=%.0f max=%.0f\n", allocs,
                   Percentile(lat_us, 0.50), Percentile(lat_us, 0.99),
                   *std::max_element(lat_us.begin(), lat_us.end()));
-      std::printf("idle_rss_kib (4 resources x 1000 IDs, after %d Allocates): VmRSS=%ld VmHWM=%ld\n",
-                  allocs, rss, hwm);
+      std::printf(
+          "idle_rss_kib (4 resources x 1000 IDs, after %d Allocates): VmRSS=%ld VmHWM=%ld "
+          "RssAnon=%ld RssFile=%ld\n",
+          allocs, rss, hwm, RssField(proc->pid(), "RssAnon:"), RssField(proc->pid(), "RssFile:"));
     }
     (void)proc->Signal(SIGTERM);
     auto rc = proc->Wait(milliseconds(10000));

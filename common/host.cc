@@ -1,6 +1,9 @@
 #include "common/host.h"
 
+#include "common/unique_fd.h"
+
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,8 +11,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 namespace hcashare {
 
@@ -27,12 +28,14 @@ std::string BaseName(const std::string& path) {
   size_t end = path.find_last_not_of('/');
   if (end == std::string::npos) return path.empty() ? "" : "/";
   size_t start = path.rfind('/', end);
-  return path.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  return path.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 Result<std::string> Host::ReadTrimmed(const std::string& path) const {
   ASSIGN_OR_RETURN(std::string s, ReadFile(path));
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+  while (!s.empty() &&
+         (s.back() == '\n' || s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
     s.pop_back();
   }
   return s;
@@ -52,13 +55,26 @@ class RootedHost final : public Host {
   }
 
   Result<std::string> ReadFile(const std::string& path) const override {
-    std::string real = Resolve(path);
-    std::ifstream in(real, std::ios::binary);
-    if (!in) return ErrnoStatus(errno ? errno : ENOENT, "read " + path);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) return ErrnoStatus(errno ? errno : EIO, "read " + path);
-    return ss.str();
+    // Plain open/read: sysfs attributes are tiny and this runs thousands of times per scan.
+    const bool is_sysfs = path.rfind("/sys/", 0) == 0;
+    UniqueFd fd(::open(Resolve(path).c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return ErrnoStatus(errno, "read " + path);
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoStatus(errno, "read " + path);
+      }
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+      // A sysfs attribute is returned whole by its first read (at most one page), so a
+      // short read there is the end; skipping the extra read matters when a scan does
+      // thousands of these.
+      if (static_cast<size_t>(n) < sizeof(buf) && is_sysfs) break;
+    }
+    return out;
   }
 
   Result<std::string> ReadLink(const std::string& path) const override {
@@ -86,11 +102,16 @@ class RootedHost final : public Host {
     if (::stat(Resolve(path).c_str(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
     FileInfo info;
     info.inode = st.st_ino;
-    if (S_ISREG(st.st_mode)) info.type = FileInfo::Type::kRegular;
-    else if (S_ISDIR(st.st_mode)) info.type = FileInfo::Type::kDirectory;
-    else if (S_ISLNK(st.st_mode)) info.type = FileInfo::Type::kSymlink;
-    else if (S_ISCHR(st.st_mode)) info.type = FileInfo::Type::kCharDevice;
-    else if (S_ISSOCK(st.st_mode)) info.type = FileInfo::Type::kSocket;
+    if (S_ISREG(st.st_mode))
+      info.type = FileInfo::Type::kRegular;
+    else if (S_ISDIR(st.st_mode))
+      info.type = FileInfo::Type::kDirectory;
+    else if (S_ISLNK(st.st_mode))
+      info.type = FileInfo::Type::kSymlink;
+    else if (S_ISCHR(st.st_mode))
+      info.type = FileInfo::Type::kCharDevice;
+    else if (S_ISSOCK(st.st_mode))
+      info.type = FileInfo::Type::kSocket;
     return info;
   }
 

@@ -19,9 +19,9 @@ namespace hcashare {
 
 // One event read from the kernel.
 struct InotifyEvent {
-  int wd = -1;         // watch descriptor it belongs to
-  uint32_t mask = 0;   // IN_* bits
-  std::string name;    // entry name inside the watched directory ("" for the dir itself)
+  int wd = -1;        // watch descriptor it belongs to
+  uint32_t mask = 0;  // IN_* bits
+  std::string name;   // entry name inside the watched directory ("" for the dir itself)
 };
 
 class InotifyWatcher {

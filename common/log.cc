@@ -18,10 +18,14 @@ std::function<void(const std::string&)>* g_sink = nullptr;  // guarded by g_mu
 
 const char* LevelName(LogLevel l) {
   switch (l) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warn";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
@@ -29,7 +33,8 @@ const char* LevelName(LogLevel l) {
 std::string Timestamp() {
   auto now = std::chrono::system_clock::now();
   std::time_t t = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
@@ -41,7 +46,8 @@ std::string Timestamp() {
 // Quotes a text-format value when it has spaces, quotes or '=' in it, or is empty.
 std::string TextValue(const std::string& v) {
   bool plain = !v.empty() && v.find_first_of(" \t\n\"=") == std::string::npos;
-  return plain ? v : nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return plain ? v
+               : nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -58,7 +64,8 @@ Result<LogLevel> ParseLogLevel(std::string_view s) {
 Result<LogFormat> ParseLogFormat(std::string_view s) {
   if (s == "text") return LogFormat::kText;
   if (s == "json") return LogFormat::kJson;
-  return Status::InvalidArgument("unknown log format \"" + std::string(s) + "\" (want text or json)");
+  return Status::InvalidArgument("unknown log format \"" + std::string(s) +
+                                 "\" (want text or json)");
 }
 
 void SetLogLevel(LogLevel level) { g_level = static_cast<int>(level); }

@@ -39,7 +39,8 @@ class NetlinkLinkProvider final : public LinkProvider {
     st.admin_up = (rtnl_link_get_flags(link.get()) & IFF_UP) != 0;
     char buf[64];
     st.oper_state = rtnl_link_operstate2str(rtnl_link_get_operstate(link.get()), buf, sizeof(buf));
-    for (auto& c : st.oper_state) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (auto& c : st.oper_state)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     st.mtu = rtnl_link_get_mtu(link.get());
     st.arp_type = rtnl_link_get_arptype(link.get());
     if (nl_addr* a = rtnl_link_get_addr(link.get()); a != nullptr && nl_addr_get_len(a) > 0) {

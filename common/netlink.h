@@ -14,11 +14,11 @@ namespace hcashare {
 struct LinkState {
   std::string name;
   int ifindex = 0;
-  bool admin_up = false;        // IFF_UP
-  std::string oper_state;       // "up", "down", "unknown", "lowerlayerdown", ...
+  bool admin_up = false;   // IFF_UP
+  std::string oper_state;  // "up", "down", "unknown", "lowerlayerdown", ...
   uint32_t mtu = 0;
-  std::string mac;              // "aa:bb:cc:dd:ee:ff", "" when the link has none
-  uint32_t arp_type = 0;        // ARPHRD_* (1 ether, 32 infiniband)
+  std::string mac;        // "aa:bb:cc:dd:ee:ff", "" when the link has none
+  uint32_t arp_type = 0;  // ARPHRD_* (1 ether, 32 infiniband)
 };
 
 class LinkProvider {

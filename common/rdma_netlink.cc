@@ -22,7 +22,7 @@ Result<RdmaNetnsMode> ParseSysGetAttributes(const uint8_t* data, size_t len) {
   // past `len`.
   const auto* nla = reinterpret_cast<const nlattr*>(data);
   int rem = static_cast<int>(len);
-  for (; rem >= static_cast<int>(sizeof(nlattr)); ) {
+  for (; rem >= static_cast<int>(sizeof(nlattr));) {
     if (nla->nla_len < sizeof(nlattr) || nla->nla_len > rem) {
       return Status::InvalidArgument("malformed RDMA netlink attribute");
     }
@@ -31,7 +31,8 @@ Result<RdmaNetnsMode> ParseSysGetAttributes(const uint8_t* data, size_t len) {
         return Status::InvalidArgument("RDMA netns mode attribute too short");
       }
       uint8_t v = *(reinterpret_cast<const uint8_t*>(nla) + NLA_HDRLEN);
-      if (v > 1) return Status::InvalidArgument("RDMA netns mode out of range: " + std::to_string(v));
+      if (v > 1)
+        return Status::InvalidArgument("RDMA netns mode out of range: " + std::to_string(v));
       return v == 1 ? RdmaNetnsMode::kShared : RdmaNetnsMode::kExclusive;
     }
     int step = NLA_ALIGN(nla->nla_len);

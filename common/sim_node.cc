@@ -28,9 +28,9 @@ std::string Relative(const std::string& link, const std::string& target) {
 
 SimNode::SimNode(std::string root) : root_(std::move(root)) {
   std::error_code ec;
-  for (const char* d : {"/sys/bus/pci/devices", "/sys/bus/pci/drivers", "/sys/class/net",
-                        "/sys/class/infiniband", "/sys/class/infiniband_verbs",
-                        "/sys/class/infiniband_mad", "/dev/infiniband", "/proc"}) {
+  for (const char* d :
+       {"/sys/bus/pci/devices", "/sys/bus/pci/drivers", "/sys/class/net", "/sys/class/infiniband",
+        "/sys/class/infiniband_verbs", "/sys/class/infiniband_mad", "/dev/infiniband", "/proc"}) {
     fs::create_directories(Path(d), ec);
   }
   (void)SetRdmaCm(true);
@@ -130,17 +130,19 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
     RETURN_IF_ERROR(Symlink("/sys/class/infiniband/" + fn.rdma_device, idir));
     owned.push_back("/sys/class/infiniband/" + fn.rdma_device);
     if (fn.with_uverbs) {
-      RETURN_IF_ERROR(AddCharDev(dir, "infiniband_verbs", "uverbs", &uverbs_next_, fn.rdma_device,
-                                 0, &owned));
+      RETURN_IF_ERROR(
+          AddCharDev(dir, "infiniband_verbs", "uverbs", &uverbs_next_, fn.rdma_device, 0, &owned));
     }
     for (int p = 1; p <= fn.ports; ++p) {
       int umad = umad_next_;
       if (fn.with_umad) {
-        RETURN_IF_ERROR(AddCharDev(dir, "infiniband_mad", "umad", &umad, fn.rdma_device, p, &owned));
+        RETURN_IF_ERROR(
+            AddCharDev(dir, "infiniband_mad", "umad", &umad, fn.rdma_device, p, &owned));
       }
       umad = umad_next_;
       if (fn.with_issm) {
-        RETURN_IF_ERROR(AddCharDev(dir, "infiniband_mad", "issm", &umad, fn.rdma_device, p, &owned));
+        RETURN_IF_ERROR(
+            AddCharDev(dir, "infiniband_mad", "issm", &umad, fn.rdma_device, p, &owned));
       }
       ++umad_next_;
     }

@@ -16,8 +16,8 @@ namespace hcashare {
 
 // One PCI function to create.
 struct SimPciFunction {
-  std::string address;                  // "0000:3b:00.0"
-  std::string vendor = "15b3";          // 4 hex digits
+  std::string address;          // "0000:3b:00.0"
+  std::string vendor = "15b3";  // 4 hex digits
   std::string device = "1017";
   std::string class_code = "0x020000";  // as in sysfs `class`
   int numa_node = 0;                    // -1 for "unknown"
@@ -29,7 +29,7 @@ struct SimPciFunction {
   bool with_umad = true;
   bool with_issm = true;
   bool with_uverbs = true;
-  std::string physfn;                   // PF address when this is a VF
+  std::string physfn;                      // PF address when this is a VF
   std::string root_port = "0000:00:01.0";  // upstream bridge the function sits under
 };
 
@@ -60,7 +60,8 @@ class SimNode {
   Status Symlink(const std::string& link, const std::string& target);
   Status WriteFile(const std::string& host_path, const std::string& content);
   Status AddCharDev(const std::string& dev_dir, const std::string& cls, const std::string& prefix,
-                    int* counter, const std::string& ibdev, int port, std::vector<std::string>* owned);
+                    int* counter, const std::string& ibdev, int port,
+                    std::vector<std::string>* owned);
 
   std::string root_;
   int uverbs_next_ = 0;

@@ -7,16 +7,26 @@ namespace hcashare {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "ok";
-    case StatusCode::kNotFound: return "not found";
-    case StatusCode::kInvalidArgument: return "invalid argument";
-    case StatusCode::kFailedPrecondition: return "failed precondition";
-    case StatusCode::kAlreadyExists: return "already exists";
-    case StatusCode::kPermissionDenied: return "permission denied";
-    case StatusCode::kUnavailable: return "unavailable";
-    case StatusCode::kUnimplemented: return "unimplemented";
-    case StatusCode::kIoError: return "I/O error";
-    case StatusCode::kInternal: return "internal";
+    case StatusCode::kOk:
+      return "ok";
+    case StatusCode::kNotFound:
+      return "not found";
+    case StatusCode::kInvalidArgument:
+      return "invalid argument";
+    case StatusCode::kFailedPrecondition:
+      return "failed precondition";
+    case StatusCode::kAlreadyExists:
+      return "already exists";
+    case StatusCode::kPermissionDenied:
+      return "permission denied";
+    case StatusCode::kUnavailable:
+      return "unavailable";
+    case StatusCode::kUnimplemented:
+      return "unimplemented";
+    case StatusCode::kIoError:
+      return "I/O error";
+    case StatusCode::kInternal:
+      return "internal";
   }
   return "unknown";
 }
@@ -35,14 +45,20 @@ Status ErrnoStatus(int err, const std::string& context) {
   std::string msg = context + ": " + std::strerror(err);
   switch (err) {
     case ENOENT:
-    case ENOTDIR: return Status::NotFound(msg);
+    case ENOTDIR:
+      return Status::NotFound(msg);
     case EACCES:
-    case EPERM: return Status::PermissionDenied(msg);
-    case EEXIST: return Status::AlreadyExists(msg);
-    case EINVAL: return Status::InvalidArgument(msg);
+    case EPERM:
+      return Status::PermissionDenied(msg);
+    case EEXIST:
+      return Status::AlreadyExists(msg);
+    case EINVAL:
+      return Status::InvalidArgument(msg);
     case EAGAIN:
-    case ECONNREFUSED: return Status::Unavailable(msg);
-    default: return Status::IoError(msg);
+    case ECONNREFUSED:
+      return Status::Unavailable(msg);
+    default:
+      return Status::IoError(msg);
   }
 }
 

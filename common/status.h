@@ -39,7 +39,9 @@ class [[nodiscard]] Status {
 
   static Status Ok() { return Status(); }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status FailedPrecondition(std::string m) {
     return {StatusCode::kFailedPrecondition, std::move(m)};
   }
@@ -77,7 +79,7 @@ Status ErrnoStatus(int err, const std::string& context);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok() && "Result constructed from an OK Status");
   }
@@ -108,15 +110,14 @@ class [[nodiscard]] Result {
 #define HCASHARE_CONCAT(a, b) HCASHARE_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function if `expr` is not OK.
-#define RETURN_IF_ERROR(expr)                     \
-  do {                                            \
-    ::hcashare::Status _st = (expr);              \
-    if (!_st.ok()) return _st;                    \
+#define RETURN_IF_ERROR(expr)        \
+  do {                               \
+    ::hcashare::Status _st = (expr); \
+    if (!_st.ok()) return _st;       \
   } while (0)
 
 // Evaluates a Result expression; on error returns its Status, else moves the value into `lhs`.
-#define ASSIGN_OR_RETURN(lhs, expr)                                        \
-  auto HCASHARE_CONCAT(_res_, __LINE__) = (expr);                          \
-  if (!HCASHARE_CONCAT(_res_, __LINE__).ok())                              \
-    return HCASHARE_CONCAT(_res_, __LINE__).status();                      \
+#define ASSIGN_OR_RETURN(lhs, expr)                                                             \
+  auto HCASHARE_CONCAT(_res_, __LINE__) = (expr);                                               \
+  if (!HCASHARE_CONCAT(_res_, __LINE__).ok()) return HCASHARE_CONCAT(_res_, __LINE__).status(); \
   lhs = std::move(HCASHARE_CONCAT(_res_, __LINE__)).value()

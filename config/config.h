@@ -25,15 +25,15 @@ inline constexpr const char* kDefaultResourcePrefix = "rdma";
 // Device selectors. Within one list values are ORed; across lists they are ANDed.
 // An empty list does not filter. Values are stored normalised (see ParseConfig).
 struct Selectors {
-  std::vector<std::string> vendors;       // 4 lower-case hex digits, e.g. "15b3"
-  std::vector<std::string> device_ids;    // 4 lower-case hex digits, e.g. "1017"
-  std::vector<std::string> drivers;       // e.g. "mlx5_core"
-  std::vector<std::string> if_names;      // netdev names; any netdev of a function matches
-  std::vector<std::string> link_types;    // "ether" or "infiniband"
-  std::vector<std::string> pci_addresses; // "0000:3b:00.0"
-  std::vector<std::string> pf_names;      // netdev name of the function's physical function
-  std::vector<std::string> rdma_devices;  // e.g. "mlx5_0"
-  std::vector<int> numa_nodes;            // e.g. 0, 1
+  std::vector<std::string> vendors;        // 4 lower-case hex digits, e.g. "15b3"
+  std::vector<std::string> device_ids;     // 4 lower-case hex digits, e.g. "1017"
+  std::vector<std::string> drivers;        // e.g. "mlx5_core"
+  std::vector<std::string> if_names;       // netdev names; any netdev of a function matches
+  std::vector<std::string> link_types;     // "ether" or "infiniband"
+  std::vector<std::string> pci_addresses;  // "0000:3b:00.0"
+  std::vector<std::string> pf_names;       // netdev name of the function's physical function
+  std::vector<std::string> rdma_devices;   // e.g. "mlx5_0"
+  std::vector<int> numa_nodes;             // e.g. 0, 1
 
   // True when no list has a value.
   bool Empty() const;

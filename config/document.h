@@ -20,8 +20,9 @@ inline constexpr int kMaxYamlDepth = 64;
 inline constexpr size_t kMaxYamlNodes = 200000;
 
 // A parsed document. `parsed` is false on a syntax error or a YAML document over
-// kMaxYamlNodes (then `root` is null and `errors` says why). Structural problems that still leave a usable tree (duplicate keys,
-// over-deep YAML) are in `errors` with `parsed` true, so validation can go on.
+// kMaxYamlNodes (then `root` is null and `errors` says why). Structural problems that still leave a
+// usable tree (duplicate keys, over-deep YAML) are in `errors` with `parsed` true, so validation
+// can go on.
 struct Document {
   bool parsed = false;
   nlohmann::json root;

@@ -33,8 +33,8 @@ void AddUnique(std::vector<std::string>* v, const std::string& s) {
 bool PciFunction::operator==(const PciFunction& o) const {
   return address == o.address && vendor == o.vendor && device == o.device &&
          class_code == o.class_code && numa_node == o.numa_node && driver == o.driver &&
-         netdevs == o.netdevs && link_types == o.link_types && rdma == o.rdma &&
-         is_vf == o.is_vf && pf_address == o.pf_address && pf_netdevs == o.pf_netdevs;
+         netdevs == o.netdevs && link_types == o.link_types && rdma == o.rdma && is_vf == o.is_vf &&
+         pf_address == o.pf_address && pf_netdevs == o.pf_netdevs;
 }
 
 std::string ParseHexId(const std::string& raw) {
@@ -49,22 +49,31 @@ std::string ParseHexId(const std::string& raw) {
   return std::string(4 - s.size(), '0') + s;
 }
 
-std::map<std::string, std::vector<std::string>> Discoverer::IndexCharDevices() const {
-  std::map<std::string, std::vector<std::string>> index;
-  for (const char* cls : {"/sys/class/infiniband_verbs", "/sys/class/infiniband_mad"}) {
-    auto entries = host_.ListDir(cls);
+std::map<std::string, std::vector<std::string>> Discoverer::CharDevicesOf(
+    const std::string& dir, const std::vector<std::string>& rdma_names) const {
+  // The uverbs/umad/issm class devices of an RDMA device are children of its PCI device
+  // (/sys/devices/.../<bdf>/infiniband_{verbs,mad}/<name>), so each function's own
+  // directories are listed instead of indexing the global classes. `ibdev` is read only
+  // when the function has several RDMA devices (e.g. switchdev representors).
+  std::map<std::string, std::vector<std::string>> out;
+  for (const char* cls : {"infiniband_verbs", "infiniband_mad"}) {
+    auto entries = host_.ListDir(dir + "/" + cls);
     if (!entries.ok()) continue;
     for (const auto& e : *entries) {
       if (e.rfind("uverbs", 0) != 0 && e.rfind("umad", 0) != 0 && e.rfind("issm", 0) != 0) {
-        continue;  // abi_version and friends
+        continue;
       }
-      auto ibdev = host_.ReadTrimmed(std::string(cls) + "/" + e + "/ibdev");
-      if (!ibdev.ok()) continue;
-      index[*ibdev].push_back("/dev/infiniband/" + e);
+      std::string owner = rdma_names.front();
+      if (rdma_names.size() > 1) {
+        auto ibdev = host_.ReadTrimmed(dir + "/" + cls + "/" + e + "/ibdev");
+        if (!ibdev.ok()) continue;
+        owner = *ibdev;
+      }
+      out[owner].push_back("/dev/infiniband/" + e);
     }
   }
-  for (auto& [name, devs] : index) std::sort(devs.begin(), devs.end());
-  return index;
+  for (auto& [name, devs] : out) std::sort(devs.begin(), devs.end());
+  return out;
 }
 
 std::vector<std::string> Discoverer::NetdevsOf(const std::string& addr) const {
@@ -72,21 +81,25 @@ std::vector<std::string> Discoverer::NetdevsOf(const std::string& addr) const {
   return names.ok() ? *names : std::vector<std::string>{};
 }
 
-bool Discoverer::ReadFunction(const std::string& addr,
-                              const std::map<std::string, std::vector<std::string>>& chardevs,
-                              bool rdma_cm, PciFunction* out, Exclusion* excluded) const {
+bool Discoverer::ReadFunction(const std::string& addr, bool rdma_cm, PciFunction* out,
+                              Exclusion* excluded) const {
   const std::string dir = std::string(kPciDevices) + "/" + addr;
+  // RDMA first: it is one failed opendir for the many functions without it, so they are
+  // skipped before anything else is read.
+  auto ibdevs = host_.ListDir(dir + "/infiniband");
+  if (!ibdevs.ok() || ibdevs->empty()) {
+    LogDebug("skipping PCI function without RDMA", {{"pci", addr}});
+    return false;
+  }
   auto cls = host_.ReadTrimmed(dir + "/class");
   if (!cls.ok()) {
     LogDebug("skipping PCI function: no class", {{"pci", addr}});
     return false;
   }
   uint32_t class_code = static_cast<uint32_t>(std::strtoul(cls->c_str(), nullptr, 16));
-  if ((class_code >> 16) != 0x02) return false;  // not a network controller
-  // RDMA first: most NICs have none, and we skip them before reading anything else.
-  auto ibdevs = host_.ListDir(dir + "/infiniband");
-  if (!ibdevs.ok() || ibdevs->empty()) {
-    LogDebug("skipping network function without RDMA", {{"pci", addr}});
+  if ((class_code >> 16) != 0x02) {
+    LogDebug("skipping RDMA function that is not a network controller",
+             {{"pci", addr}, {"class", *cls}});
     return false;
   }
   auto driver = host_.ReadLink(dir + "/driver");
@@ -106,8 +119,7 @@ bool Discoverer::ReadFunction(const std::string& addr,
   if (f.numa_node < 0) f.numa_node = -1;
   f.netdevs = NetdevsOf(addr);
   for (const auto& nd : f.netdevs) {
-    auto t = host_.ReadTrimmed("/sys/class/net/" + nd + "/type");
-    if (!t.ok()) t = host_.ReadTrimmed(dir + "/net/" + nd + "/type");
+    auto t = host_.ReadTrimmed(dir + "/net/" + nd + "/type");
     if (t.ok()) AddUnique(&f.link_types, LinkTypeFromArp(*t));
   }
   if (auto pf = host_.ReadLink(dir + "/physfn"); pf.ok()) {
@@ -118,6 +130,7 @@ bool Discoverer::ReadFunction(const std::string& addr,
     f.pf_netdevs = f.netdevs;
   }
 
+  const auto chardevs = CharDevicesOf(dir, *ibdevs);
   std::vector<std::string> missing;
   for (const auto& name : *ibdevs) {
     RdmaDeviceInfo info;
@@ -178,11 +191,10 @@ Inventory Discoverer::Scan() const {
     LogDebug("cannot list PCI devices", {{"error", addrs.status().ToString()}});
     return inv;
   }
-  auto chardevs = IndexCharDevices();
   for (const auto& addr : *addrs) {
     PciFunction f;
     Exclusion ex;
-    if (ReadFunction(addr, chardevs, inv.rdma_cm_present, &f, &ex)) {
+    if (ReadFunction(addr, inv.rdma_cm_present, &f, &ex)) {
       inv.functions.push_back(std::move(f));
     } else if (!ex.address.empty()) {
       inv.excluded.push_back(std::move(ex));

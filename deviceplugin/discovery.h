@@ -1,7 +1,7 @@
 // Discovery: one pass over the host's sysfs that yields the RDMA-capable PCI functions.
 //
-// /sys/bus/pci/devices is walked once per scan (not once per resource), and the char
-// device classes (infiniband_verbs, infiniband_mad) are indexed once. Every read goes
+// /sys/bus/pci/devices is walked once per scan (not once per resource); a function's char
+// devices are found under its own device directory. Every read goes
 // through the Host seam. Scan() is const and thread-compatible.
 #pragma once
 
@@ -31,18 +31,18 @@ struct RdmaDeviceInfo {
 // A usable RDMA PCI function: bound to a driver, with an RDMA device and every required
 // char device present.
 struct PciFunction {
-  std::string address;                 // "0000:3b:00.0"
-  std::string vendor;                  // "15b3"
-  std::string device;                  // "1017"
-  uint32_t class_code = 0;             // 0x020700
-  int numa_node = -1;                  // -1 = unknown
-  std::string driver;                  // "mlx5_core"
-  std::vector<std::string> netdevs;    // all names under net/, sorted
-  std::vector<std::string> link_types; // distinct, from netdev `type` and RDMA link_layer
-  std::vector<RdmaDeviceInfo> rdma;    // usually one
+  std::string address;                  // "0000:3b:00.0"
+  std::string vendor;                   // "15b3"
+  std::string device;                   // "1017"
+  uint32_t class_code = 0;              // 0x020700
+  int numa_node = -1;                   // -1 = unknown
+  std::string driver;                   // "mlx5_core"
+  std::vector<std::string> netdevs;     // all names under net/, sorted
+  std::vector<std::string> link_types;  // distinct, from netdev `type` and RDMA link_layer
+  std::vector<RdmaDeviceInfo> rdma;     // usually one
   bool is_vf = false;
-  std::string pf_address;              // for VFs
-  std::vector<std::string> pf_netdevs; // netdevs of the PF (of itself for a PF)
+  std::string pf_address;               // for VFs
+  std::vector<std::string> pf_netdevs;  // netdevs of the PF (of itself for a PF)
 
   bool operator==(const PciFunction& o) const;
 };
@@ -69,11 +69,11 @@ class Discoverer {
   Inventory Scan() const;
 
  private:
-  // ibdev name -> char device host paths, from /sys/class/infiniband_{verbs,mad}.
-  std::map<std::string, std::vector<std::string>> IndexCharDevices() const;
-  bool ReadFunction(const std::string& addr,
-                    const std::map<std::string, std::vector<std::string>>& chardevs,
-                    bool rdma_cm, PciFunction* out, Exclusion* excluded) const;
+  // RDMA device name -> char device host paths, for the function at sysfs dir `dir`.
+  std::map<std::string, std::vector<std::string>> CharDevicesOf(
+      const std::string& dir, const std::vector<std::string>& rdma_names) const;
+  bool ReadFunction(const std::string& addr, bool rdma_cm, PciFunction* out,
+                    Exclusion* excluded) const;
   std::vector<std::string> NetdevsOf(const std::string& addr) const;
 
   const Host& host_;

@@ -24,9 +24,6 @@ Status RegisterWithKubelet(const std::string& kubelet_socket, const std::string&
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
   auto channel = grpc::CreateCustomChannel("unix://" + kubelet_socket,
                                            grpc::InsecureChannelCredentials(), args);
-  if (!channel->WaitForConnected(std::chrono::system_clock::now() + connect_timeout)) {
-    return Status::Unavailable("cannot connect to " + kubelet_socket);
-  }
   auto stub = v1beta1::Registration::NewStub(channel);
   v1beta1::RegisterRequest req;
   req.set_version("v1beta1");
@@ -35,12 +32,16 @@ Status RegisterWithKubelet(const std::string& kubelet_socket, const std::string&
   // The same options GetDevicePluginOptions returns: older kubelets use this copy.
   req.mutable_options()->set_pre_start_required(false);
   req.mutable_options()->set_get_preferred_allocation_available(true);
+  // wait_for_ready lets the call itself wait for the connection (no separate
+  // connectivity round trip); the deadline covers connecting and the call.
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + call_timeout);
+  ctx.set_wait_for_ready(true);
+  ctx.set_deadline(std::chrono::system_clock::now() + connect_timeout + call_timeout);
   v1beta1::Empty resp;
   grpc::Status st = stub->Register(&ctx, req, &resp);
   if (!st.ok()) {
-    std::string msg = "kubelet refused registration of " + resource_name + ": " + st.error_message();
+    std::string msg =
+        "kubelet refused registration of " + resource_name + ": " + st.error_message();
     if (st.error_code() == grpc::StatusCode::UNAVAILABLE ||
         st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
       return Status::Unavailable(msg);

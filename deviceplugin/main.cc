@@ -37,7 +37,8 @@ std::optional<config::PluginConfig> LoadConfig(const std::string& path, bool to_
   for (const auto& w : out.warnings) LogWarn("config warning", {{"issue", w.ToString()}});
   if (!out.ok()) {
     if (to_stderr) std::cerr << "invalid config " << path << ":\n" << config::FormatIssues(out);
-    for (const auto& e : out.errors) LogError("config error", {{"file", path}, {"issue", e.ToString()}});
+    for (const auto& e : out.errors)
+      LogError("config error", {{"file", path}, {"issue", e.ToString()}});
     return std::nullopt;
   }
   return out.config;
@@ -46,8 +47,10 @@ std::optional<config::PluginConfig> LoadConfig(const std::string& path, bool to_
 int Run(int argc, char** argv) {
   Flags f;
   CLI::App app{"hcashare-device-plugin: shared RDMA HCAs for Kubernetes pods"};
-  app.add_option("--config,--config-file", f.config, "config file (JSON or YAML)")->capture_default_str();
-  app.add_option("--kubelet-root-dir", f.kubelet_root, "kubelet root directory")->capture_default_str();
+  app.add_option("--config,--config-file", f.config, "config file (JSON or YAML)")
+      ->capture_default_str();
+  app.add_option("--kubelet-root-dir", f.kubelet_root, "kubelet root directory")
+      ->capture_default_str();
   app.add_option("--host-root", f.host_root, "root under which /sys, /dev and /proc are read")
       ->capture_default_str();
   app.add_option("--registration", f.registration, "auto, kubelet or plugins-registry")
@@ -89,9 +92,11 @@ int Run(int argc, char** argv) {
   sigaddset(&sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  LogInfo("starting hcashare-device-plugin",
-          {{"version", VersionString()}, {"config", f.config}, {"kubelet_root", f.kubelet_root},
-           {"host_root", f.host_root}, {"registration", f.registration}});
+  LogInfo("starting hcashare-device-plugin", {{"version", VersionString()},
+                                              {"config", f.config},
+                                              {"kubelet_root", f.kubelet_root},
+                                              {"host_root", f.host_root},
+                                              {"registration", f.registration}});
   auto cfg = LoadConfig(f.config, /*to_stderr=*/true);
   if (!cfg) return 2;
 

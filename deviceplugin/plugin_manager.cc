@@ -106,8 +106,10 @@ std::string PluginManager::BlockedReason() {
   }
   last_rdma_warning_ = warning;
   if (blocked != last_blocked_) {
-    if (!blocked.empty()) LogError("shared pools advertise 0 devices", {{"reason", blocked}});
-    else if (!last_blocked_.empty()) LogInfo("RDMA netns mode is shared again");
+    if (!blocked.empty())
+      LogError("shared pools advertise 0 devices", {{"reason", blocked}});
+    else if (!last_blocked_.empty())
+      LogInfo("RDMA netns mode is shared again");
     last_blocked_ = blocked;
   }
   return blocked;
@@ -168,8 +170,9 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
   // Publish before starting so that the first ListAndWatch message is the full list.
   Rescan(/*force_resend=*/false);
   for (auto* s : added) s->Start();
-  LogInfo("config applied", {{"resources", std::to_string(cfg.resources.size())},
-                             {"periodic_update_seconds", std::to_string(cfg.periodic_update_seconds)}});
+  LogInfo("config applied",
+          {{"resources", std::to_string(cfg.resources.size())},
+           {"periodic_update_seconds", std::to_string(cfg.periodic_update_seconds)}});
 }
 
 void PluginManager::EnsureWatches() {
@@ -218,8 +221,10 @@ void PluginManager::CheckKubeletSocket() {
   kubelet_sock_inode_ = now;
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [name, s] : servers_) {
-    if (appeared) s->KubeletSocketAppeared();
-    else s->CheckSocket();
+    if (appeared)
+      s->KubeletSocketAppeared();
+    else
+      s->CheckSocket();
   }
 }
 
@@ -232,7 +237,8 @@ void PluginManager::Loop() {
     auto deadline = next_check;
     if (config_.periodic_update_seconds > 0) deadline = std::min(deadline, next_rescan);
     // While a kubelet directory is not watched yet, poll for it more often.
-    if (dp_wd_ < 0 || reg_wd_ < 0) deadline = std::min(deadline, now + std::chrono::milliseconds(500));
+    if (dp_wd_ < 0 || reg_wd_ < 0)
+      deadline = std::min(deadline, now + std::chrono::milliseconds(500));
     auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
     auto events = inotify_->Wait(std::max(timeout, std::chrono::milliseconds(0)));
     std::optional<config::PluginConfig> reload;

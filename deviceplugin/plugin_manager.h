@@ -87,10 +87,11 @@ class PluginManager {
   std::string last_rdma_warning_;
 
   mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<ResourceServer>> servers_;  // guarded by mu_ (key: resourceName)
-  std::optional<config::PluginConfig> pending_config_;              // guarded by mu_
-  bool rescan_requested_ = false;                                   // guarded by mu_
-  bool stop_ = false;                                               // guarded by mu_
+  std::map<std::string, std::unique_ptr<ResourceServer>>
+      servers_;                                         // guarded by mu_ (key: resourceName)
+  std::optional<config::PluginConfig> pending_config_;  // guarded by mu_
+  bool rescan_requested_ = false;                       // guarded by mu_
+  bool stop_ = false;                                   // guarded by mu_
 
   std::atomic<uint64_t> scans_{0};
   std::thread loop_;

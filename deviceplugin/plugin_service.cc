@@ -8,16 +8,24 @@ namespace hcashare::dp {
 
 grpc::Status ToGrpc(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kOk: return grpc::Status::OK;
-    case StatusCode::kInvalidArgument: return {grpc::StatusCode::INVALID_ARGUMENT, s.message()};
-    case StatusCode::kNotFound: return {grpc::StatusCode::NOT_FOUND, s.message()};
+    case StatusCode::kOk:
+      return grpc::Status::OK;
+    case StatusCode::kInvalidArgument:
+      return {grpc::StatusCode::INVALID_ARGUMENT, s.message()};
+    case StatusCode::kNotFound:
+      return {grpc::StatusCode::NOT_FOUND, s.message()};
     case StatusCode::kFailedPrecondition:
       return {grpc::StatusCode::FAILED_PRECONDITION, s.message()};
-    case StatusCode::kAlreadyExists: return {grpc::StatusCode::ALREADY_EXISTS, s.message()};
-    case StatusCode::kPermissionDenied: return {grpc::StatusCode::PERMISSION_DENIED, s.message()};
-    case StatusCode::kUnavailable: return {grpc::StatusCode::UNAVAILABLE, s.message()};
-    case StatusCode::kUnimplemented: return {grpc::StatusCode::UNIMPLEMENTED, s.message()};
-    default: return {grpc::StatusCode::INTERNAL, s.message()};
+    case StatusCode::kAlreadyExists:
+      return {grpc::StatusCode::ALREADY_EXISTS, s.message()};
+    case StatusCode::kPermissionDenied:
+      return {grpc::StatusCode::PERMISSION_DENIED, s.message()};
+    case StatusCode::kUnavailable:
+      return {grpc::StatusCode::UNAVAILABLE, s.message()};
+    case StatusCode::kUnimplemented:
+      return {grpc::StatusCode::UNIMPLEMENTED, s.message()};
+    default:
+      return {grpc::StatusCode::INTERNAL, s.message()};
   }
 }
 
@@ -78,13 +86,14 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
   return grpc::Status::OK;
 }
 
-grpc::Status DevicePluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* req,
+grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
+                                           const v1beta1::AllocateRequest* req,
                                            v1beta1::AllocateResponse* resp) {
   auto snap = state_.Current();
   auto built = BuildAllocateResponse(snap->rc, snap->pool, *req, host_);
   if (!built.ok()) {
-    LogWarn("Allocate refused", {{"resource", snap->rc.FullName()},
-                                 {"error", built.status().message()}});
+    LogWarn("Allocate refused",
+            {{"resource", snap->rc.FullName()}, {"error", built.status().message()}});
     return ToGrpc(built.status());
   }
   *resp = std::move(built).value();
@@ -104,7 +113,8 @@ grpc::Status DevicePluginService::PreStartContainer(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status RegistrationService::GetInfo(grpc::ServerContext*, const pluginregistration::InfoRequest*,
+grpc::Status RegistrationService::GetInfo(grpc::ServerContext*,
+                                          const pluginregistration::InfoRequest*,
                                           pluginregistration::PluginInfo* resp) {
   resp->set_type("DevicePlugin");
   resp->set_name(resource_name_);

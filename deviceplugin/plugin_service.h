@@ -61,9 +61,9 @@ class RegistrationService final : public pluginregistration::Registration::Servi
 
   grpc::Status GetInfo(grpc::ServerContext* ctx, const pluginregistration::InfoRequest* req,
                        pluginregistration::PluginInfo* resp) override;
-  grpc::Status NotifyRegistrationStatus(grpc::ServerContext* ctx,
-                                        const pluginregistration::RegistrationStatus* req,
-                                        pluginregistration::RegistrationStatusResponse* resp) override;
+  grpc::Status NotifyRegistrationStatus(
+      grpc::ServerContext* ctx, const pluginregistration::RegistrationStatus* req,
+      pluginregistration::RegistrationStatusResponse* resp) override;
 
  private:
   std::string resource_name_;

@@ -15,8 +15,7 @@ std::shared_ptr<const Snapshot> MakeSnapshot(const config::ResourceConfig& rc, P
 
 }  // namespace
 
-PluginState::PluginState(config::ResourceConfig rc)
-    : current_(MakeSnapshot(rc, PoolState{}, 1)) {}
+PluginState::PluginState(config::ResourceConfig rc) : current_(MakeSnapshot(rc, PoolState{}, 1)) {}
 
 bool PluginState::Publish(const config::ResourceConfig& rc, PoolState pool, bool force) {
   std::shared_ptr<const Snapshot> cur = Current();
@@ -37,8 +36,7 @@ std::shared_ptr<const Snapshot> PluginState::Current() const {
   return current_;
 }
 
-std::shared_ptr<const Snapshot> PluginState::WaitNewer(uint64_t seen,
-                                                       const std::atomic<bool>& stop,
+std::shared_ptr<const Snapshot> PluginState::WaitNewer(uint64_t seen, const std::atomic<bool>& stop,
                                                        std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait_for(lock, timeout, [&] { return stop.load() || current_->generation != seen; });

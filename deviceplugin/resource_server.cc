@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <random>
 
 #include "common/log.h"
@@ -53,9 +53,12 @@ Result<RegistrationMode> ParseRegistrationMode(const std::string& s) {
 
 const char* RegistrationModeName(RegistrationMode m) {
   switch (m) {
-    case RegistrationMode::kAuto: return "auto";
-    case RegistrationMode::kKubelet: return "kubelet";
-    case RegistrationMode::kPluginsRegistry: return "plugins-registry";
+    case RegistrationMode::kAuto:
+      return "auto";
+    case RegistrationMode::kKubelet:
+      return "kubelet";
+    case RegistrationMode::kPluginsRegistry:
+      return "plugins-registry";
   }
   return "auto";
 }
@@ -115,11 +118,18 @@ void ResourceServer::Stop() {
   }
 }
 
-void ResourceServer::RequestRestart(const std::string& reason) {
+void ResourceServer::RequestRestart(const std::string& reason) { Request(reason, false); }
+
+void ResourceServer::Request(const std::string& reason, bool unless_healthy) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (standby_ || shutdown_) return;
-    if (!restart_pending_) restart_reason_ = reason;
+    if (!restart_pending_) {
+      restart_reason_ = reason;
+      restart_unless_healthy_ = unless_healthy;
+    } else {
+      restart_unless_healthy_ = restart_unless_healthy_ && unless_healthy;
+    }
     restart_pending_ = true;
   }
   cv_.notify_all();
@@ -130,7 +140,18 @@ void ResourceServer::KubeletSocketAppeared() {
     std::lock_guard<std::mutex> lock(mu_);
     backoff_ = opts_.backoff_initial;
   }
-  RequestRestart("kubelet.sock created (kubelet restarted)");
+  // Conditional: a restart that is already under way (its trigger also removed our
+  // socket) may have registered with this very kubelet by the time this is handled.
+  Request("kubelet.sock created (kubelet restarted)", /*unless_healthy=*/true);
+}
+
+bool ResourceServer::HealthyLocked() const {
+  if (public_path_.empty() || public_inode_ == 0 || public_inode_ != InodeOf(public_path_)) {
+    return false;
+  }
+  if (active_mode_ == RegistrationMode::kPluginsRegistry) return true;
+  return registered_.load() && registered_kubelet_inode_ != 0 &&
+         registered_kubelet_inode_ == InodeOf(opts_.DevicePluginDir() + "/kubelet.sock");
 }
 
 void ResourceServer::ScheduleCheck(std::chrono::milliseconds delay) {
@@ -155,7 +176,7 @@ void ResourceServer::CheckSocket() {
     now = InodeOf(path);
   }
   if (now == 0) {
-    RequestRestart("socket " + path + " was removed");
+    Request("socket " + path + " was removed", /*unless_healthy=*/true);
   } else if (now != ours) {
     EnterStandby("socket " + path + " was replaced by another instance");
   }
@@ -229,6 +250,13 @@ void ResourceServer::Supervise() {
       }
       continue;
     }
+    if (restart_pending_ && restart_unless_healthy_ && now < retry_at_ && HealthyLocked()) {
+      // The trigger was already handled by the incarnation we have (see Request()).
+      LogDebug("restart not needed: registered and socket intact",
+               {{"resource", full_name_}, {"trigger", restart_reason_}});
+      restart_pending_ = false;
+      continue;
+    }
     if (restart_pending_ || now >= retry_at_) {
       std::string reason = restart_pending_ ? restart_reason_ : "retry";
       restart_pending_ = false;
@@ -296,9 +324,10 @@ bool ResourceServer::DoRestart(const std::string& reason) {
       inc->private_path.size() >= sizeof(sockaddr_un::sun_path)) {
     return Fail("socket path " + public_path + " is too long for a unix socket (max 107 bytes)");
   }
-  LogInfo("starting device plugin server",
-          {{"resource", full_name_}, {"reason", reason}, {"mode", RegistrationModeName(mode)},
-           {"socket", public_path}});
+  LogInfo("starting device plugin server", {{"resource", full_name_},
+                                            {"reason", reason},
+                                            {"mode", RegistrationModeName(mode)},
+                                            {"socket", public_path}});
 
   inc->plugin = std::make_unique<DevicePluginService>(state_, host_, inc->stopping, events_);
   grpc::ServerBuilder builder;
@@ -312,6 +341,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+  const auto build_start = Clock::now();
   inc->server = builder.BuildAndStart();
   if (!inc->server) {
     return Fail("cannot serve a unix socket in " + dir);
@@ -341,15 +371,27 @@ bool ResourceServer::DoRestart(const std::string& reason) {
     last_failure_.clear();
     return true;
   }
+  const auto reg_start = Clock::now();
+  const ino_t kubelet_inode = InodeOf(kubelet_sock);
   Status st = RegisterWithKubelet(kubelet_sock, socket_name_, full_name_, opts_.connect_timeout,
                                   opts_.register_timeout);
   if (!st.ok()) {
     return Fail("registration failed: " + st.message());
   }
   last_failure_.clear();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    registered_kubelet_inode_ = kubelet_inode;
+  }
   registered_ = true;
   ++registrations_;
-  LogInfo("registered with kubelet", {{"resource", full_name_}, {"mode", "kubelet"}});
+  auto us = [](Clock::duration d) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+  };
+  LogInfo("registered with kubelet", {{"resource", full_name_},
+                                      {"mode", "kubelet"},
+                                      {"serve_us", us(reg_start - build_start)},
+                                      {"register_us", us(Clock::now() - reg_start)}});
   ScheduleCheck(opts_.stream_check_delay);
   return true;
 }

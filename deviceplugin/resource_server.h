@@ -103,6 +103,12 @@ class ResourceServer {
   void OnStreamChanged(int delta, bool by_peer);
   void OnRegistrationStatus(bool ok, const std::string& error);
   void ScheduleCheck(std::chrono::milliseconds delay);
+  // Queues a restart. With `unless_healthy`, the supervisor drops it if, when it gets to
+  // it, the current incarnation is registered with the current kubelet.sock and owns its
+  // socket (an earlier restart already handled the same event).
+  void Request(const std::string& reason, bool unless_healthy);
+  // REQUIRES: mu_ held.
+  bool HealthyLocked() const;
   // Logs a (re)start failure once per distinct message; returns false.
   bool Fail(const std::string& message);
 
@@ -115,15 +121,17 @@ class ResourceServer {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool shutdown_ = false;                                 // guarded by mu_
-  bool restart_pending_ = false;                          // guarded by mu_
-  std::string restart_reason_;                            // guarded by mu_
-  std::chrono::steady_clock::time_point retry_at_;        // guarded by mu_; max() = none
-  std::chrono::steady_clock::time_point check_at_;        // guarded by mu_; max() = none
-  std::chrono::milliseconds backoff_;                     // guarded by mu_
-  bool standby_ = false;                                  // guarded by mu_
-  std::string public_path_;                               // guarded by mu_
-  ino_t public_inode_ = 0;                                // guarded by mu_
+  bool shutdown_ = false;                                   // guarded by mu_
+  bool restart_pending_ = false;                            // guarded by mu_
+  std::string restart_reason_;                              // guarded by mu_
+  bool restart_unless_healthy_ = false;                     // guarded by mu_
+  std::chrono::steady_clock::time_point retry_at_;          // guarded by mu_; max() = none
+  std::chrono::steady_clock::time_point check_at_;          // guarded by mu_; max() = none
+  std::chrono::milliseconds backoff_;                       // guarded by mu_
+  bool standby_ = false;                                    // guarded by mu_
+  std::string public_path_;                                 // guarded by mu_
+  ino_t public_inode_ = 0;                                  // guarded by mu_
+  ino_t registered_kubelet_inode_ = 0;                      // guarded by mu_
   RegistrationMode active_mode_ = RegistrationMode::kAuto;  // guarded by mu_
 
   std::unique_ptr<Incarnation> inc_;  // touched only by the supervisor (or Stop after join)

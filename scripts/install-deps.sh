@@ -12,7 +12,7 @@ PACKAGES=(
   nlohmann-json3-dev libyaml-cpp-dev
   googletest libgmock-dev libgtest-dev libbenchmark-dev
   libcli11-dev
-  iproute2 procps
+  iproute2 procps clang-format
 )
 
 missing=()

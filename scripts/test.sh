@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 
+echo "== format (clang-format, config in .clang-format)"
+git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
+
 echo "== build (RelWithDebInfo)"
 bash scripts/build.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== tests"

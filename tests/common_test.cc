@@ -173,7 +173,9 @@ class NetnsFixture {
     if (ok_) Run("ip netns del " + name_);
   }
   bool ok() const { return ok_; }
-  bool Run(const std::string& cmd) const { return std::system((cmd + " 2>/dev/null").c_str()) == 0; }
+  bool Run(const std::string& cmd) const {
+    return std::system((cmd + " 2>/dev/null").c_str()) == 0;
+  }
   bool InNs(const std::string& cmd) const { return Run("ip -n " + name_ + " " + cmd); }
   // Runs `fn` on a thread that has entered the namespace.
   template <typename F>

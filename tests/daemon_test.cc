@@ -54,17 +54,15 @@ class DaemonTest : public ::testing::Test {
   void WriteConfig(const std::string& text) { std::ofstream(config_) << text; }
 
   Result<Subprocess> Spawn(const std::vector<std::string>& extra, const std::string& log) {
-    std::vector<std::string> argv = {BinDir() + "/hcashare-device-plugin",
-                                     "--host-root", host_root_, "--kubelet-root-dir",
-                                     kubelet_root_};
+    std::vector<std::string> argv = {BinDir() + "/hcashare-device-plugin", "--host-root",
+                                     host_root_, "--kubelet-root-dir", kubelet_root_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return Subprocess::Spawn(argv, tmp_.path() + "/" + log);
   }
 
   bool WaitDevices(size_t n, milliseconds t = milliseconds(10000)) {
-    return kubelet_->WaitFor(kRes, [&](const fake::ResourceView& v) {
-      return v.connected && v.devices.size() == n;
-    }, t);
+    return kubelet_->WaitFor(
+        kRes, [&](const fake::ResourceView& v) { return v.connected && v.devices.size() == n; }, t);
   }
 
   TempDir tmp_;
@@ -77,7 +75,8 @@ TEST_F(DaemonTest, VersionAndBadFlag) {
   auto p = Spawn({"--version"}, "version.log");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
-  EXPECT_NE(ReadAll(tmp_.path() + "/version.log").find("hcashare-device-plugin 0."), std::string::npos);
+  EXPECT_NE(ReadAll(tmp_.path() + "/version.log").find("hcashare-device-plugin 0."),
+            std::string::npos);
   auto bad = Spawn({"--no-such-flag"}, "bad.log");
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(*bad->Wait(milliseconds(10000)), 2);
@@ -142,9 +141,13 @@ TEST_F(DaemonTest, KubeletRestart) {
   ASSERT_TRUE(WaitDevices(5));
   auto t0 = std::chrono::steady_clock::now();
   ASSERT_TRUE(kubelet_->Restart().ok());
-  ASSERT_TRUE(kubelet_->WaitFor(kRes, [](const fake::ResourceView& v) {
-    return v.registrations >= 2 && v.connected && v.devices.size() == 5;
-  }, milliseconds(5000))) << ReadAll(tmp_.path() + "/restart.log");
+  ASSERT_TRUE(kubelet_->WaitFor(
+      kRes,
+      [](const fake::ResourceView& v) {
+        return v.registrations >= 2 && v.connected && v.devices.size() == 5;
+      },
+      milliseconds(5000)))
+      << ReadAll(tmp_.path() + "/restart.log");
   EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
   ASSERT_TRUE(p->Signal(SIGTERM).ok());
   EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
@@ -161,9 +164,9 @@ TEST_F(DaemonTest, RolloutOverlap) {
   ASSERT_TRUE(WaitDevices(5));
   auto new_p = Spawn({"--config", config_}, "new.log");
   ASSERT_TRUE(new_p.ok());
-  ASSERT_TRUE(kubelet_->WaitFor(kRes, [](const fake::ResourceView& v) {
-    return v.registrations >= 2 && v.connected;
-  }, milliseconds(5000)));
+  ASSERT_TRUE(kubelet_->WaitFor(
+      kRes, [](const fake::ResourceView& v) { return v.registrations >= 2 && v.connected; },
+      milliseconds(5000)));
   std::this_thread::sleep_for(milliseconds(2500));  // let the old one notice and stand by
   ASSERT_TRUE(old_p->Signal(SIGTERM).ok());
   EXPECT_EQ(*old_p->Wait(milliseconds(10000)), 0);

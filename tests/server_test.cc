@@ -33,7 +33,8 @@ config::PluginConfig ParseOrDie(const std::string& json) {
 // Two resources over two IB HCAs (ib0/mlx5_0 and ib1/mlx5_1).
 std::string TwoResources(int max_a = 8, int interval = 0) {
   return R"({"periodicUpdateInterval": )" + std::to_string(interval) + R"(, "configList": [
-    {"resourceName": "hca_a", "rdmaHcaMax": )" + std::to_string(max_a) + R"(,
+    {"resourceName": "hca_a", "rdmaHcaMax": )" +
+         std::to_string(max_a) + R"(,
      "selectors": {"ifNames": ["ib0", "ib1"]}},
     {"resourceName": "hca_b", "rdmaHcaMax": 4, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})";
 }
@@ -94,8 +95,8 @@ class ServerTest : public ::testing::Test {
 
   bool WaitListed(const char* res, size_t n, milliseconds t = milliseconds(5000),
                   const char* health = "Healthy") {
-    return kubelet_->WaitFor(res, [&](const fake::ResourceView& v) { return Listed(v, n, health); },
-                             t);
+    return kubelet_->WaitFor(
+        res, [&](const fake::ResourceView& v) { return Listed(v, n, health); }, t);
   }
 
   TempDir tmp_;
@@ -145,9 +146,12 @@ TEST_F(ServerTest, AutoModeFollowsWhatTheKubeletOffers) {
   m->Stop();
   fs::remove(kubelet_root_ + "/device-plugins/kubelet.sock");
   auto* m2 = StartManager(TwoResources(), Options(RegistrationMode::kAuto));
-  ASSERT_TRUE(kubelet_->WaitFor(kResA, [&](const fake::ResourceView& v) {
-    return v.connected && v.endpoint == kubelet_root_ + "/plugins_registry/hca_a.sock";
-  }, milliseconds(5000)));
+  ASSERT_TRUE(kubelet_->WaitFor(
+      kResA,
+      [&](const fake::ResourceView& v) {
+        return v.connected && v.endpoint == kubelet_root_ + "/plugins_registry/hca_a.sock";
+      },
+      milliseconds(5000)));
   EXPECT_EQ(m2->Servers()[kResA].mode, RegistrationMode::kPluginsRegistry);
 }
 
@@ -167,10 +171,10 @@ TEST_F(ServerTest, AllocateAndBadId) {
     EXPECT_EQ(d.host_path(), d.container_path());
     EXPECT_EQ(d.permissions(), "rw");
   }
-  EXPECT_EQ(paths, (std::vector<std::string>{
-                       "/dev/infiniband/issm0", "/dev/infiniband/issm1", "/dev/infiniband/umad0",
-                       "/dev/infiniband/umad1", "/dev/infiniband/uverbs0",
-                       "/dev/infiniband/uverbs1", "/dev/infiniband/rdma_cm"}));
+  EXPECT_EQ(paths, (std::vector<std::string>{"/dev/infiniband/issm0", "/dev/infiniband/issm1",
+                                             "/dev/infiniband/umad0", "/dev/infiniband/umad1",
+                                             "/dev/infiniband/uverbs0", "/dev/infiniband/uverbs1",
+                                             "/dev/infiniband/rdma_cm"}));
   EXPECT_EQ(c.envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_0,mlx5_1");
 
   auto bad = kubelet_->Allocate(kResA, {"1", "8"});
@@ -194,13 +198,14 @@ TEST_F(ServerTest, KubeletRestartReRegistersUnderOneSecond) {
   ASSERT_TRUE(WaitListed(kResB, 4));
   auto t0 = std::chrono::steady_clock::now();
   ASSERT_TRUE(kubelet_->Restart().ok());
-  auto again = [](const fake::ResourceView& v) { return v.registrations >= 2 && Listed(v, v.devices.size()) && !v.devices.empty(); };
+  auto again = [](const fake::ResourceView& v) {
+    return v.registrations >= 2 && Listed(v, v.devices.size()) && !v.devices.empty();
+  };
   ASSERT_TRUE(kubelet_->WaitFor(kResA, again, milliseconds(5000)));
   ASSERT_TRUE(kubelet_->WaitFor(kResB, again, milliseconds(5000)));
   auto took = std::chrono::steady_clock::now() - t0;
-  EXPECT_LT(took, milliseconds(1000)) << "re-registration took "
-                                      << std::chrono::duration_cast<milliseconds>(took).count()
-                                      << " ms";
+  EXPECT_LT(took, milliseconds(1000))
+      << "re-registration took " << std::chrono::duration_cast<milliseconds>(took).count() << " ms";
   EXPECT_EQ(kubelet_->View(kResA).devices.size(), 8u);
   EXPECT_TRUE(kubelet_->Allocate(kResA, {"0"}).ok());
 }
@@ -211,9 +216,9 @@ TEST_F(ServerTest, StreamEndedByKubeletReRegisters) {
   StartManager(TwoResources());
   ASSERT_TRUE(WaitListed(kResA, 8));
   kubelet_->EndStream(kResA);
-  ASSERT_TRUE(kubelet_->WaitFor(kResA, [](const fake::ResourceView& v) {
-    return v.registrations >= 2 && v.connected;
-  }, milliseconds(5000)));
+  ASSERT_TRUE(kubelet_->WaitFor(
+      kResA, [](const fake::ResourceView& v) { return v.registrations >= 2 && v.connected; },
+      milliseconds(5000)));
 }
 
 // A device hot-removed from the tree is pushed after the periodic rescan (1 s interval);
@@ -282,9 +287,9 @@ TEST_F(ServerTest, OverlappingInstancesNewestWins) {
   auto* old_m = StartManager(TwoResources());
   ASSERT_TRUE(WaitListed(kResA, 8));
   auto* new_m = StartManager(TwoResources());
-  ASSERT_TRUE(kubelet_->WaitFor(kResA, [](const fake::ResourceView& v) {
-    return v.registrations >= 2 && v.connected;
-  }, milliseconds(5000)));
+  ASSERT_TRUE(kubelet_->WaitFor(
+      kResA, [](const fake::ResourceView& v) { return v.registrations >= 2 && v.connected; },
+      milliseconds(5000)));
   for (int i = 0; i < 150 && !old_m->Servers()[kResA].standby; ++i) {
     std::this_thread::sleep_for(milliseconds(20));
   }
@@ -304,9 +309,9 @@ TEST_F(ServerTest, ExclusiveNetnsModeAdvertisesNothing) {
   rdma_.set_answer(RdmaNetnsMode::kExclusive);
   ASSERT_TRUE(kubelet_->Start().ok());
   StartManager(TwoResources());
-  ASSERT_TRUE(kubelet_->WaitFor(kResA, [](const fake::ResourceView& v) {
-    return v.connected && v.lists_received >= 1;
-  }, milliseconds(5000)));
+  ASSERT_TRUE(kubelet_->WaitFor(
+      kResA, [](const fake::ResourceView& v) { return v.connected && v.lists_received >= 1; },
+      milliseconds(5000)));
   EXPECT_TRUE(kubelet_->View(kResA).devices.empty());
   auto refused = kubelet_->Allocate(kResA, {"0"});
   EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
@@ -330,9 +335,9 @@ TEST_F(ServerTest, DeletedSocketIsRecreated) {
   StartManager(TwoResources());
   ASSERT_TRUE(WaitListed(kResA, 8));
   fs::remove(kubelet_root_ + "/device-plugins/hca_a.sock");
-  ASSERT_TRUE(kubelet_->WaitFor(kResA, [](const fake::ResourceView& v) {
-    return v.registrations >= 2 && v.connected;
-  }, milliseconds(5000)));
+  ASSERT_TRUE(kubelet_->WaitFor(
+      kResA, [](const fake::ResourceView& v) { return v.registrations >= 2 && v.connected; },
+      milliseconds(5000)));
   EXPECT_TRUE(fs::exists(kubelet_root_ + "/device-plugins/hca_a.sock"));
 }
 

@@ -125,8 +125,8 @@ int RunDemo(const DemoOptions& opts) {
     std::cout << "  " << r << ": " << v.devices.size() << " devices (" << healthy
               << " Healthy), IDs " << v.devices.front().id() << ".." << v.devices.back().id()
               << ", preferred allocation "
-              << (v.options.get_preferred_allocation_available() ? "on" : "off")
-              << ", endpoint " << v.endpoint << "\n";
+              << (v.options.get_preferred_allocation_available() ? "on" : "off") << ", endpoint "
+              << v.endpoint << "\n";
   }
 
   Step("6. Allocate rdma/hca_shared_devices_a, device ID 0");
@@ -152,7 +152,8 @@ int RunDemo(const DemoOptions& opts) {
   bool sockets_gone =
       ::stat((kubelet_root + "/device-plugins/hca_shared_devices_a.sock").c_str(), &st) != 0 &&
       ::stat((kubelet_root + "/device-plugins/hca_shared_devices_b.sock").c_str(), &st) != 0;
-  std::cout << "  exit code " << *rc << ", sockets removed: " << (sockets_gone ? "yes" : "no") << "\n";
+  std::cout << "  exit code " << *rc << ", sockets removed: " << (sockets_gone ? "yes" : "no")
+            << "\n";
   kubelet.Stop();
   if (*rc != 0 || !sockets_gone) return Fail("unclean shutdown");
   if (opts.keep) std::cout << "\nkept " << tmp.path() << "\n";

@@ -164,13 +164,13 @@ Status FakeKubelet::Connect(const std::string& resource, const std::string& sock
   auto ep = std::make_shared<Endpoint>();
   ep->path = socket_path;
   ep->channel = PrivateChannel(socket_path);
-  if (!ep->channel->WaitForConnected(system_clock::now() + milliseconds(10000))) {
-    return Status::Unavailable("cannot dial plugin at " + socket_path);
-  }
   ep->stub = v1beta1::DevicePlugin::NewStub(ep->channel);
   v1beta1::DevicePluginOptions options;
   {
+    // Like the kubelet: a 10 s dial, then GetDevicePluginOptions.
     grpc::ClientContext ctx;
+    ctx.set_wait_for_ready(true);
+    ctx.set_deadline(system_clock::now() + milliseconds(10000));
     grpc::Status st = ep->stub->GetDevicePluginOptions(&ctx, v1beta1::Empty(), &options);
     if (!st.ok()) return Status::Unavailable("GetDevicePluginOptions: " + st.error_message());
   }
@@ -237,11 +237,10 @@ Result<v1beta1::AllocateResponse> FakeKubelet::Allocate(const std::string& resou
   v1beta1::AllocateResponse resp;
   grpc::Status st = ep->stub->Allocate(&ctx, req, &resp);
   if (!st.ok()) {
-    StatusCode code = st.error_code() == grpc::StatusCode::INVALID_ARGUMENT
-                          ? StatusCode::kInvalidArgument
-                      : st.error_code() == grpc::StatusCode::FAILED_PRECONDITION
-                          ? StatusCode::kFailedPrecondition
-                          : StatusCode::kUnavailable;
+    StatusCode code =
+        st.error_code() == grpc::StatusCode::INVALID_ARGUMENT      ? StatusCode::kInvalidArgument
+        : st.error_code() == grpc::StatusCode::FAILED_PRECONDITION ? StatusCode::kFailedPrecondition
+                                                                   : StatusCode::kUnavailable;
     return Status(code, st.error_message());
   }
   return resp;
@@ -278,9 +277,12 @@ void FakeKubelet::RegisterFromRegistry(const std::string& socket_path) {
   std::string error;
   bool versions_ok = false;
   for (const auto& v : info.supported_versions()) versions_ok = versions_ok || v == "v1beta1";
-  if (info.type() != "DevicePlugin") error = "unsupported plugin type " + info.type();
-  else if (!versions_ok) error = "no supported version";
-  else if (info.name().find('/') == std::string::npos) error = "invalid resource name";
+  if (info.type() != "DevicePlugin")
+    error = "unsupported plugin type " + info.type();
+  else if (!versions_ok)
+    error = "no supported version";
+  else if (info.name().find('/') == std::string::npos)
+    error = "invalid resource name";
   if (error.empty()) {
     Status st = Connect(info.name(), info.endpoint().empty() ? socket_path : info.endpoint());
     if (!st.ok()) error = st.message();

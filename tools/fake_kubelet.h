@@ -28,12 +28,12 @@ namespace hcashare::fake {
 
 // What the fake kubelet knows about one resource.
 struct ResourceView {
-  bool connected = false;          // a ListAndWatch stream is open
-  int registrations = 0;           // successful registrations so far
-  int lists_received = 0;          // ListAndWatch messages received
+  bool connected = false;                // a ListAndWatch stream is open
+  int registrations = 0;                 // successful registrations so far
+  int lists_received = 0;                // ListAndWatch messages received
   std::vector<v1beta1::Device> devices;  // the latest list
   v1beta1::DevicePluginOptions options;
-  std::string endpoint;            // socket path the kubelet dialled
+  std::string endpoint;  // socket path the kubelet dialled
   std::chrono::steady_clock::time_point last_list_at;
 };
 
@@ -93,11 +93,11 @@ class FakeKubelet {
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
-  std::map<std::string, ResourceView> views_;                       // guarded by mu_
-  std::map<std::string, std::shared_ptr<Endpoint>> endpoints_;      // guarded by mu_
-  std::map<std::string, std::string> registry_sockets_;             // socket -> resource; guarded by mu_
-  std::string register_error_;                                      // guarded by mu_
-  bool watching_ = false;                                           // guarded by mu_
+  std::map<std::string, ResourceView> views_;                   // guarded by mu_
+  std::map<std::string, std::shared_ptr<Endpoint>> endpoints_;  // guarded by mu_
+  std::map<std::string, std::string> registry_sockets_;  // socket -> resource; guarded by mu_
+  std::string register_error_;                           // guarded by mu_
+  bool watching_ = false;                                // guarded by mu_
   std::thread watcher_;
 };
 
