@@ -266,11 +266,12 @@ Result<v1beta1::PreferredAllocationResponse> FakeKubelet::GetPreferredAllocation
 
 void FakeKubelet::RegisterFromRegistry(const std::string& socket_path) {
   auto channel = PrivateChannel(socket_path);
-  if (!channel->WaitForConnected(system_clock::now() + milliseconds(10000))) return;
   auto stub = pluginregistration::Registration::NewStub(channel);
   pluginregistration::PluginInfo info;
   {
+    // The kubelet's GetInfo deadline is 1 s; a socket that vanished fails within it.
     grpc::ClientContext ctx;
+    ctx.set_wait_for_ready(true);
     ctx.set_deadline(system_clock::now() + milliseconds(1000));
     if (!stub->GetInfo(&ctx, pluginregistration::InfoRequest(), &info).ok()) return;
   }
