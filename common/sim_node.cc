@@ -162,17 +162,23 @@ Status SimNode::RemovePciFunction(const std::string& address) {
   return Status::Ok();
 }
 
+SimPciFunction SimNode::IbHca(const std::string& address, const std::string& netdev,
+                              const std::string& rdma, int numa_node) {
+  SimPciFunction f;
+  f.address = address;
+  f.class_code = "0x020700";
+  f.numa_node = numa_node;
+  f.netdevs = {netdev};
+  f.link_type = "infiniband";
+  f.rdma_device = rdma;
+  return f;
+}
+
 Status SimNode::PopulateDemo() {
   auto hca = [](std::string addr, std::string dev, int numa, std::string nd, std::string rdma,
                 std::string port) {
-    SimPciFunction f;
-    f.address = std::move(addr);
+    SimPciFunction f = IbHca(addr, nd, rdma, numa);
     f.device = std::move(dev);
-    f.class_code = "0x020700";
-    f.numa_node = numa;
-    f.netdevs = {std::move(nd)};
-    f.link_type = "infiniband";
-    f.rdma_device = std::move(rdma);
     f.root_port = std::move(port);
     return f;
   };

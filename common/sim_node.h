@@ -41,6 +41,11 @@ class SimNode {
 
   const std::string& root() const { return root_; }
 
+  // An InfiniBand HCA function: class 0x020700, Mellanox 15b3:1017 on mlx5_core, one
+  // port, IPoIB netdev `netdev` and RDMA device `rdma`.
+  static SimPciFunction IbHca(const std::string& address, const std::string& netdev,
+                              const std::string& rdma, int numa_node = 0);
+
   // Creates the function and everything it implies. InvalidArgument on a bad address or a
   // duplicate.
   Status AddPciFunction(const SimPciFunction& fn);

@@ -1,29 +1,41 @@
 #include "deviceplugin/kubelet_client.h"
 
 #include <grpcpp/grpcpp.h>
-#include <unistd.h>
 
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
+#include "deviceplugin/socket_files.h"
 
 namespace hcashare::dp {
 
-Status RegisterWithKubelet(const std::string& kubelet_socket, const std::string& endpoint,
-                           const std::string& resource_name,
-                           std::chrono::milliseconds connect_timeout,
-                           std::chrono::milliseconds call_timeout) {
-  // Dial only a socket that exists: a channel that fails first backs off for a second
-  // before its next attempt, which would delay re-registration after a kubelet restart.
-  if (::access(kubelet_socket.c_str(), F_OK) != 0) {
-    return Status::Unavailable(kubelet_socket + " does not exist");
+std::shared_ptr<grpc::Channel> KubeletRegistrar::Channel() {
+  // Dial only a socket that exists: a channel whose first attempt fails backs off before
+  // the next one, which would delay re-registration after a kubelet restart.
+  const ino_t inode = InodeOf(socket_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (inode == 0) {
+    channel_.reset();
+    inode_ = 0;
+    return nullptr;
   }
-  // A private subchannel pool: never reuse a connection to a previous kubelet.sock inode.
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
-  auto channel = grpc::CreateCustomChannel("unix://" + kubelet_socket,
-                                           grpc::InsecureChannelCredentials(), args);
+  if (!channel_ || inode != inode_) {
+    // A private subchannel pool: never reuse a connection to a previous inode.
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+    channel_ =
+        grpc::CreateCustomChannel("unix://" + socket_, grpc::InsecureChannelCredentials(), args);
+    inode_ = inode;
+  }
+  return channel_;
+}
+
+Status KubeletRegistrar::Register(const std::string& endpoint, const std::string& resource_name,
+                                  std::chrono::milliseconds connect_timeout,
+                                  std::chrono::milliseconds call_timeout) {
+  auto channel = Channel();
+  if (!channel) return Status::Unavailable(socket_ + " does not exist");
   auto stub = v1beta1::Registration::NewStub(channel);
   v1beta1::RegisterRequest req;
   req.set_version("v1beta1");

@@ -2,6 +2,7 @@
 //
 // Exit codes: 0 after SIGTERM/SIGINT, 1 on a start-up failure, 2 on an invalid config or
 // command line.
+#include <malloc.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -132,4 +133,9 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace hcashare::dp
 
-int main(int argc, char** argv) { return hcashare::dp::Run(argc, argv); }
+int main(int argc, char** argv) {
+  // One malloc arena: the daemon allocates little, and per-thread arenas (one per gRPC
+  // thread) would each keep pages resident.
+  mallopt(M_ARENA_MAX, 1);
+  return hcashare::dp::Run(argc, argv);
+}

@@ -1,10 +1,10 @@
 #include "deviceplugin/plugin_manager.h"
 
-#include <sys/stat.h>
-
 #include <set>
 
 #include "common/log.h"
+#include "common/strings.h"
+#include "deviceplugin/socket_files.h"
 
 namespace hcashare::dp {
 namespace {
@@ -14,28 +14,21 @@ using Clock = std::chrono::steady_clock;
 constexpr uint32_t kDirMask =
     IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF;
 
-ino_t InodeOf(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
-}
-
-std::string Join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
 }  // namespace
 
 PluginManager::PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& rdma)
-    : opts_(std::move(opts)), host_(host), rdma_(rdma), discoverer_(host) {}
+    : opts_(std::move(opts)),
+      host_(host),
+      rdma_(rdma),
+      discoverer_(host),
+      registrar_(opts_.server.KubeletSocket()) {}
 
 PluginManager::~PluginManager() { Stop(); }
 
 Status PluginManager::Start(const config::PluginConfig& cfg) {
   ASSIGN_OR_RETURN(inotify_, InotifyWatcher::Create());
   EnsureWatches();
-  kubelet_sock_inode_ = InodeOf(opts_.server.DevicePluginDir() + "/kubelet.sock");
+  kubelet_sock_inode_ = InodeOf(opts_.server.KubeletSocket());
   ApplyConfig(cfg);
   loop_ = std::thread([this] { Loop(); });
   return Status::Ok();
@@ -157,7 +150,7 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
     }
     for (const auto& rc : cfg.resources) {
       if (servers_.count(rc.resource_name)) continue;
-      auto s = std::make_unique<ResourceServer>(rc, opts_.server, host_);
+      auto s = std::make_unique<ResourceServer>(rc, opts_.server, host_, registrar_);
       added.push_back(s.get());
       servers_[rc.resource_name] = std::move(s);
     }
@@ -201,7 +194,7 @@ void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
     if (ev.mask & (IN_DELETE | IN_MOVED_FROM)) removed.insert(ev.name);
   }
   if (kubelet_appeared) {
-    kubelet_sock_inode_ = InodeOf(opts_.server.DevicePluginDir() + "/kubelet.sock");
+    kubelet_sock_inode_ = InodeOf(opts_.server.KubeletSocket());
     LogInfo("kubelet.sock created; re-registering every resource");
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -216,7 +209,7 @@ void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
 
 void PluginManager::CheckKubeletSocket() {
   EnsureWatches();
-  ino_t now = InodeOf(opts_.server.DevicePluginDir() + "/kubelet.sock");
+  ino_t now = InodeOf(opts_.server.KubeletSocket());
   bool appeared = now != 0 && now != kubelet_sock_inode_;
   kubelet_sock_inode_ = now;
   std::lock_guard<std::mutex> lock(mu_);

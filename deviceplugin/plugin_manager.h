@@ -24,6 +24,7 @@
 #include "common/rdma_netlink.h"
 #include "config/config.h"
 #include "deviceplugin/discovery.h"
+#include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/resource_server.h"
 
 namespace hcashare::dp {
@@ -76,6 +77,7 @@ class PluginManager {
   Discoverer discoverer_;
   ExclusionReporter exclusions_;
   std::unique_ptr<InotifyWatcher> inotify_;
+  KubeletRegistrar registrar_;  // shared by the servers; outlives them
 
   // Loop-thread state.
   config::PluginConfig config_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/strings.h"
 #include "deviceplugin/selectors.h"
 
 namespace hcashare::dp {
@@ -95,9 +96,7 @@ Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceCo
     spec->set_host_path(path);
     spec->set_permissions("rw");
   }
-  std::string names;
-  for (const auto& n : pool.RdmaNames()) names += (names.empty() ? "" : ",") + n;
-  (*one.mutable_envs())[kRdmaDevicesEnv] = names;
+  (*one.mutable_envs())[kRdmaDevicesEnv] = Join(pool.RdmaNames());
 
   v1beta1::AllocateResponse resp;
   for (int i = 0; i < req.container_requests_size(); ++i) *resp.add_container_responses() = one;

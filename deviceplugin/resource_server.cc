@@ -1,7 +1,6 @@
 #include "deviceplugin/resource_server.h"
 
 #include <grpcpp/grpcpp.h>
-#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 
 #include "common/log.h"
 #include "deviceplugin/kubelet_client.h"
+#include "deviceplugin/socket_files.h"
 
 namespace hcashare::dp {
 
@@ -27,18 +27,6 @@ std::string Nonce() {
   char buf[9];
   std::snprintf(buf, sizeof(buf), "%08x", static_cast<unsigned>(rng()));
   return buf;
-}
-
-// The inode at `path`, or 0 when absent.
-ino_t InodeOf(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return 0;
-  return st.st_ino;
-}
-
-bool IsDir(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 }  // namespace
@@ -73,9 +61,10 @@ struct ResourceServer::Incarnation {
 };
 
 ResourceServer::ResourceServer(const config::ResourceConfig& rc, ServerOptions opts,
-                               const Host& host)
+                               const Host& host, KubeletRegistrar& registrar)
     : opts_(std::move(opts)),
       host_(host),
+      registrar_(registrar),
       full_name_(rc.FullName()),
       socket_name_(rc.resource_name + ".sock"),
       state_(rc),
@@ -151,7 +140,7 @@ bool ResourceServer::HealthyLocked() const {
   }
   if (active_mode_ == RegistrationMode::kPluginsRegistry) return true;
   return registered_.load() && registered_kubelet_inode_ != 0 &&
-         registered_kubelet_inode_ == InodeOf(opts_.DevicePluginDir() + "/kubelet.sock");
+         registered_kubelet_inode_ == InodeOf(opts_.KubeletSocket());
 }
 
 void ResourceServer::ScheduleCheck(std::chrono::milliseconds delay) {
@@ -301,7 +290,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
     check_at_ = kNever;
   }
   RegistrationMode mode = opts_.mode;
-  const std::string kubelet_sock = opts_.DevicePluginDir() + "/kubelet.sock";
+  const std::string kubelet_sock = opts_.KubeletSocket();
   if (mode == RegistrationMode::kAuto) {
     // Classic registration is the most widely supported; use it whenever the kubelet
     // serves kubelet.sock, and plugins_registry only when it does not.
@@ -373,8 +362,8 @@ bool ResourceServer::DoRestart(const std::string& reason) {
   }
   const auto reg_start = Clock::now();
   const ino_t kubelet_inode = InodeOf(kubelet_sock);
-  Status st = RegisterWithKubelet(kubelet_sock, socket_name_, full_name_, opts_.connect_timeout,
-                                  opts_.register_timeout);
+  Status st =
+      registrar_.Register(socket_name_, full_name_, opts_.connect_timeout, opts_.register_timeout);
   if (!st.ok()) {
     return Fail("registration failed: " + st.message());
   }

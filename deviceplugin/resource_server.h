@@ -28,6 +28,7 @@
 
 #include "common/host.h"
 #include "config/config.h"
+#include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/plugin_service.h"
 #include "deviceplugin/plugin_state.h"
 
@@ -50,6 +51,7 @@ struct ServerOptions {
   std::chrono::milliseconds stream_check_delay{2000};
 
   std::string DevicePluginDir() const { return kubelet_root + "/device-plugins"; }
+  std::string KubeletSocket() const { return DevicePluginDir() + "/kubelet.sock"; }
   std::string RegistryDir() const { return kubelet_root + "/plugins_registry"; }
 };
 
@@ -66,8 +68,9 @@ struct ServerInfo {
 
 class ResourceServer {
  public:
-  // `host` must outlive the server.
-  ResourceServer(const config::ResourceConfig& rc, ServerOptions opts, const Host& host);
+  // `host` and `registrar` (used in kubelet mode) must outlive the server.
+  ResourceServer(const config::ResourceConfig& rc, ServerOptions opts, const Host& host,
+                 KubeletRegistrar& registrar);
   ~ResourceServer();
   ResourceServer(const ResourceServer&) = delete;
   ResourceServer& operator=(const ResourceServer&) = delete;
@@ -114,6 +117,7 @@ class ResourceServer {
 
   const ServerOptions opts_;
   const Host& host_;
+  KubeletRegistrar& registrar_;
   const std::string full_name_;
   const std::string socket_name_;  // "<resourceName>.sock"
   PluginState state_;

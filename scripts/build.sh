@@ -12,7 +12,10 @@ while [ $# -gt 0 ]; do
   opts+=("$1")
   shift
 done
+# Relative paths and no working-directory hashing let ccache reuse objects across
+# checkouts (CI builds in a fresh clone every time).
 export CCACHE_BASEDIR="$PWD"
+export CCACHE_NOHASHDIR=true
 cmake -S . -B "$dir" -G Ninja "${opts[@]}" >/dev/null
 if [ "${#targets[@]}" -gt 0 ]; then
   cmake --build "$dir" -j2 --target "${targets[@]}"

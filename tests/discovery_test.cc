@@ -30,13 +30,8 @@ constexpr const char* kIb = "/dev/infiniband/";
 // An InfiniBand HCA physical function (class 0x020700, one port).
 SimPciFunction IbPf(const std::string& address, const std::string& netdev,
                     const std::string& rdma) {
-  SimPciFunction f;
-  f.address = address;
+  SimPciFunction f = SimNode::IbHca(address, netdev, rdma);
   f.device = "101B";  // upper case on purpose: discovery must lower-case it
-  f.class_code = "0x020700";
-  f.netdevs = {netdev};
-  f.link_type = "infiniband";
-  f.rdma_device = rdma;
   return f;
 }
 

@@ -3,7 +3,6 @@
 #include "deviceplugin/pool.h"
 
 #include <gmock/gmock.h>
-#include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -321,13 +320,7 @@ class AllocateTest : public ::testing::Test {
   }
 
   void AddHca(const std::string& address, const std::string& netdev, const std::string& rdma) {
-    SimPciFunction f;
-    f.address = address;
-    f.class_code = "0x020700";
-    f.netdevs = {netdev};
-    f.link_type = "infiniband";
-    f.rdma_device = rdma;
-    ASSERT_TRUE(sim_->AddPciFunction(f).ok()) << address;
+    ASSERT_TRUE(sim_->AddPciFunction(SimNode::IbHca(address, netdev, rdma)).ok()) << address;
   }
 
   // An AllocateRequest with one container request per element of `containers`.
@@ -384,8 +377,9 @@ TEST_F(AllocateTest, TwoContainersGetIdenticalResponses) {
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   ASSERT_EQ(resp->container_responses_size(), 2);
   EXPECT_EQ(resp->container_responses(0).devices_size(), static_cast<int>(kExpectedDevices.size()));
-  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(resp->container_responses(0),
-                                                                 resp->container_responses(1)));
+  // One env entry, so the serialised forms are comparable byte for byte.
+  EXPECT_EQ(resp->container_responses(0).SerializeAsString(),
+            resp->container_responses(1).SerializeAsString());
 }
 
 // An ID outside 0..rdmaHcaMax-1 is rejected with InvalidArgument naming the ID.

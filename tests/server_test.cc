@@ -39,18 +39,6 @@ std::string TwoResources(int max_a = 8, int interval = 0) {
     {"resourceName": "hca_b", "rdmaHcaMax": 4, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})";
 }
 
-SimPciFunction Hca(const std::string& addr, const std::string& ifname, const std::string& rdma,
-                   int numa) {
-  SimPciFunction f;
-  f.address = addr;
-  f.class_code = "0x020700";
-  f.netdevs = {ifname};
-  f.link_type = "infiniband";
-  f.rdma_device = rdma;
-  f.numa_node = numa;
-  return f;
-}
-
 bool Listed(const fake::ResourceView& v, size_t n, const char* health = "Healthy") {
   if (!v.connected || v.devices.size() != n) return false;
   for (const auto& d : v.devices) {
@@ -65,8 +53,8 @@ class ServerTest : public ::testing::Test {
     host_root_ = tmp_.path() + "/host";
     kubelet_root_ = tmp_.path() + "/kubelet";
     node_ = std::make_unique<SimNode>(host_root_);
-    ASSERT_TRUE(node_->AddPciFunction(Hca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok());
-    ASSERT_TRUE(node_->AddPciFunction(Hca("0000:86:00.0", "ib1", "mlx5_1", 1)).ok());
+    ASSERT_TRUE(node_->AddPciFunction(SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok());
+    ASSERT_TRUE(node_->AddPciFunction(SimNode::IbHca("0000:86:00.0", "ib1", "mlx5_1", 1)).ok());
     host_ = NewRootedHost(host_root_);
     kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_);
   }

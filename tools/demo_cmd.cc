@@ -6,10 +6,11 @@
 #include <fstream>
 #include <iostream>
 
-#include <google/protobuf/util/json_util.h>
+#include <nlohmann/json.hpp>
 
 #include "common/host.h"
 #include "common/sim_node.h"
+#include "common/strings.h"
 #include "common/subprocess.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/discovery.h"
@@ -43,6 +44,24 @@ constexpr const char* kMellanoxExample = R"({
 }
 )";
 
+// The Allocate response as JSON with the proto field names (the daemon links the lite
+// protobuf runtime, which has no JSON printer).
+nlohmann::ordered_json AllocateResponseJson(const v1beta1::AllocateResponse& resp) {
+  nlohmann::ordered_json out = {{"container_responses", nlohmann::json::array()}};
+  for (const auto& c : resp.container_responses()) {
+    nlohmann::ordered_json envs = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : c.envs()) envs[k] = v;
+    nlohmann::ordered_json devices = nlohmann::json::array();
+    for (const auto& d : c.devices()) {
+      devices.push_back({{"container_path", d.container_path()},
+                         {"host_path", d.host_path()},
+                         {"permissions", d.permissions()}});
+    }
+    out["container_responses"].push_back({{"envs", envs}, {"devices", devices}});
+  }
+  return out;
+}
+
 void Step(const std::string& s) { std::cout << "\n==> " << s << "\n" << std::flush; }
 
 int Fail(const std::string& why) {
@@ -50,11 +69,8 @@ int Fail(const std::string& why) {
   return 1;
 }
 
-std::string Join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
-  return out.empty() ? "-" : out;
-}
+// Comma-joined, or "-" when empty.
+std::string List(const std::vector<std::string>& v) { return v.empty() ? "-" : Join(v); }
 
 }  // namespace
 
@@ -81,8 +97,8 @@ int RunDemo(const DemoOptions& opts) {
       chars.insert(chars.end(), r.char_devices.begin(), r.char_devices.end());
     }
     std::cout << "  " << f.address << "  " << f.vendor << ":" << f.device << "  driver=" << f.driver
-              << "  netdevs=" << Join(f.netdevs) << "  link=" << Join(f.link_types)
-              << "  numa=" << f.numa_node << "  rdma=" << Join(rdma) << "  chardevs=" << Join(chars)
+              << "  netdevs=" << List(f.netdevs) << "  link=" << List(f.link_types)
+              << "  numa=" << f.numa_node << "  rdma=" << List(rdma) << "  chardevs=" << List(chars)
               << "\n";
   }
   std::cout << "  (the Intel NIC 0000:18:00.0 has no RDMA and the SATA controller is not a NIC:"
@@ -132,12 +148,7 @@ int RunDemo(const DemoOptions& opts) {
   Step("6. Allocate rdma/hca_shared_devices_a, device ID 0");
   auto resp = kubelet.Allocate(resources[0], {"0"});
   if (!resp.ok()) return Fail("Allocate: " + resp.status().ToString());
-  std::string json;
-  google::protobuf::util::JsonPrintOptions jopts;
-  jopts.add_whitespace = true;
-  jopts.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(*resp, &json, jopts);
-  std::cout << json;
+  std::cout << AllocateResponseJson(*resp).dump(2) << "\n";
 
   Step("7. Allocate with an ID the resource does not have (\"1000\")");
   auto bad = kubelet.Allocate(resources[0], {"1000"});

@@ -1,0 +1,12 @@
+// Small string helpers shared across modules.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hcashare {
+
+// Joins `parts` with `sep` between them ("" for no parts).
+std::string Join(const std::vector<std::string>& parts, const std::string& sep = ",");
+
+}  // namespace hcashare
