@@ -7,8 +7,8 @@
 #include "common/host.h"
 #include "common/sim_node.h"
 #include "common/temp_dir.h"
+#include "deviceplugin/allocation.h"
 #include "deviceplugin/discovery.h"
-#include "deviceplugin/pool.h"
 
 namespace hcashare {
 namespace {

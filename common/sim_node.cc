@@ -150,6 +150,18 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
   return Status::Ok();
 }
 
+Status SimNode::MoveRdmaToPod(const std::string& address) {
+  auto it = device_dirs_.find(address);
+  if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);
+  std::error_code ec;
+  for (const auto& p : owned_[address]) fs::remove(Path(p), ec);
+  owned_[address].clear();
+  for (const char* sub : {"/infiniband", "/infiniband_verbs", "/infiniband_mad", "/net"}) {
+    fs::remove_all(Path(it->second + sub), ec);
+  }
+  return Status::Ok();
+}
+
 Status SimNode::RemovePciFunction(const std::string& address) {
   auto it = device_dirs_.find(address);
   if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);

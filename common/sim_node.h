@@ -52,6 +52,9 @@ class SimNode {
   // Hot-removes the function: its device directory, the bus link and every class link
   // and /dev node that pointed into it.
   Status RemovePciFunction(const std::string& address);
+  // Simulates the function's RDMA device and netdevs moving into a pod's network namespace
+  // (RDMA netns mode exclusive): they leave host sysfs, the PCI function stays.
+  Status MoveRdmaToPod(const std::string& address);
   // Creates or deletes /dev/infiniband/rdma_cm.
   Status SetRdmaCm(bool present);
 

@@ -22,6 +22,24 @@ inline constexpr int kDefaultPeriodicUpdateSeconds = 60;
 // Default resourcePrefix.
 inline constexpr const char* kDefaultResourcePrefix = "rdma";
 
+// How a resource hands out its devices.
+enum class PoolMode {
+  kShared,     // rdmaHcaMax counted IDs, each granting the whole pool (the Mellanox model)
+  kExclusive,  // one kubelet device per selected PCI function, ID = its PCI address
+};
+
+// One `pfNames` entry: a PF netdev name, optionally with a VF index range
+// ("ens1f0#0-3" or "ens1f0#2"). Without a range it matches the PF itself and all its VFs;
+// with a range it matches only those VFs.
+struct PfNameSelector {
+  std::string pf;     // netdev name of the physical function
+  int first_vf = -1;  // -1: no range
+  int last_vf = -1;   // inclusive
+  bool operator==(const PfNameSelector& o) const {
+    return pf == o.pf && first_vf == o.first_vf && last_vf == o.last_vf;
+  }
+};
+
 // Device selectors. Within one list values are ORed; across lists they are ANDed.
 // An empty list does not filter. Values are stored normalised (see ParseConfig).
 struct Selectors {
@@ -31,9 +49,10 @@ struct Selectors {
   std::vector<std::string> if_names;       // netdev names; any netdev of a function matches
   std::vector<std::string> link_types;     // "ether" or "infiniband"
   std::vector<std::string> pci_addresses;  // "0000:3b:00.0"
-  std::vector<std::string> pf_names;       // netdev name of the function's physical function
+  std::vector<PfNameSelector> pf_names;    // PF netdev names, optionally with VF ranges
   std::vector<std::string> rdma_devices;   // e.g. "mlx5_0"
   std::vector<int> numa_nodes;             // e.g. 0, 1
+  std::optional<bool> is_vf;               // `isVF`: only VFs (true) or only non-VFs (false)
 
   // True when no list has a value.
   bool Empty() const;
@@ -42,10 +61,13 @@ struct Selectors {
 
 // One entry of configList: one kubelet resource.
 struct ResourceConfig {
-  std::string resource_name;    // ^[a-zA-Z0-9_]+$, alphanumeric at both ends
-  std::string resource_prefix;  // DNS subdomain; defaults to "rdma"
-  int rdma_hca_max = 0;         // 1..kMaxRdmaHcaMax
-  Selectors selectors;          // `devices` is folded into selectors.if_names
+  std::string resource_name;          // ^[a-zA-Z0-9_]+$, alphanumeric at both ends
+  std::string resource_prefix;        // DNS subdomain; defaults to "rdma"
+  PoolMode mode = PoolMode::kShared;  // `mode`: "shared" (default) or "exclusive"
+  int rdma_hca_max = 0;         // shared: 1..kMaxRdmaHcaMax (required); exclusive: 0 (not allowed)
+  bool topology_aware = false;  // `topologyAware` (shared only): IDs spread over NUMA nodes
+  bool exclude_topology = false;  // `excludeTopology`: advertise no NUMA TopologyInfo
+  Selectors selectors;            // `devices` is folded into selectors.if_names
 
   // "<prefix>/<name>", the extended resource name the kubelet sees.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }

@@ -100,18 +100,20 @@ ParseOutcome ParseConfigUnchecked(std::string_view text, ConfigFormat format) {
 bool Selectors::Empty() const {
   return vendors.empty() && device_ids.empty() && drivers.empty() && if_names.empty() &&
          link_types.empty() && pci_addresses.empty() && pf_names.empty() && rdma_devices.empty() &&
-         numa_nodes.empty();
+         numa_nodes.empty() && !is_vf.has_value();
 }
 
 bool Selectors::operator==(const Selectors& o) const {
   return vendors == o.vendors && device_ids == o.device_ids && drivers == o.drivers &&
          if_names == o.if_names && link_types == o.link_types && pci_addresses == o.pci_addresses &&
-         pf_names == o.pf_names && rdma_devices == o.rdma_devices && numa_nodes == o.numa_nodes;
+         pf_names == o.pf_names && rdma_devices == o.rdma_devices && numa_nodes == o.numa_nodes &&
+         is_vf == o.is_vf;
 }
 
 bool ResourceConfig::operator==(const ResourceConfig& o) const {
   return resource_name == o.resource_name && resource_prefix == o.resource_prefix &&
-         rdma_hca_max == o.rdma_hca_max && selectors == o.selectors;
+         mode == o.mode && rdma_hca_max == o.rdma_hca_max && topology_aware == o.topology_aware &&
+         exclude_topology == o.exclude_topology && selectors == o.selectors;
 }
 
 ParseOutcome ParseConfig(const std::string& text, ConfigFormat format) {

@@ -1,7 +1,9 @@
 #include "config/selector_values.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string_view>
+#include <utility>
 
 #include "config/document.h"
 
@@ -33,6 +35,56 @@ bool ParseHexField(std::string_view s, size_t width, unsigned* value) {
     *value = *value * 16 + static_cast<unsigned>(digit);
   }
   return true;
+}
+
+// The accepted `pfNames` forms, appended to syntax errors.
+constexpr const char* kPfNameForms = "(want NAME, NAME#N or NAME#N-M with N <= M)";
+
+// Parses a VF index: one or more decimal digits. Values above kMaxVfIndex are stored as
+// kMaxVfIndex + 1, so long digit strings cannot overflow. False when `s` is not digits.
+bool ParseVfIndex(std::string_view s, int* value) {
+  if (s.empty()) return false;
+  *value = 0;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    *value = std::min(*value * 10 + (c - '0'), kMaxVfIndex + 1);
+  }
+  return true;
+}
+
+// Why `name`, the part of the `pfNames` entry `value` before any '#', is not a netdev
+// name, or "" when it is.
+std::string PfNameProblem(std::string_view name, const std::string& value) {
+  if (name.empty()) return Quote(value) + " has no PF name before '#' " + kPfNameForms;
+  const std::string quoted = Quote(std::string(name));
+  if (name.size() > kMaxNetdevNameLength) {
+    return "PF name " + quoted + " is " + std::to_string(name.size()) +
+           " characters long; interface names have at most " + std::to_string(kMaxNetdevNameLength);
+  }
+  for (char c : name) {
+    if (c == '/' || std::isspace(static_cast<unsigned char>(c))) {
+      return "PF name " + quoted + " may not contain '/' or whitespace";
+    }
+  }
+  return "";
+}
+
+// Parses `range`, the part of the `pfNames` entry `value` after '#' ("N" or "N-M"), into
+// *first and *last. Returns "" on success, else a message naming `value`.
+std::string VfRangeProblem(std::string_view range, const std::string& value, int* first,
+                           int* last) {
+  const size_t dash = range.find('-');
+  const std::string_view first_text = range.substr(0, dash);
+  const std::string_view last_text =
+      dash == std::string_view::npos ? first_text : range.substr(dash + 1);
+  if (!ParseVfIndex(first_text, first) || !ParseVfIndex(last_text, last) || *first > *last) {
+    return "invalid VF range " + Quote(value) + " " + kPfNameForms;
+  }
+  if (*last > kMaxVfIndex) {
+    return "invalid VF range " + Quote(value) + ": VF indexes go up to " +
+           std::to_string(kMaxVfIndex);
+  }
+  return "";
 }
 
 }  // namespace
@@ -95,6 +147,22 @@ std::string NormalizePciAddress(const std::string& value, std::string* normalize
            "; the maximum is 7";
   }
   *normalized = ToLowerAscii(domain) + ":" + ToLowerAscii(rest);
+  return "";
+}
+
+std::string ParsePfNameSelector(const std::string& value, PfNameSelector* out) {
+  const size_t hash = value.find('#');
+  const std::string_view name = std::string_view(value).substr(0, hash);
+  std::string problem = PfNameProblem(name, value);
+  if (!problem.empty()) return problem;
+  PfNameSelector selector;
+  selector.pf = std::string(name);
+  if (hash != std::string::npos) {
+    problem = VfRangeProblem(std::string_view(value).substr(hash + 1), value, &selector.first_vf,
+                             &selector.last_vf);
+    if (!problem.empty()) return problem;
+  }
+  *out = std::move(selector);
   return "";
 }
 

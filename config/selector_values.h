@@ -1,8 +1,11 @@
-// Normalisation of selector values (vendor/device IDs, link types, PCI addresses).
-// Internal to the config module.
+// Normalisation of selector values (vendor/device IDs, link types, PCI addresses, PF
+// names with VF ranges). Internal to the config module.
 #pragma once
 
+#include <cstddef>
 #include <string>
+
+#include "config/config.h"
 
 namespace hcashare::config {
 
@@ -22,5 +25,16 @@ std::string NormalizeLinkType(const std::string& value, std::string* normalized)
 // "DDDD:BB:DD.F" or "BB:DD.F" (domain 0000), hex, device <= 0x1f, function <= 7
 // -> "0000:3b:00.0".
 std::string NormalizePciAddress(const std::string& value, std::string* normalized);
+
+// Longest network interface name (the kernel's IFNAMSIZ minus the terminating NUL).
+inline constexpr size_t kMaxNetdevNameLength = 15;
+// Largest VF index accepted in a `pfNames` range.
+inline constexpr int kMaxVfIndex = 4095;
+
+// One non-empty `pfNames` value: "NAME", "NAME#N" or "NAME#N-M" with N <= M <= kMaxVfIndex
+// (decimal), where NAME is 1..15 characters without '/', '#' or whitespace. On success
+// fills *out ("NAME" -> {NAME, -1, -1}, "NAME#N" -> {NAME, N, N}) and returns "";
+// otherwise returns a message naming the value.
+std::string ParsePfNameSelector(const std::string& value, PfNameSelector* out);
 
 }  // namespace hcashare::config

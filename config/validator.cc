@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "config/document.h"
 #include "config/names.h"
@@ -34,10 +37,11 @@ const StringSelector kStringSelectors[] = {
     {"ifNames", &Selectors::if_names, KeepAsIs},
     {"linkTypes", &Selectors::link_types, NormalizeLinkType},
     {"pciAddresses", &Selectors::pci_addresses, NormalizePciAddress},
-    {"pfNames", &Selectors::pf_names, KeepAsIs},
     {"rdmaDevices", &Selectors::rdma_devices, KeepAsIs},
 };
+constexpr const char* kPfNamesKey = "pfNames";
 constexpr const char* kNumaNodesKey = "numaNodes";
+constexpr const char* kIsVfKey = "isVF";
 
 const std::vector<std::string>& TopLevelKeys() {
   static const std::vector<std::string> keys = {"periodicUpdateInterval", "configList"};
@@ -45,20 +49,25 @@ const std::vector<std::string>& TopLevelKeys() {
 }
 
 const std::vector<std::string>& EntryKeys() {
-  static const std::vector<std::string> keys = {"resourceName", "resourcePrefix", "rdmaHcaMax",
-                                                "devices", "selectors"};
+  static const std::vector<std::string> keys = {"resourceName", "resourcePrefix", "mode",
+                                                "rdmaHcaMax",   "topologyAware",  "excludeTopology",
+                                                "devices",      "selectors"};
   return keys;
 }
 
+// In the order of the documentation; "did you mean" ties go to the earlier key.
 const std::vector<std::string>& SelectorKeys() {
-  static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k;
-    for (const StringSelector& s : kStringSelectors) k.push_back(s.key);
-    k.push_back(kNumaNodesKey);
-    return k;
-  }();
+  static const std::vector<std::string> keys = {
+      "vendors",      "deviceIDs", "drivers",     "ifNames",     "linkTypes",
+      "pciAddresses", kPfNamesKey, "rdmaDevices", kNumaNodesKey, kIsVfKey};
   return keys;
 }
+
+// The explanation given when rdmaHcaMax is set on an exclusive resource.
+constexpr const char* kRdmaHcaMaxInExclusive =
+    "is not allowed in exclusive mode: an exclusive resource advertises one device per PCI "
+    "function (its ID is the PCI address), so there is no share count; remove it, or use "
+    "\"mode\": \"shared\"";
 
 std::string Join(const std::vector<std::string>& items) {
   std::string out;
@@ -67,8 +76,8 @@ std::string Join(const std::vector<std::string>& items) {
 }
 
 // Appends values to a selector list, skipping ones already in it (lists are sets; the
-// first occurrence keeps its place). Linear in the list size, even for huge lists.
-template <typename T>
+// first occurrence keeps its place). O(n log n) in the list size, even for huge lists.
+template <typename T, typename Less = std::less<T>>
 class UniqueAppender {
  public:
   explicit UniqueAppender(std::vector<T>* list) : list_(list), seen_(list->begin(), list->end()) {}
@@ -78,7 +87,19 @@ class UniqueAppender {
 
  private:
   std::vector<T>* list_;
-  std::set<T> seen_;
+  std::set<T, Less> seen_;
+};
+
+// The mode as far as the checks of the keys that depend on it are concerned. kUnknown when
+// `mode` is invalid or misspelt: those keys then get no mode-specific complaints.
+// (Not std::optional<PoolMode>, on which GCC 12 reports a false -Wmaybe-uninitialized.)
+enum class ModeCheck { kShared, kExclusive, kUnknown };
+
+// A strict weak order on PfNameSelector, for de-duplicating pfNames.
+struct PfNameSelectorLess {
+  bool operator()(const PfNameSelector& a, const PfNameSelector& b) const {
+    return std::tie(a.pf, a.first_vf, a.last_vf) < std::tie(b.pf, b.first_vf, b.last_vf);
+  }
 };
 
 // The member `key` of `object`, or nullptr when it is absent or null (null means unset).
@@ -107,18 +128,26 @@ class Validator {
                                   const std::vector<std::string>& known);
   void TypeError(const json& value, const std::string& path, const std::string& expected);
   bool ExpectString(const json& value, const std::string& path);
+  const std::string* ExpectNonEmptyString(const json& value, const std::string& path);
   std::optional<std::int64_t> ExpectInteger(const json& value, const std::string& path);
+  std::optional<bool> ParseOptionalBool(const json& object, const std::string& object_path,
+                                        const std::string& key);
 
   int ParseInterval(const json& root);
   std::vector<ResourceConfig> ParseConfigList(const json& root, bool suppress_required);
   ResourceConfig ParseEntry(const json& entry, const std::string& path);
   std::string ParseResourceName(const json& entry, const std::string& path, bool required);
   std::string ParseResourcePrefix(const json& entry, const std::string& path);
-  int ParseRdmaHcaMax(const json& entry, const std::string& path, bool required);
+  ModeCheck ParseMode(const json& entry, const std::string& path);
+  int ParseRdmaHcaMax(const json& entry, const std::string& path, ModeCheck mode, bool required);
+  int CheckRdmaHcaMax(const json& value, const std::string& path);
+  void ParseTopology(const json& entry, const std::string& path, ModeCheck mode,
+                     ResourceConfig* out);
   Selectors ParseDeviceSelection(const json& entry, const std::string& path, bool required);
   bool ParseSelectorObject(const json& object, const std::string& path, Selectors* out);
   void ParseStringList(const json& list, const std::string& path, Normalizer normalize,
                        std::vector<std::string>* out);
+  void ParsePfNames(const json& list, const std::string& path, std::vector<PfNameSelector>* out);
   void ParseNumaNodes(const json& list, const std::string& path, std::vector<int>* out);
 
   const bool yaml_;
@@ -146,15 +175,24 @@ std::set<std::string> Validator::CheckKeys(const json& object, const std::string
   return suggested;
 }
 
+// The YAML hint for a string given where a boolean is expected: "true"/"false" were
+// quoted; anything else (yes, on, ...) is a string under YAML 1.2.
+std::string YamlBooleanHint(const std::string& text) {
+  if (text == "true" || text == "false") return " (remove the quotes in YAML)";
+  return " (YAML booleans are written true or false)";
+}
+
 // "must be <expected>, got <what>", with the value when it helps and a YAML quoting hint.
 void Validator::TypeError(const json& value, const std::string& path, const std::string& expected) {
   std::string got = value.type_name();
   const bool want_integer = expected == "an integer";
+  const bool want_boolean = expected == "a boolean";
   if (want_integer && value.is_number_float()) {
     got = std::isfinite(value.get<double>()) ? value.dump() : "a non-finite number";
-  } else if (want_integer && value.is_string()) {
-    got += " " + Quote(value.get<std::string>());
-    if (yaml_) got += " (remove the quotes in YAML)";
+  } else if ((want_integer || want_boolean) && value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    got += " " + Quote(text);
+    if (yaml_) got += want_integer ? " (remove the quotes in YAML)" : YamlBooleanHint(text);
   } else if (yaml_ && expected == "a string" && (value.is_number() || value.is_boolean())) {
     got += " (quote the value in YAML)";
   }
@@ -165,6 +203,28 @@ bool Validator::ExpectString(const json& value, const std::string& path) {
   if (value.is_string()) return true;
   TypeError(value, path, "a string");
   return false;
+}
+
+// The value as a non-empty string, or nullptr after reporting why it is not one.
+const std::string* Validator::ExpectNonEmptyString(const json& value, const std::string& path) {
+  if (!ExpectString(value, path)) return nullptr;
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text.empty()) {
+    Error(path, "must not be empty");
+    return nullptr;
+  }
+  return &text;
+}
+
+// The boolean member `key` of `object`; std::nullopt when it is absent, null or (reported)
+// not a boolean.
+std::optional<bool> Validator::ParseOptionalBool(const json& object, const std::string& object_path,
+                                                 const std::string& key) {
+  const json* value = FindSet(object, key);
+  if (value == nullptr) return std::nullopt;
+  if (value->is_boolean()) return value->get<bool>();
+  TypeError(*value, JoinKey(object_path, key), "a boolean");
+  return std::nullopt;
 }
 
 // The value as an integer; floats (even 1000.0), strings and booleans are type errors.
@@ -257,7 +317,11 @@ ResourceConfig Validator::ParseEntry(const json& entry, const std::string& path)
   ResourceConfig resource;
   resource.resource_name = ParseResourceName(entry, path, suggested.count("resourceName") == 0);
   resource.resource_prefix = ParseResourcePrefix(entry, path);
-  resource.rdma_hca_max = ParseRdmaHcaMax(entry, path, suggested.count("rdmaHcaMax") == 0);
+  // A misspelt "mode" key may have meant either mode: check nothing that depends on it.
+  const ModeCheck mode = suggested.count("mode") > 0 ? ModeCheck::kUnknown : ParseMode(entry, path);
+  resource.mode = mode == ModeCheck::kExclusive ? PoolMode::kExclusive : PoolMode::kShared;
+  resource.rdma_hca_max = ParseRdmaHcaMax(entry, path, mode, suggested.count("rdmaHcaMax") == 0);
+  ParseTopology(entry, path, mode, &resource);
   const bool selection_required =
       suggested.count("selectors") == 0 && suggested.count("devices") == 0;
   resource.selectors = ParseDeviceSelection(entry, path, selection_required);
@@ -292,18 +356,46 @@ std::string Validator::ParseResourcePrefix(const json& entry, const std::string&
   return prefix;
 }
 
-// rdmaHcaMax: required integer in 1..kMaxRdmaHcaMax.
-int Validator::ParseRdmaHcaMax(const json& entry, const std::string& entry_path, bool required) {
+// mode: "shared" (default when absent or null) or "exclusive", case-sensitive. Never
+// inferred from other keys. kUnknown when the value is invalid (reported).
+ModeCheck Validator::ParseMode(const json& entry, const std::string& entry_path) {
+  const std::string path = JoinKey(entry_path, "mode");
+  const json* value = FindSet(entry, "mode");
+  if (value == nullptr) return ModeCheck::kShared;
+  if (!ExpectString(*value, path)) return ModeCheck::kUnknown;
+  const std::string& mode = value->get_ref<const std::string&>();
+  if (mode == "shared") return ModeCheck::kShared;
+  if (mode == "exclusive") return ModeCheck::kExclusive;
+  Error(path, "unknown mode " + Quote(mode) +
+                  "; accepted values: \"shared\" (the default), \"exclusive\" (case-sensitive)");
+  return ModeCheck::kUnknown;
+}
+
+// rdmaHcaMax: in shared mode a required integer in 1..kMaxRdmaHcaMax; in exclusive mode
+// not allowed. When `mode` is unknown (its own error) a given value is still range-checked
+// but a missing one is not reported. Returns 0 unless a valid value was given.
+int Validator::ParseRdmaHcaMax(const json& entry, const std::string& entry_path, ModeCheck mode,
+                               bool required) {
   const std::string path = JoinKey(entry_path, "rdmaHcaMax");
   const json* value = FindSet(entry, "rdmaHcaMax");
+  if (mode == ModeCheck::kExclusive) {
+    if (value != nullptr) Error(path, kRdmaHcaMaxInExclusive);
+    return 0;
+  }
   if (value == nullptr) {
-    if (required) {
-      Error(path, "is required: the number of pods that may share each device (1.." +
-                      std::to_string(kMaxRdmaHcaMax) + ")");
+    if (required && mode == ModeCheck::kShared) {
+      Error(path, "is required in shared mode: the number of pods that may share each device (1.." +
+                      std::to_string(kMaxRdmaHcaMax) +
+                      "); to give each pod whole devices use \"mode\": \"exclusive\" instead");
     }
     return 0;
   }
-  const std::optional<std::int64_t> max = ExpectInteger(*value, path);
+  return CheckRdmaHcaMax(*value, path);
+}
+
+// A given rdmaHcaMax value: an integer in 1..kMaxRdmaHcaMax, else 0 (reported).
+int Validator::CheckRdmaHcaMax(const json& value, const std::string& path) {
+  const std::optional<std::int64_t> max = ExpectInteger(value, path);
   if (!max) return 0;
   if (*max < 1) {
     Error(path, "must be at least 1, got " + std::to_string(*max));
@@ -317,6 +409,29 @@ int Validator::ParseRdmaHcaMax(const json& entry, const std::string& entry_path,
     return 0;
   }
   return static_cast<int>(*max);
+}
+
+// topologyAware and excludeTopology: booleans, default false. topologyAware is only for
+// shared mode and contradicts excludeTopology; when it is rejected it stays false.
+void Validator::ParseTopology(const json& entry, const std::string& path, ModeCheck mode,
+                              ResourceConfig* out) {
+  const bool aware = ParseOptionalBool(entry, path, "topologyAware").value_or(false);
+  out->exclude_topology = ParseOptionalBool(entry, path, "excludeTopology").value_or(false);
+  if (!aware) return;
+  if (mode == ModeCheck::kExclusive) {
+    Error(JoinKey(path, "topologyAware"),
+          "is only allowed in shared mode: exclusive devices already carry their own NUMA "
+          "node, so there is nothing to spread");
+    return;
+  }
+  if (out->exclude_topology) {
+    Error(path,
+          "\"topologyAware\": true and \"excludeTopology\": true contradict each other: "
+          "topology-aware IDs are spread over NUMA nodes, but excludeTopology hides the NUMA "
+          "nodes from the kubelet; set only one");
+    return;
+  }
+  out->topology_aware = true;
 }
 
 // `devices` (deprecated, folded into ifNames) and `selectors`: exactly one must select
@@ -359,7 +474,8 @@ Selectors Validator::ParseDeviceSelection(const json& entry, const std::string& 
 }
 
 // Fills `out` from a selectors object. Returns true when any list was given a value (or a
-// non-list value, already reported), i.e. the user did try to select something.
+// non-list value, already reported) or isVF is set, i.e. the user did try to select
+// something.
 bool Validator::ParseSelectorObject(const json& object, const std::string& path, Selectors* out) {
   // A misspelt list name counts as an attempt to select (its error is enough).
   bool any = !CheckKeys(object, path, SelectorKeys()).empty();
@@ -379,10 +495,14 @@ bool Validator::ParseSelectorObject(const json& object, const std::string& path,
       ParseStringList(list, list_path, s.normalize, &(out->*s.field));
     });
   }
+  visit(kPfNamesKey, [&](const json& list, const std::string& list_path) {
+    ParsePfNames(list, list_path, &out->pf_names);
+  });
   visit(kNumaNodesKey, [&](const json& list, const std::string& list_path) {
     ParseNumaNodes(list, list_path, &out->numa_nodes);
   });
-  return any;
+  out->is_vf = ParseOptionalBool(object, path, kIsVfKey);
+  return any || FindSet(object, kIsVfKey) != nullptr;
 }
 
 // An array of non-empty strings, each normalised; duplicates collapse into one.
@@ -391,19 +511,34 @@ void Validator::ParseStringList(const json& list, const std::string& path, Norma
   UniqueAppender<std::string> appender(out);
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string item_path = JoinIndex(path, i);
-    if (!ExpectString(list[i], item_path)) continue;
-    const std::string& value = list[i].get_ref<const std::string&>();
-    if (value.empty()) {
-      Error(item_path, "must not be empty");
-      continue;
-    }
+    const std::string* value = ExpectNonEmptyString(list[i], item_path);
+    if (value == nullptr) continue;
     std::string normalized;
-    std::string problem = normalize(value, &normalized);
+    std::string problem = normalize(*value, &normalized);
     if (!problem.empty()) {
       Error(item_path, std::move(problem));
       continue;
     }
     appender.Append(normalized);
+  }
+}
+
+// pfNames: an array of "NAME", "NAME#N" or "NAME#N-M" strings (see ParsePfNameSelector);
+// entries that parse to the same selector collapse into one.
+void Validator::ParsePfNames(const json& list, const std::string& path,
+                             std::vector<PfNameSelector>* out) {
+  UniqueAppender<PfNameSelector, PfNameSelectorLess> appender(out);
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string item_path = JoinIndex(path, i);
+    const std::string* value = ExpectNonEmptyString(list[i], item_path);
+    if (value == nullptr) continue;
+    PfNameSelector selector;
+    std::string problem = ParsePfNameSelector(*value, &selector);
+    if (!problem.empty()) {
+      Error(item_path, std::move(problem));
+      continue;
+    }
+    appender.Append(selector);
   }
 }
 

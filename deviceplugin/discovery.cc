@@ -34,7 +34,7 @@ bool PciFunction::operator==(const PciFunction& o) const {
   return address == o.address && vendor == o.vendor && device == o.device &&
          class_code == o.class_code && numa_node == o.numa_node && driver == o.driver &&
          netdevs == o.netdevs && link_types == o.link_types && rdma == o.rdma && is_vf == o.is_vf &&
-         pf_address == o.pf_address && pf_netdevs == o.pf_netdevs;
+         pf_address == o.pf_address && vf_index == o.vf_index && pf_netdevs == o.pf_netdevs;
 }
 
 std::string ParseHexId(const std::string& raw) {
@@ -74,6 +74,18 @@ std::map<std::string, std::vector<std::string>> Discoverer::CharDevicesOf(
   }
   for (auto& [name, devs] : out) std::sort(devs.begin(), devs.end());
   return out;
+}
+
+int Discoverer::VfIndex(const std::string& pf, const std::string& vf) const {
+  const std::string dir = std::string(kPciDevices) + "/" + pf;
+  auto entries = host_.ListDir(dir);
+  if (!entries.ok()) return -1;
+  for (const auto& e : *entries) {
+    if (e.rfind("virtfn", 0) != 0) continue;
+    auto target = host_.ReadLink(dir + "/" + e);
+    if (target.ok() && BaseName(*target) == vf) return std::atoi(e.c_str() + 6);
+  }
+  return -1;
 }
 
 std::vector<std::string> Discoverer::NetdevsOf(const std::string& addr) const {
@@ -126,6 +138,7 @@ bool Discoverer::ReadFunction(const std::string& addr, bool rdma_cm, PciFunction
     f.is_vf = true;
     f.pf_address = BaseName(*pf);
     f.pf_netdevs = NetdevsOf(f.pf_address);
+    f.vf_index = VfIndex(f.pf_address, addr);
   } else {
     f.pf_netdevs = f.netdevs;
   }
@@ -191,6 +204,7 @@ Inventory Discoverer::Scan() const {
     LogDebug("cannot list PCI devices", {{"error", addrs.status().ToString()}});
     return inv;
   }
+  inv.present.insert(addrs->begin(), addrs->end());
   for (const auto& addr : *addrs) {
     PciFunction f;
     Exclusion ex;

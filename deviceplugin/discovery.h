@@ -42,6 +42,7 @@ struct PciFunction {
   std::vector<RdmaDeviceInfo> rdma;     // usually one
   bool is_vf = false;
   std::string pf_address;               // for VFs
+  int vf_index = -1;                    // N of the PF's virtfnN link, for VFs
   std::vector<std::string> pf_netdevs;  // netdevs of the PF (of itself for a PF)
 
   bool operator==(const PciFunction& o) const;
@@ -56,7 +57,10 @@ struct Exclusion {
 // The result of one scan.
 struct Inventory {
   std::vector<PciFunction> functions;  // sorted by address
-  std::vector<Exclusion> excluded;     // sorted by address
+  // Every PCI address listed in /sys/bus/pci/devices, usable or not. An exclusive device
+  // whose RDMA device moved into a pod is still listed here.
+  std::set<std::string> present;
+  std::vector<Exclusion> excluded;  // sorted by address
   bool rdma_cm_present = false;
 };
 
@@ -74,6 +78,8 @@ class Discoverer {
       const std::string& dir, const std::vector<std::string>& rdma_names) const;
   bool ReadFunction(const std::string& addr, bool rdma_cm, PciFunction* out,
                     Exclusion* excluded) const;
+  // The N of `pf`'s virtfnN link that points at `vf`, or -1.
+  int VfIndex(const std::string& pf, const std::string& vf) const;
   std::vector<std::string> NetdevsOf(const std::string& addr) const;
 
   const Host& host_;

@@ -28,6 +28,7 @@ struct Flags {
   std::string registration = "auto";
   std::string log_level = "info";
   std::string log_format = "text";
+  std::string device_info_dir = kDefaultDeviceInfoDir;
   bool version = false;
 };
 
@@ -55,6 +56,9 @@ int Run(int argc, char** argv) {
   app.add_option("--host-root", f.host_root, "root under which /sys, /dev and /proc are read")
       ->capture_default_str();
   app.add_option("--registration", f.registration, "auto, kubelet or plugins-registry")
+      ->capture_default_str();
+  app.add_option("--device-info-dir", f.device_info_dir,
+                 "where exclusive allocations write Multus device-info files")
       ->capture_default_str();
   app.add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-format", f.log_format, "text or json")->capture_default_str();
@@ -106,6 +110,7 @@ int Run(int argc, char** argv) {
   ManagerOptions opts;
   opts.server.kubelet_root = f.kubelet_root;
   opts.server.mode = *mode;
+  opts.server.device_info_dir = f.device_info_dir;
   PluginManager manager(opts, *host, *rdma);
   if (Status st = manager.Start(*cfg); !st.ok()) {
     LogError("cannot start", {{"error", st.ToString()}});

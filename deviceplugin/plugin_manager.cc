@@ -116,7 +116,10 @@ void PluginManager::Rescan(bool force_resend) {
   for (const auto& rc : config_.resources) {
     auto it = servers_.find(rc.resource_name);
     if (it == servers_.end()) continue;
-    PoolState pool = BuildPool(rc, inventory_, blocked);
+    // Exclusive pools work in either RDMA netns mode; only shared pools are blocked.
+    const bool shared = rc.mode == config::PoolMode::kShared;
+    auto previous = it->second->state().Current();
+    PoolState pool = BuildPool(rc, inventory_, shared ? blocked : "", &previous->pool);
     const size_t n = pool.hcas.size();
     auto names = pool.RdmaNames();
     if (it->second->state().Publish(rc, std::move(pool), force_resend)) {

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "deviceplugin/device_info.h"
 
 namespace hcashare::dp {
 
@@ -79,7 +80,7 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
     std::vector<std::string> must(c.must_include_deviceids().begin(),
                                   c.must_include_deviceids().end());
     auto* out = resp->add_container_responses();
-    for (auto& id : PreferredIds(avail, must, c.allocation_size(), snap->rc.rdma_hca_max)) {
+    for (auto& id : PreferredIds(snap->rc, snap->pool, avail, must, c.allocation_size())) {
       out->add_deviceids(std::move(id));
     }
   }
@@ -97,6 +98,18 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
     return ToGrpc(built.status());
   }
   *resp = std::move(built).value();
+  if (snap->rc.mode == config::PoolMode::kExclusive) {
+    std::vector<const PciFunction*> granted;
+    for (const auto& c : req->container_requests()) {
+      for (const auto& id : c.devices_ids()) granted.push_back(snap->pool.Find(id));
+    }
+    // Multus reads these to publish device-info; the pod works without them, so a write
+    // failure is logged rather than failing the allocation.
+    if (Status st = WriteDeviceInfoFiles(device_info_dir_, snap->rc, granted); !st.ok()) {
+      LogError("cannot write device-info file",
+               {{"resource", snap->rc.FullName()}, {"error", st.message()}});
+    }
+  }
   if (LogEnabled(LogLevel::kDebug)) {
     std::string ids;
     for (const auto& c : req->container_requests()) {

@@ -28,9 +28,14 @@ struct ServiceEvents {
 // outlive the service. `stopping` ends open streams when set (after PluginState::WakeAll).
 class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  public:
+  // `device_info_dir` receives the Multus device-info files of exclusive allocations.
   DevicePluginService(const PluginState& state, const Host& host, const std::atomic<bool>& stopping,
-                      const ServiceEvents& events)
-      : state_(state), host_(host), stopping_(stopping), events_(events) {}
+                      const ServiceEvents& events, std::string device_info_dir)
+      : state_(state),
+        host_(host),
+        stopping_(stopping),
+        events_(events),
+        device_info_dir_(std::move(device_info_dir)) {}
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext* ctx, const v1beta1::Empty* req,
                                       v1beta1::DevicePluginOptions* resp) override;
@@ -50,6 +55,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
   const Host& host_;
   const std::atomic<bool>& stopping_;
   const ServiceEvents& events_;
+  const std::string device_info_dir_;
 };
 
 // pluginregistration.Registration for one resource: GetInfo answers at once.

@@ -15,8 +15,8 @@
 #include <mutex>
 
 #include "config/config.h"
+#include "deviceplugin/allocation.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.pb.h"
-#include "deviceplugin/pool.h"
 
 namespace hcashare::dp {
 

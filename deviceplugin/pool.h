@@ -1,67 +1,65 @@
-// Pool: the HCAs a shared resource hands out, and what the kubelet is told about it.
+// Pool: the PCI functions a resource hands out, and how its device IDs map onto them.
 //
 // A pool is rebuilt from each Inventory; two pools compare equal only when everything a
 // container would receive is identical (PCI addresses, RDMA names, char devices, NUMA).
+//   shared      IDs "0".."rdmaHcaMax-1"; each grants the whole pool, or with
+//               topologyAware the HCAs of the ID's NUMA node.
+//   exclusive   one device per function, ID = PCI address.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
-#include "common/host.h"
 #include "config/config.h"
-#include "deviceplugin/api/deviceplugin_v1beta1.pb.h"
 #include "deviceplugin/discovery.h"
 
 namespace hcashare::dp {
 
-// Environment variable that lists the pool's RDMA device names for NCCL_IB_HCA.
-inline constexpr const char* kRdmaDevicesEnv = "HCASHARE_RDMA_DEVICES";
-
 struct PoolState {
   std::vector<PciFunction> hcas;  // selected functions, sorted by address
-  // Set when the pool must advertise nothing (RDMA netns mode is exclusive).
+  // Exclusive pools: addresses whose RDMA device has left host sysfs (moved into a pod's
+  // network namespace) while the PCI function is still present. They stay advertised
+  // with their last known details.
+  std::set<std::string> in_use;
+  // Set when the pool must advertise nothing (a shared pool while the RDMA netns mode is
+  // exclusive).
   std::string blocked_reason;
 
   // True when at least one HCA is present and the pool is not blocked.
   bool Usable() const { return blocked_reason.empty() && !hcas.empty(); }
   // Every char device of every HCA, sorted and de-duplicated, then rdma_cm once.
-  std::vector<std::string> CharDevices() const;
+  std::vector<std::string> CharDevices() const { return CharDevicesOf(hcas); }
   // The RDMA device names (e.g. mlx5_0), in HCA order.
-  std::vector<std::string> RdmaNames() const;
+  std::vector<std::string> RdmaNames() const { return RdmaNamesOf(hcas); }
+  // The function with PCI address `address`, or null.
+  const PciFunction* Find(const std::string& address) const;
+
+  // Char devices of `fns`, sorted and de-duplicated, then rdma_cm once (none for none).
+  static std::vector<std::string> CharDevicesOf(const std::vector<PciFunction>& fns);
+  static std::vector<std::string> RdmaNamesOf(const std::vector<PciFunction>& fns);
+
   bool operator==(const PoolState& o) const {
-    return hcas == o.hcas && blocked_reason == o.blocked_reason;
+    return hcas == o.hcas && in_use == o.in_use && blocked_reason == o.blocked_reason;
   }
   bool operator!=(const PoolState& o) const { return !(*this == o); }
 };
 
-// Selects the functions of `inv` that `rc` asks for. A non-empty `blocked_reason` (e.g.
-// the RDMA subsystem is in exclusive netns mode) makes an empty, blocked pool.
+// Selects the functions of `inv` that `rc` asks for. A non-empty `blocked_reason` makes an
+// empty, blocked pool. For exclusive pools, `previous` (the last pool, may be null) supplies
+// devices that vanished from host sysfs while their PCI function is still present.
 PoolState BuildPool(const config::ResourceConfig& rc, const Inventory& inv,
-                    const std::string& blocked_reason = "");
+                    const std::string& blocked_reason = "", const PoolState* previous = nullptr);
 
-// The ListAndWatch device list: IDs "0".."rdmaHcaMax-1", Healthy while the pool is usable
-// and Unhealthy otherwise (capacity is kept, allocatable drops to 0). A blocked pool
-// advertises no devices.
-std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc, const PoolState& pool);
+// The NUMA node a shared pool's ID belongs to, for topologyAware pools: the IDs are
+// split into contiguous blocks as even as possible, one per NUMA node holding pool HCAs
+// (ascending; earlier nodes get the extra IDs), so the mapping is stable while the set
+// of nodes is. Functions with unknown NUMA (-1) form
+// their own block. Returns kNoNode for pools that are not topology-aware or have no HCA.
+inline constexpr int kNoNode = -2;
+int NodeOfSharedId(const config::ResourceConfig& rc, const PoolState& pool, int id);
 
-// Builds the Allocate answer: one ContainerAllocateResponse per container request, each
-// with a "rw" DeviceSpec for every char device of the pool (rdma_cm once) and the
-// HCASHARE_RDMA_DEVICES env. Host paths are host-absolute, never prefixed by the host root;
-// `host` is only used to check that the device nodes still exist.
-// InvalidArgument: no container requests, no IDs, or an ID that is not one of ours
-// (named in the message). FailedPrecondition: the pool has no usable HCA or a node vanished.
-Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceConfig& rc,
-                                                        const PoolState& pool,
-                                                        const v1beta1::AllocateRequest& req,
-                                                        const Host& host);
-
-// Parses a device ID of this resource: a canonical decimal in [0, rdma_hca_max).
-bool IsValidDeviceId(const std::string& id, int rdma_hca_max);
-
-// GetPreferredAllocation for one container: the must-include IDs first, then the other
-// available IDs in ascending numeric order, up to `size`. Unknown IDs are ignored.
-std::vector<std::string> PreferredIds(const std::vector<std::string>& available,
-                                      const std::vector<std::string>& must_include, int size,
-                                      int rdma_hca_max);
+// The distinct NUMA nodes of `fns`, ascending; -1 is included when one is unknown.
+std::vector<int> NumaNodesOf(const std::vector<PciFunction>& fns);
 
 }  // namespace hcashare::dp

@@ -318,7 +318,8 @@ bool ResourceServer::DoRestart(const std::string& reason) {
                                             {"mode", RegistrationModeName(mode)},
                                             {"socket", public_path}});
 
-  inc->plugin = std::make_unique<DevicePluginService>(state_, host_, inc->stopping, events_);
+  inc->plugin = std::make_unique<DevicePluginService>(state_, host_, inc->stopping, events_,
+                                                      opts_.device_info_dir);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + inc->private_path, grpc::InsecureServerCredentials());
   builder.RegisterService(inc->plugin.get());

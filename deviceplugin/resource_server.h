@@ -28,6 +28,7 @@
 
 #include "common/host.h"
 #include "config/config.h"
+#include "deviceplugin/device_info.h"
 #include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/plugin_service.h"
 #include "deviceplugin/plugin_state.h"
@@ -43,6 +44,8 @@ const char* RegistrationModeName(RegistrationMode m);
 struct ServerOptions {
   std::string kubelet_root = "/var/lib/kubelet";
   RegistrationMode mode = RegistrationMode::kAuto;
+  // Where exclusive allocations write Multus device-info files (a host path, as given).
+  std::string device_info_dir = kDefaultDeviceInfoDir;
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds register_timeout{30000};
   std::chrono::milliseconds backoff_initial{50};

@@ -24,14 +24,27 @@ std::vector<std::string> RdmaNames(const PciFunction& fn) {
   return names;
 }
 
+// One pfNames entry: without a range, the PF itself and its VFs; with one, those VFs only.
+bool MatchesPf(const config::PfNameSelector& sel, const PciFunction& fn) {
+  const auto& pfs = fn.pf_netdevs;
+  if (std::find(pfs.begin(), pfs.end(), sel.pf) == pfs.end()) return false;
+  if (sel.first_vf < 0) return true;
+  return fn.is_vf && fn.vf_index >= sel.first_vf && fn.vf_index <= sel.last_vf;
+}
+
+bool AllowsPf(const std::vector<config::PfNameSelector>& list, const PciFunction& fn) {
+  return list.empty() ||
+         std::any_of(list.begin(), list.end(), [&](const auto& sel) { return MatchesPf(sel, fn); });
+}
+
 }  // namespace
 
 bool Matches(const config::Selectors& sel, const PciFunction& fn) {
   return Allows(sel.vendors, fn.vendor) && Allows(sel.device_ids, fn.device) &&
          Allows(sel.drivers, fn.driver) && AllowsAny(sel.if_names, fn.netdevs) &&
          AllowsAny(sel.link_types, fn.link_types) && Allows(sel.pci_addresses, fn.address) &&
-         AllowsAny(sel.pf_names, fn.pf_netdevs) && AllowsAny(sel.rdma_devices, RdmaNames(fn)) &&
-         Allows(sel.numa_nodes, fn.numa_node);
+         AllowsPf(sel.pf_names, fn) && AllowsAny(sel.rdma_devices, RdmaNames(fn)) &&
+         Allows(sel.numa_nodes, fn.numa_node) && (!sel.is_vf || *sel.is_vf == fn.is_vf);
 }
 
 }  // namespace hcashare::dp

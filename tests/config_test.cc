@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -465,7 +466,7 @@ TEST(ConfigSelectors, PlainStringListsAreKeptAsIs) {
       R"({"drivers": ["mlx5_core"], "pfNames": ["ens1f0", "ens1f0"], "rdmaDevices": ["mlx5_0"],
           "ifNames": ["ib0"]})"));
   EXPECT_EQ(s.drivers, std::vector<std::string>{"mlx5_core"});
-  EXPECT_EQ(s.pf_names, std::vector<std::string>{"ens1f0"});
+  EXPECT_EQ(s.pf_names, (std::vector<PfNameSelector>{{"ens1f0", -1, -1}}));
   EXPECT_EQ(s.rdma_devices, std::vector<std::string>{"mlx5_0"});
   EXPECT_EQ(s.if_names, std::vector<std::string>{"ib0"});
 }
@@ -560,11 +561,15 @@ TEST(ConfigSelectors, EqualityAndEmpty) {
   EXPECT_FALSE(a == b);
   a.numa_nodes = {0};
   EXPECT_TRUE(a == b);
-  a.pf_names = {"ens1f0"};
+  a.pf_names = {{"ens1f0", -1, -1}};
   EXPECT_FALSE(a.Empty());
   EXPECT_FALSE(a == b);
 
-  ResourceConfig r1{"n", "rdma", 5, a};
+  ResourceConfig r1;
+  r1.resource_name = "n";
+  r1.resource_prefix = "rdma";
+  r1.rdma_hca_max = 5;
+  r1.selectors = a;
   ResourceConfig r2 = r1;
   EXPECT_TRUE(r1 == r2);
   r2.rdma_hca_max = 6;
@@ -869,6 +874,415 @@ TEST(ConfigYaml, NonScalarKeysAreErrors) {
   ExpectOnlyError(Yaml("? [a, b]\n: 1\nconfigList:\n  - {resourceName: r, rdmaHcaMax: 1, "
                        "devices: [ib0]}\n"),
                   "$", "mapping keys must be strings");
+}
+
+// --- mode ----------------------------------------------------------------------------
+
+// The exclusive resource from the documentation.
+constexpr const char* kExclusiveEntry =
+    R"({"resourceName": "hca_vfs", "mode": "exclusive",
+        "selectors": {"isVF": true, "pfNames": ["ens1f0#0-3"]}})";
+
+// The shared, topology-aware resource from the documentation.
+constexpr const char* kTopologyAwareEntry =
+    R"({"resourceName": "hca_numa", "rdmaHcaMax": 64, "topologyAware": true,
+        "selectors": {"vendors": ["15b3"]}})";
+
+// One entry with the given mode JSON value, no rdmaHcaMax and valid selectors.
+ParseOutcome WithMode(const std::string& mode_json) {
+  return Entry(R"({"resourceName": "r", "mode": )" + mode_json +
+               R"(, "selectors": {"ifNames": ["ib0"]}})");
+}
+
+TEST(ConfigMode, DefaultsToShared) {
+  const ResourceConfig r = OnlyResource(WithMax("5"));
+  EXPECT_EQ(r.mode, PoolMode::kShared);
+  EXPECT_FALSE(r.topology_aware);
+  EXPECT_FALSE(r.exclude_topology);
+  const ParseOutcome null_mode =
+      Entry(R"({"resourceName": "r", "mode": null, "rdmaHcaMax": 5, "devices": ["ib0"]})");
+  EXPECT_EQ(OnlyResource(null_mode).mode, PoolMode::kShared);
+  const ParseOutcome shared =
+      Entry(R"({"resourceName": "r", "mode": "shared", "rdmaHcaMax": 5, "devices": ["ib0"]})");
+  EXPECT_EQ(OnlyResource(shared).mode, PoolMode::kShared);
+  EXPECT_EQ(OnlyResource(shared).rdma_hca_max, 5);
+}
+
+TEST(ConfigMode, ExclusiveExampleValidates) {
+  const ParseOutcome outcome = Entry(kExclusiveEntry);
+  const ResourceConfig r = OnlyResource(outcome);
+  EXPECT_TRUE(outcome.warnings.empty()) << FormatIssues(outcome);
+  EXPECT_EQ(r.FullName(), "rdma/hca_vfs");
+  EXPECT_EQ(r.mode, PoolMode::kExclusive);
+  EXPECT_EQ(r.rdma_hca_max, 0);
+  EXPECT_FALSE(r.topology_aware);
+  EXPECT_EQ(r.selectors.is_vf, std::optional<bool>(true));
+  EXPECT_EQ(r.selectors.pf_names, (std::vector<PfNameSelector>{{"ens1f0", 0, 3}}));
+}
+
+TEST(ConfigMode, BadValueListsAcceptedValues) {
+  for (const char* bad : {"Exclusive", "SHARED", "dedicated", ""}) {
+    SCOPED_TRACE(bad);
+    const ParseOutcome outcome = WithMode(std::string("\"") + bad + "\"");
+    ExpectOnlyError(outcome, "$.configList[0].mode",
+                    std::string("unknown mode \"") + bad + "\"; accepted values: ");
+    EXPECT_NE(outcome.errors[0].message.find("\"shared\""), std::string::npos);
+    EXPECT_NE(outcome.errors[0].message.find("\"exclusive\""), std::string::npos);
+  }
+}
+
+TEST(ConfigMode, WrongTypeIsATypeError) {
+  const std::string path = "$.configList[0].mode";
+  ExpectOnlyError(WithMode("1"), path, "must be a string, got number");
+  ExpectOnlyError(WithMode("true"), path, "must be a string, got boolean");
+  ExpectOnlyError(WithMode(R"(["exclusive"])"), path, "must be a string, got array");
+}
+
+TEST(ConfigMode, UnknownModeStillChecksAGivenRdmaHcaMax) {
+  // Without a usable mode a missing rdmaHcaMax is not reported, but a bad one is.
+  const ParseOutcome outcome =
+      Entry(R"({"resourceName": "r", "mode": "exclusiv", "rdmaHcaMax": 0, "devices": ["ib0"]})");
+  EXPECT_EQ(ErrorPaths(outcome),
+            (std::set<std::string>{"$.configList[0].mode", "$.configList[0].rdmaHcaMax"}))
+      << FormatIssues(outcome);
+}
+
+TEST(ConfigMode, MisspeltModeKeyIsTheOnlyError) {
+  ExpectOnlyError(Entry(R"({"resourceName": "r", "mdoe": "exclusive",
+                            "selectors": {"ifNames": ["ib0"]}})"),
+                  "$.configList[0].mdoe", R"(unknown key "mdoe" (did you mean "mode"?))");
+}
+
+TEST(ConfigMode, RdmaHcaMaxIsNotAllowedInExclusiveMode) {
+  const std::string path = "$.configList[0].rdmaHcaMax";
+  for (const char* value : {"10", "0", "\"ten\""}) {
+    SCOPED_TRACE(value);
+    const ParseOutcome outcome =
+        Entry(std::string(R"({"resourceName": "r", "mode": "exclusive", "rdmaHcaMax": )") + value +
+              R"(, "selectors": {"ifNames": ["ib0"]}})");
+    ExpectOnlyError(outcome, path, "is not allowed in exclusive mode");
+    EXPECT_NE(outcome.errors[0].message.find("one device per PCI function"), std::string::npos);
+    EXPECT_NE(outcome.errors[0].message.find("PCI address"), std::string::npos);
+  }
+  // null means unset.
+  EXPECT_EQ(OnlyResource(Entry(R"({"resourceName": "r", "mode": "exclusive", "rdmaHcaMax": null,
+                                   "selectors": {"ifNames": ["ib0"]}})"))
+                .rdma_hca_max,
+            0);
+}
+
+TEST(ConfigMode, RdmaHcaMaxIsStillRequiredInSharedMode) {
+  const ParseOutcome outcome = WithMode(R"("shared")");
+  ExpectOnlyError(outcome, "$.configList[0].rdmaHcaMax", "is required");
+  EXPECT_NE(outcome.errors[0].message.find("\"exclusive\""), std::string::npos);
+  ExpectOnlyError(WithMode("null"), "$.configList[0].rdmaHcaMax", "is required");
+}
+
+// --- topologyAware and excludeTopology -----------------------------------------------
+
+// One shared entry with `fields` (JSON members, comma-terminated) and valid selectors.
+ParseOutcome SharedWith(const std::string& fields) {
+  return Entry(R"({"resourceName": "r", "rdmaHcaMax": 8, )" + fields +
+               R"( "selectors": {"ifNames": ["ib0"]}})");
+}
+
+// As SharedWith, for an exclusive entry.
+ParseOutcome ExclusiveWith(const std::string& fields) {
+  return Entry(R"({"resourceName": "r", "mode": "exclusive", )" + fields +
+               R"( "selectors": {"ifNames": ["ib0"]}})");
+}
+
+TEST(ConfigTopology, DefaultsAndNullAreFalse) {
+  const ResourceConfig r =
+      OnlyResource(SharedWith(R"("topologyAware": null, "excludeTopology": null,)"));
+  EXPECT_FALSE(r.topology_aware);
+  EXPECT_FALSE(r.exclude_topology);
+}
+
+TEST(ConfigTopology, SharedTopologyAwareExampleValidates) {
+  const ResourceConfig r = OnlyResource(Entry(kTopologyAwareEntry));
+  EXPECT_EQ(r.mode, PoolMode::kShared);
+  EXPECT_EQ(r.rdma_hca_max, 64);
+  EXPECT_TRUE(r.topology_aware);
+  EXPECT_FALSE(r.exclude_topology);
+  EXPECT_EQ(r.selectors.vendors, std::vector<std::string>{"15b3"});
+}
+
+TEST(ConfigTopology, TopologyAwareIsNotAllowedInExclusiveMode) {
+  const ParseOutcome outcome = ExclusiveWith(R"("topologyAware": true,)");
+  ExpectOnlyError(outcome, "$.configList[0].topologyAware", "only allowed in shared mode");
+  EXPECT_NE(outcome.errors[0].message.find("own NUMA node"), std::string::npos);
+  // false is merely the default.
+  EXPECT_FALSE(OnlyResource(ExclusiveWith(R"("topologyAware": false,)")).topology_aware);
+}
+
+TEST(ConfigTopology, ExcludeTopologyWorksInBothModes) {
+  EXPECT_TRUE(OnlyResource(SharedWith(R"("excludeTopology": true,)")).exclude_topology);
+  const ResourceConfig r = OnlyResource(ExclusiveWith(R"("excludeTopology": true,)"));
+  EXPECT_TRUE(r.exclude_topology);
+  EXPECT_EQ(r.mode, PoolMode::kExclusive);
+  EXPECT_FALSE(OnlyResource(SharedWith(R"("excludeTopology": false,)")).exclude_topology);
+}
+
+TEST(ConfigTopology, TopologyAwareAndExcludeTopologyContradict) {
+  ExpectOnlyError(SharedWith(R"("topologyAware": true, "excludeTopology": true,)"),
+                  "$.configList[0]", "contradict each other");
+  EXPECT_TRUE(SharedWith(R"("topologyAware": true, "excludeTopology": false,)").ok());
+  EXPECT_TRUE(SharedWith(R"("topologyAware": false, "excludeTopology": true,)").ok());
+}
+
+TEST(ConfigTopology, WrongTypesAreTypeErrors) {
+  for (const char* key : {"topologyAware", "excludeTopology"}) {
+    SCOPED_TRACE(key);
+    const std::string path = std::string("$.configList[0].") + key;
+    auto with = [&](const std::string& value) {
+      return SharedWith("\"" + std::string(key) + "\": " + value + ",");
+    };
+    ExpectOnlyError(with(R"("yes")"), path, "must be a boolean, got string \"yes\"");
+    ExpectOnlyError(with("1"), path, "must be a boolean, got number");
+    ExpectOnlyError(with("[true]"), path, "must be a boolean, got array");
+  }
+}
+
+TEST(ConfigTopology, YamlBooleanHints) {
+  const std::string path = "$.configList[0].topologyAware";
+  const std::string fields = "    rdmaHcaMax: 8\n    selectors: {ifNames: [ib0]}\n";
+  EXPECT_TRUE(OnlyResource(YamlEntry(fields + "    topologyAware: true\n")).topology_aware);
+  ExpectOnlyError(YamlEntry(fields + "    topologyAware: yes\n"), path,
+                  "must be a boolean, got string \"yes\" (YAML booleans are written true or "
+                  "false)");
+  ExpectOnlyError(YamlEntry(fields + "    topologyAware: \"true\"\n"), path,
+                  "must be a boolean, got string \"true\" (remove the quotes in YAML)");
+}
+
+// --- isVF ----------------------------------------------------------------------------
+
+TEST(ConfigIsVf, TrueFalseAndAbsent) {
+  EXPECT_EQ(SelectorsOf(WithSelectors(R"({"isVF": true, "ifNames": ["ib0"]})")).is_vf,
+            std::optional<bool>(true));
+  EXPECT_EQ(SelectorsOf(WithSelectors(R"({"isVF": false, "ifNames": ["ib0"]})")).is_vf,
+            std::optional<bool>(false));
+  EXPECT_EQ(SelectorsOf(WithSelectors(R"({"ifNames": ["ib0"]})")).is_vf, std::nullopt);
+  EXPECT_EQ(SelectorsOf(WithSelectors(R"({"isVF": null, "ifNames": ["ib0"]})")).is_vf,
+            std::nullopt);
+}
+
+TEST(ConfigIsVf, WrongTypeIsATypeError) {
+  const std::string path = "$.configList[0].selectors.isVF";
+  ExpectOnlyError(WithSelectors(R"({"isVF": "true"})"), path,
+                  "must be a boolean, got string \"true\"");
+  ExpectOnlyError(WithSelectors(R"({"isVF": 1})"), path, "must be a boolean, got number");
+  ExpectOnlyError(WithSelectors(R"({"isVF": [true]})"), path, "must be a boolean, got array");
+}
+
+TEST(ConfigIsVf, OnItsOwnSelectsDevices) {
+  const Selectors s = SelectorsOf(WithSelectors(R"({"isVF": false})"));
+  EXPECT_EQ(s.is_vf, std::optional<bool>(false));
+  EXPECT_FALSE(s.Empty());
+  // A null isVF selects nothing; isVF with devices is "both".
+  ExpectOnlyError(WithSelectors(R"({"isVF": null})"), "$.configList[0]", "selects no devices");
+  ExpectOnlyError(Entry(R"({"resourceName": "r", "rdmaHcaMax": 5, "devices": ["ib0"],
+                            "selectors": {"isVF": true}})"),
+                  "$.configList[0]", "both \"devices\" and \"selectors\"");
+}
+
+// --- pfNames -------------------------------------------------------------------------
+
+// The pfNames of a one-entry config whose pfNames list is the JSON text `list`.
+ParseOutcome WithPfNames(const std::string& list) {
+  return WithSelectors(R"({"pfNames": )" + list + "}");
+}
+
+TEST(ConfigPfNames, NamesAndRanges) {
+  const Selectors s = SelectorsOf(WithPfNames(
+      R"(["ens1f0", "ens1f1#2", "ens2f0#0-3", "p0#0-4095", "p1#007-010", "abcdefghijklmno"])"));
+  EXPECT_EQ(s.pf_names, (std::vector<PfNameSelector>{{"ens1f0", -1, -1},
+                                                     {"ens1f1", 2, 2},
+                                                     {"ens2f0", 0, 3},
+                                                     {"p0", 0, 4095},
+                                                     {"p1", 7, 10},
+                                                     {"abcdefghijklmno", -1, -1}}));
+}
+
+TEST(ConfigPfNames, DuplicatesCollapse) {
+  const Selectors s = SelectorsOf(
+      WithPfNames(R"(["ens1f0#2", "ens1f0", "ens1f0#2-2", "ens1f0#0-3", "ens1f0", "ens1f0#0-3"])"));
+  EXPECT_EQ(s.pf_names,
+            (std::vector<PfNameSelector>{{"ens1f0", 2, 2}, {"ens1f0", -1, -1}, {"ens1f0", 0, 3}}));
+}
+
+TEST(ConfigPfNames, ReversedRangeHasExactMessage) {
+  const ParseOutcome outcome = WithPfNames(R"(["ens1f0", "ens1f0#3-1"])");
+  ASSERT_EQ(outcome.errors.size(), 1u) << FormatIssues(outcome);
+  EXPECT_EQ(outcome.errors[0].ToString(),
+            "$.configList[0].selectors.pfNames[1]: invalid VF range \"ens1f0#3-1\" (want NAME, "
+            "NAME#N or NAME#N-M with N <= M)");
+}
+
+TEST(ConfigPfNames, BadRangeSyntaxIsAnError) {
+  for (const char* bad :
+       {"ens1f0#", "ens1f0#a", "ens1f0#1-", "ens1f0#-1", "ens1f0#1-2-3", "ens1f0##1", "ens1f0#1#2",
+        "ens1f0#+1", "ens1f0# 1", "ens1f0#1.5", "ens1f0#0x1", "ens1f0#-"}) {
+    SCOPED_TRACE(bad);
+    ExpectOnlyError(WithPfNames(std::string(R"([")") + bad + R"("])"),
+                    "$.configList[0].selectors.pfNames[0]",
+                    std::string("invalid VF range \"") + bad + "\" (want NAME, NAME#N or NAME#N-M");
+  }
+}
+
+TEST(ConfigPfNames, MissingNameIsAnError) {
+  for (const char* bad : {"#", "#2", "#0-3"}) {
+    SCOPED_TRACE(bad);
+    ExpectOnlyError(WithPfNames(std::string(R"([")") + bad + R"("])"),
+                    "$.configList[0].selectors.pfNames[0]",
+                    std::string("\"") + bad + "\" has no PF name before '#'");
+  }
+  ExpectOnlyError(WithPfNames(R"([""])"), "$.configList[0].selectors.pfNames[0]",
+                  "must not be empty");
+}
+
+TEST(ConfigPfNames, VfIndexesAreCapped) {
+  const std::string path = "$.configList[0].selectors.pfNames[0]";
+  ExpectOnlyError(WithPfNames(R"(["ens1f0#4096"])"), path, "VF indexes go up to 4095");
+  ExpectOnlyError(WithPfNames(R"(["ens1f0#0-99999999999999999999999"])"), path,
+                  "VF indexes go up to 4095");
+  ExpectOnlyError(WithPfNames(R"(["ens1f0#99999999999999999999999-1"])"), path, "invalid VF range");
+}
+
+TEST(ConfigPfNames, BadNamesAreErrors) {
+  const std::string path = "$.configList[0].selectors.pfNames[0]";
+  ExpectOnlyError(WithPfNames(R"(["abcdefghijklmnop"])"), path,
+                  "PF name \"abcdefghijklmnop\" is 16 characters long; interface names have at "
+                  "most 15");
+  ExpectOnlyError(WithPfNames(R"(["abcdefghijklmnop#1"])"), path, "is 16 characters long");
+  // Spliced into JSON text, so "\\t" arrives as a JSON-escaped tab.
+  for (const char* bad : {"ens1/f0", "ens 1f0", "ens1f0\\t", " ens1f0#1"}) {
+    SCOPED_TRACE(bad);
+    ExpectOnlyError(WithPfNames(std::string(R"([")") + bad + R"("])"), path,
+                    "may not contain '/' or whitespace");
+  }
+}
+
+TEST(ConfigPfNames, WrongTypesAndAllErrorsAtOnce) {
+  const std::string path = "$.configList[0].selectors.pfNames";
+  ExpectOnlyError(WithPfNames(R"("ens1f0")"), path, "must be an array, got string");
+  const ParseOutcome outcome = WithPfNames(R"(["ens1f0#1", 3, "x#2-1", "#", "ok#0-1"])");
+  EXPECT_EQ(ErrorPaths(outcome), (std::set<std::string>{path + "[1]", path + "[2]", path + "[3]"}))
+      << FormatIssues(outcome);
+}
+
+// --- the new keys in YAML ------------------------------------------------------------
+
+TEST(ConfigYaml, ExclusiveResourceMatchesJson) {
+  const ParseOutcome yaml = Yaml(R"(
+configList:
+  - resourceName: hca_vfs
+    mode: exclusive
+    excludeTopology: false
+    selectors:
+      isVF: true
+      pfNames: ["ens1f0#0-3", ens1f1#2]
+)");
+  const ParseOutcome json = Entry(R"({"resourceName": "hca_vfs", "mode": "exclusive",
+      "selectors": {"isVF": true, "pfNames": ["ens1f0#0-3", "ens1f1#2"]}})");
+  const ResourceConfig r = OnlyResource(yaml);
+  EXPECT_EQ(r.mode, PoolMode::kExclusive);
+  EXPECT_EQ(r.selectors.pf_names,
+            (std::vector<PfNameSelector>{{"ens1f0", 0, 3}, {"ens1f1", 2, 2}}));
+  EXPECT_EQ(r, OnlyResource(json));
+}
+
+// --- Empty() and operator== with the new fields ---------------------------------------
+
+TEST(ConfigSelectors, EmptyAccountsForIsVf) {
+  Selectors s;
+  EXPECT_TRUE(s.Empty());
+  s.is_vf = false;
+  EXPECT_FALSE(s.Empty());
+  s.is_vf = true;
+  EXPECT_FALSE(s.Empty());
+  s.is_vf.reset();
+  EXPECT_TRUE(s.Empty());
+}
+
+TEST(ConfigSelectors, EqualityComparesIsVfAndPfNameRanges) {
+  Selectors a, b;
+  a.is_vf = true;
+  EXPECT_FALSE(a == b);
+  b.is_vf = false;
+  EXPECT_FALSE(a == b);
+  b.is_vf = true;
+  EXPECT_TRUE(a == b);
+  a.pf_names = {{"ens1f0", 0, 3}};
+  b.pf_names = {{"ens1f0", 0, 4}};
+  EXPECT_FALSE(a == b);
+  b.pf_names = {{"ens1f0", 1, 3}};
+  EXPECT_FALSE(a == b);
+  b.pf_names = {{"ens1f1", 0, 3}};
+  EXPECT_FALSE(a == b);
+  b.pf_names = {{"ens1f0", 0, 3}};
+  EXPECT_TRUE(a == b);
+}
+
+TEST(ConfigResource, EqualityComparesModeAndTopology) {
+  ResourceConfig base;
+  base.resource_name = "r";
+  base.resource_prefix = "rdma";
+  ResourceConfig other = base;
+  EXPECT_TRUE(base == other);
+  other.mode = PoolMode::kExclusive;
+  EXPECT_FALSE(base == other);
+  other = base;
+  other.topology_aware = true;
+  EXPECT_FALSE(base == other);
+  other = base;
+  other.exclude_topology = true;
+  EXPECT_FALSE(base == other);
+  other = base;
+  other.selectors.is_vf = false;
+  EXPECT_FALSE(base == other);
+}
+
+// --- the new keys in unknown-key suggestions and combined reports --------------------
+
+TEST(ConfigUnknownKeys, NewKeysGetSuggestions) {
+  ExpectOnlyError(SharedWith(R"("topologyaware": true,)"), "$.configList[0].topologyaware",
+                  R"((did you mean "topologyAware"?))");
+  ExpectOnlyError(SharedWith(R"("excludeTopolgy": true,)"), "$.configList[0].excludeTopolgy",
+                  R"((did you mean "excludeTopology"?))");
+  ExpectOnlyError(WithSelectors(R"({"ifNames": ["ib0"], "isVf": true})"),
+                  "$.configList[0].selectors.isVf", R"((did you mean "isVF"?))");
+  ExpectOnlyError(WithSelectors(R"({"ifNames": ["ib0"], "pfName": ["ens1f0"]})"),
+                  "$.configList[0].selectors.pfName", R"((did you mean "pfNames"?))");
+  const ParseOutcome far = SharedWith(R"("colour": 1,)");
+  ASSERT_EQ(far.errors.size(), 1u);
+  for (const char* key : {"mode", "topologyAware", "excludeTopology"}) {
+    EXPECT_NE(far.errors[0].message.find(key), std::string::npos) << key;
+  }
+}
+
+TEST(ConfigErrors, NewRulesAreReportedTogether) {
+  const ParseOutcome outcome = Json(R"({"configList": [
+      {"resourceName": "a", "mode": "Exclusive", "topologyAware": "yes",
+       "selectors": {"isVF": 1, "pfNames": ["ens1f0#3-1"]}},
+      {"resourceName": "b", "mode": "exclusive", "rdmaHcaMax": 4, "topologyAware": true,
+       "excludeTopology": 0, "selectors": {"pfNames": ["#1"]}},
+      {"resourceName": "c", "mode": "shared", "topologyAware": true, "excludeTopology": true,
+       "selectors": {"isVF": true}}]})");
+  EXPECT_EQ(ErrorPaths(outcome), (std::set<std::string>{
+                                     "$.configList[0].mode",
+                                     "$.configList[0].topologyAware",
+                                     "$.configList[0].selectors.isVF",
+                                     "$.configList[0].selectors.pfNames[0]",
+                                     "$.configList[1].rdmaHcaMax",
+                                     "$.configList[1].topologyAware",
+                                     "$.configList[1].excludeTopology",
+                                     "$.configList[1].selectors.pfNames[0]",
+                                     "$.configList[2].rdmaHcaMax",
+                                     "$.configList[2]",
+                                 }))
+      << FormatIssues(outcome);
+  EXPECT_EQ(outcome.errors.size(), 10u) << FormatIssues(outcome);
 }
 
 // --- LoadConfigFile ------------------------------------------------------------------

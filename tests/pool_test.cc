@@ -1,6 +1,7 @@
 // Tests for deviceplugin/selectors and deviceplugin/pool: selector matching, pool building,
 // the ListAndWatch device list, Allocate answers and preferred allocations.
 #include "deviceplugin/pool.h"
+#include "deviceplugin/allocation.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -105,7 +106,7 @@ config::Selectors AllKindsMatching() {
   s.if_names = {"ib0"};
   s.link_types = {"infiniband"};
   s.pci_addresses = {"0000:3b:00.2"};
-  s.pf_names = {"pfib0"};
+  s.pf_names = {{"pfib0"}};
   s.rdma_devices = {"mlx5_2"};
   s.numa_nodes = {1};
   return s;
@@ -151,8 +152,8 @@ INSTANTIATE_TEST_SUITE_P(
         SelectorCase{"PciAddressHit", With(&S::pci_addresses, {"0000:3b:00.0", "0000:3b:00.2"}),
                      true},
         SelectorCase{"PciAddressMiss", With(&S::pci_addresses, {"0000:3b:00.0"}), false},
-        SelectorCase{"PfNameHit", With(&S::pf_names, {"pfib0"}), true},
-        SelectorCase{"PfNameIsNotIfName", With(&S::pf_names, {"ib0"}), false},
+        SelectorCase{"PfNameHit", With(&S::pf_names, {{"pfib0"}}), true},
+        SelectorCase{"PfNameIsNotIfName", With(&S::pf_names, {{"ib0"}}), false},
         SelectorCase{"RdmaDeviceHit", With(&S::rdma_devices, {"mlx5_0", "mlx5_2"}), true},
         SelectorCase{"RdmaDeviceMiss", With(&S::rdma_devices, {"mlx5_0"}), false},
         SelectorCase{"NumaHit", With(&S::numa_nodes, {0, 1}), true},

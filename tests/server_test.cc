@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -327,6 +329,121 @@ TEST_F(ServerTest, DeletedSocketIsRecreated) {
       kResA, [](const fake::ResourceView& v) { return v.registrations >= 2 && v.connected; },
       milliseconds(5000)));
   EXPECT_TRUE(fs::exists(kubelet_root_ + "/device-plugins/hca_a.sock"));
+}
+
+// A PF (ens1f0, no RDMA of its own) with three RoCE VFs that carry RDMA, on NUMA node 1.
+void AddPfWithVfs(SimNode* node) {
+  SimPciFunction pf;
+  pf.address = "0000:5e:00.0";
+  pf.netdevs = {"ens1f0"};
+  pf.numa_node = 1;
+  ASSERT_TRUE(node->AddPciFunction(pf).ok());
+  for (int i = 0; i < 3; ++i) {
+    SimPciFunction vf;
+    vf.address = "0000:5e:00." + std::to_string(2 + i);
+    vf.device = "101e";
+    vf.physfn = pf.address;
+    vf.netdevs = {"ens1f0v" + std::to_string(i)};
+    vf.rdma_device = "mlx5_vf" + std::to_string(i);
+    vf.numa_node = 1;
+    ASSERT_TRUE(node->AddPciFunction(vf).ok());
+  }
+}
+
+constexpr const char* kExclusive = R"({"configList": [
+  {"resourceName": "hca_vfs", "mode": "exclusive",
+   "selectors": {"isVF": true, "pfNames": ["ens1f0#0-1"]}}]})";
+
+// Exclusive mode: one device per selected VF (ID = PCI address, NUMA topology); Allocate
+// grants exactly that VF, sets the SR-IOV-style env and writes the Multus device-info file.
+TEST_F(ServerTest, ExclusiveModeOneDevicePerFunction) {
+  AddPfWithVfs(node_.get());
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.server.device_info_dir = tmp_.path() + "/devinfo";
+  StartManager(kExclusive, opts);
+  const char* res = "rdma/hca_vfs";
+  ASSERT_TRUE(WaitListed(res, 2));
+  auto v = kubelet_->View(res);
+  EXPECT_EQ(v.devices[0].id(), "0000:5e:00.2");
+  EXPECT_EQ(v.devices[1].id(), "0000:5e:00.3");
+  ASSERT_EQ(v.devices[0].topology().nodes_size(), 1);
+  EXPECT_EQ(v.devices[0].topology().nodes(0).id(), 1);
+
+  auto resp = kubelet_->Allocate(res, {"0000:5e:00.3"});
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  const auto& c = resp->container_responses(0);
+  std::vector<std::string> paths;
+  for (const auto& d : c.devices()) paths.push_back(d.host_path());
+  // The fixture's two PF HCAs hold uverbs0/1, so VF 1 (the second VF) has index 3.
+  EXPECT_EQ(paths,
+            (std::vector<std::string>{"/dev/infiniband/issm3", "/dev/infiniband/umad3",
+                                      "/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"}));
+  EXPECT_EQ(c.envs().at("PCIDEVICE_RDMA_HCA_VFS"), "0000:5e:00.3");
+  EXPECT_NE(c.envs().at("PCIDEVICE_RDMA_HCA_VFS_INFO").find("mlx5_vf1"), std::string::npos);
+  EXPECT_EQ(c.envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_vf1");
+  std::ifstream info(tmp_.path() + "/devinfo/rdma-hca_vfs-0000:5e:00.3-device.json");
+  std::stringstream body;
+  body << info.rdbuf();
+  EXPECT_EQ(body.str(), R"({"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:5e:00.3",)"
+                        R"("rdma-device":"mlx5_vf1","pf-pci-address":"0000:5e:00.0"}})");
+  EXPECT_EQ(kubelet_->Allocate(res, {"0000:5e:00.4"}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+// A device whose RDMA device moved into a pod (gone from host sysfs, PCI function still
+// there) stays advertised and Healthy; a hot-removed function goes.
+TEST_F(ServerTest, ExclusiveDeviceInPodStaysAdvertised) {
+  AddPfWithVfs(node_.get());
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto* m = StartManager(kExclusive);
+  const char* res = "rdma/hca_vfs";
+  ASSERT_TRUE(WaitListed(res, 2));
+  ASSERT_TRUE(node_->MoveRdmaToPod("0000:5e:00.2").ok());
+  m->RescanNow();
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_TRUE(Listed(kubelet_->View(res), 2));
+  auto snap = m->SnapshotOf(res);
+  ASSERT_TRUE(snap);
+  EXPECT_EQ(snap->pool.in_use.count("0000:5e:00.2"), 1u);
+  ASSERT_TRUE(node_->RemovePciFunction("0000:5e:00.2").ok());
+  m->RescanNow();
+  ASSERT_TRUE(WaitListed(res, 1));
+  EXPECT_EQ(kubelet_->View(res).devices[0].id(), "0000:5e:00.3");
+}
+
+// Shared pools carry the NUMA nodes of their HCAs; excludeTopology drops them.
+TEST_F(ServerTest, NumaTopologyInListAndWatch) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(R"({"configList": [
+    {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib0", "ib1"]}},
+    {"resourceName": "hca_b", "rdmaHcaMax": 2, "excludeTopology": true,
+     "selectors": {"ifNames": ["ib1"]}}]})");
+  ASSERT_TRUE(WaitListed(kResA, 2));
+  ASSERT_TRUE(WaitListed(kResB, 2));
+  const v1beta1::TopologyInfo topo = kubelet_->View(kResA).devices[0].topology();
+  ASSERT_EQ(topo.nodes_size(), 2);
+  EXPECT_EQ(topo.nodes(0).id(), 0);
+  EXPECT_EQ(topo.nodes(1).id(), 1);
+  EXPECT_FALSE(kubelet_->View(kResB).devices[0].has_topology());
+}
+
+// A topology-aware pool on a 2-NUMA node: IDs are split per node and an ID of node 1
+// grants only the node-1 HCA.
+TEST_F(ServerTest, TopologyAwarePoolGrantsLocalHcas) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(R"({"configList": [{"resourceName": "hca_a", "rdmaHcaMax": 4,
+    "topologyAware": true, "selectors": {"ifNames": ["ib0", "ib1"]}}]})");
+  ASSERT_TRUE(WaitListed(kResA, 4));
+  auto v = kubelet_->View(kResA);
+  EXPECT_EQ(v.devices[0].topology().nodes(0).id(), 0);
+  EXPECT_EQ(v.devices[3].topology().nodes(0).id(), 1);
+  auto resp = kubelet_->Allocate(kResA, {"3"});
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp->container_responses(0).envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_1");
+  auto pref = kubelet_->GetPreferredAllocation(kResA, {"0", "1", "2", "3"}, {"3"}, 2);
+  ASSERT_TRUE(pref.ok());
+  EXPECT_EQ(pref->container_responses(0).deviceids(1), "2") << "packed onto node 1";
 }
 
 }  // namespace

@@ -1,0 +1,28 @@
+// Multus device-info files for exclusive devices (the format the SR-IOV device plugin
+// writes and Multus copies into the network-status annotation).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "config/config.h"
+#include "deviceplugin/discovery.h"
+
+namespace hcashare::dp {
+
+// Default directory, a host path used as given (not under --host-root).
+inline constexpr const char* kDefaultDeviceInfoDir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
+
+// "<prefix>-<name>-<id>-device.json" ('/' in any part becomes '-').
+std::string DeviceInfoFileName(const config::ResourceConfig& rc, const std::string& id);
+
+// {"type":"pci","version":"1.1.0","pci":{"pci-address":…,"rdma-device":…[,"pf-pci-address":…]}}
+std::string DeviceInfoJson(const PciFunction& fn);
+
+// Writes the file of each of `fns` into `dir` (created if missing), each atomically
+// (temporary file, then rename). Returns the first error; files already written stay.
+Status WriteDeviceInfoFiles(const std::string& dir, const config::ResourceConfig& rc,
+                            const std::vector<const PciFunction*>& fns);
+
+}  // namespace hcashare::dp

@@ -1,0 +1,837 @@
+// Tests for NUMA topology and exclusive pools: TopologyInfo in the ListAndWatch device list,
+// NUMA-aligned Allocate answers, topology-aware preferred allocations, exclusive Allocate
+// (with the SR-IOV style PCIDEVICE_* environment), exclusive in-use tracking in BuildPool,
+// the isVF/pfNames selectors, VF discovery and the Multus device-info files.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/host.h"
+#include "common/sim_node.h"
+#include "common/temp_dir.h"
+#include "deviceplugin/allocation.h"
+#include "deviceplugin/device_info.h"
+#include "deviceplugin/discovery.h"
+#include "deviceplugin/pool.h"
+#include "deviceplugin/selectors.h"
+
+namespace hcashare::dp {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using ::testing::UnorderedElementsAre;
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------
+// Fixture builders.
+
+// An InfiniBand HCA PF on NUMA node `numa` with RDMA device `rdma` and its uverbs node.
+PciFunction Hca(const std::string& address, int numa, const std::string& rdma) {
+  PciFunction f;
+  f.address = address;
+  f.vendor = "15b3";
+  f.device = "1017";
+  f.class_code = 0x020700;
+  f.numa_node = numa;
+  f.driver = "mlx5_core";
+  f.netdevs = {"ib_" + rdma};
+  f.pf_netdevs = f.netdevs;
+  f.link_types = {"infiniband"};
+  RdmaDeviceInfo r;
+  r.name = rdma;
+  r.char_devices = {"/dev/infiniband/uverbs" + rdma.substr(rdma.size() - 1)};
+  r.link_layers = {"infiniband"};
+  f.rdma = {r};
+  return f;
+}
+
+// A shared resource.
+config::ResourceConfig Shared(int rdma_hca_max, bool topology_aware = false) {
+  config::ResourceConfig rc;
+  rc.resource_name = "hca_shared";
+  rc.resource_prefix = "rdma";
+  rc.mode = config::PoolMode::kShared;
+  rc.rdma_hca_max = rdma_hca_max;
+  rc.topology_aware = topology_aware;
+  return rc;
+}
+
+// An exclusive resource (rdmaHcaMax 0).
+config::ResourceConfig Exclusive(const std::string& prefix = "rdma",
+                                 const std::string& name = "hca_vfs") {
+  config::ResourceConfig rc;
+  rc.resource_name = name;
+  rc.resource_prefix = prefix;
+  rc.mode = config::PoolMode::kExclusive;
+  return rc;
+}
+
+// A pool holding `fns` (sorted by address, as BuildPool keeps them).
+PoolState PoolOf(std::vector<PciFunction> fns) {
+  PoolState pool;
+  pool.hcas = std::move(fns);
+  std::sort(pool.hcas.begin(), pool.hcas.end(),
+            [](const PciFunction& a, const PciFunction& b) { return a.address < b.address; });
+  return pool;
+}
+
+// Two HCAs on NUMA node 0 and two on node 1.
+PoolState TwoNodePool() {
+  return PoolOf({Hca("0000:3b:00.0", 0, "mlx5_0"), Hca("0000:3b:00.1", 0, "mlx5_1"),
+                 Hca("0000:86:00.0", 1, "mlx5_2"), Hca("0000:86:00.1", 1, "mlx5_3")});
+}
+
+// The NUMA node IDs of a device's TopologyInfo (empty when it has none).
+std::vector<int64_t> Nodes(const v1beta1::Device& d) {
+  std::vector<int64_t> out;
+  if (!d.has_topology()) return out;
+  for (const auto& n : d.topology().nodes()) out.push_back(n.id());
+  return out;
+}
+
+std::vector<std::string> Ids(const std::vector<v1beta1::Device>& devs) {
+  std::vector<std::string> out;
+  for (const auto& d : devs) out.push_back(d.id());
+  return out;
+}
+
+std::vector<std::string> Addresses(const std::vector<PciFunction>& fns) {
+  std::vector<std::string> out;
+  for (const auto& f : fns) out.push_back(f.address);
+  return out;
+}
+
+std::vector<std::string> Range(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(std::to_string(i));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// DeviceList topology: shared pools without topologyAware
+
+// Every ID of a non-aware pool carries all of the pool's NUMA nodes.
+TEST(SharedTopologyTest, EveryIdListsAllPoolNodes) {
+  auto devs = DeviceList(Shared(4), TwoNodePool());
+  ASSERT_THAT(Ids(devs), ElementsAre("0", "1", "2", "3"));
+  for (const auto& d : devs) {
+    EXPECT_EQ(d.health(), "Healthy") << d.id();
+    EXPECT_THAT(Nodes(d), ElementsAre(0, 1)) << d.id();
+  }
+}
+
+// One HCA of unknown NUMA node drops TopologyInfo from every ID.
+TEST(SharedTopologyTest, UnknownNumaDropsTopology) {
+  PoolState pool = TwoNodePool();
+  pool.hcas[2].numa_node = -1;
+  auto devs = DeviceList(Shared(4), pool);
+  ASSERT_THAT(devs, SizeIs(4));
+  for (const auto& d : devs) {
+    EXPECT_FALSE(d.has_topology()) << d.id();
+    EXPECT_EQ(d.health(), "Healthy") << d.id();
+  }
+}
+
+// excludeTopology drops TopologyInfo from every ID.
+TEST(SharedTopologyTest, ExcludeTopologyDropsTopology) {
+  for (bool aware : {false, true}) {
+    config::ResourceConfig rc = Shared(4, aware);
+    rc.exclude_topology = true;
+    auto devs = DeviceList(rc, TwoNodePool());
+    ASSERT_THAT(devs, SizeIs(4)) << aware;
+    for (const auto& d : devs) EXPECT_FALSE(d.has_topology()) << d.id() << " aware=" << aware;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// DeviceList topology: topologyAware shared pools
+
+// rdmaHcaMax 8 over nodes 0 and 1: IDs 0-3 on node 0, 4-7 on node 1; NodeOfSharedId agrees.
+TEST(AlignedTopologyTest, EvenSplit) {
+  config::ResourceConfig rc = Shared(8, true);
+  PoolState pool = TwoNodePool();
+  auto devs = DeviceList(rc, pool);
+  ASSERT_THAT(Ids(devs), ElementsAreArray(Range(8)));
+  for (int i = 0; i < 8; ++i) {
+    const int want = i < 4 ? 0 : 1;
+    EXPECT_THAT(Nodes(devs[i]), ElementsAre(want)) << i;
+    EXPECT_EQ(devs[i].health(), "Healthy") << i;
+    EXPECT_EQ(NodeOfSharedId(rc, pool, i), want) << i;
+  }
+  EXPECT_EQ(NodeOfSharedId(rc, pool, -1), kNoNode);
+  EXPECT_EQ(NodeOfSharedId(rc, pool, 8), kNoNode);
+  EXPECT_EQ(NodeOfSharedId(Shared(8, false), pool, 0), kNoNode);
+}
+
+// An odd rdmaHcaMax 5 over two nodes: blocks of 3, so 0-2 on node 0 and 3-4 on node 1.
+TEST(AlignedTopologyTest, OddMaxRoundsBlockUp) {
+  config::ResourceConfig rc = Shared(5, true);
+  PoolState pool = TwoNodePool();
+  auto devs = DeviceList(rc, pool);
+  ASSERT_THAT(devs, SizeIs(5));
+  const std::vector<int> want = {0, 0, 0, 1, 1};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_THAT(Nodes(devs[i]), ElementsAre(want[i])) << i;
+    EXPECT_EQ(NodeOfSharedId(rc, pool, i), want[i]) << i;
+  }
+}
+
+// A pool on one node puts every ID on that node.
+TEST(AlignedTopologyTest, SingleNodeTakesEveryId) {
+  config::ResourceConfig rc = Shared(6, true);
+  PoolState pool = PoolOf({Hca("0000:3b:00.0", 0, "mlx5_0"), Hca("0000:3b:00.1", 0, "mlx5_1")});
+  auto devs = DeviceList(rc, pool);
+  ASSERT_THAT(devs, SizeIs(6));
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_THAT(Nodes(devs[i]), ElementsAre(0)) << i;
+    EXPECT_EQ(NodeOfSharedId(rc, pool, i), 0) << i;
+  }
+}
+
+// An empty aware pool keeps its IDs, all Unhealthy and without topology.
+TEST(AlignedTopologyTest, EmptyPoolIsUnhealthyWithoutTopology) {
+  config::ResourceConfig rc = Shared(4, true);
+  auto devs = DeviceList(rc, PoolState{});
+  ASSERT_THAT(Ids(devs), ElementsAre("0", "1", "2", "3"));
+  for (const auto& d : devs) {
+    EXPECT_EQ(d.health(), "Unhealthy") << d.id();
+    EXPECT_FALSE(d.has_topology()) << d.id();
+  }
+  EXPECT_EQ(NodeOfSharedId(rc, PoolState{}, 0), kNoNode);
+}
+
+// ---------------------------------------------------------------------------------------
+// DeviceList: exclusive pools
+
+// One Healthy device per function, ID = PCI address, TopologyInfo = the function's node.
+TEST(ExclusiveDeviceListTest, OneDevicePerFunction) {
+  auto devs = DeviceList(Exclusive(), TwoNodePool());
+  ASSERT_THAT(Ids(devs),
+              ElementsAre("0000:3b:00.0", "0000:3b:00.1", "0000:86:00.0", "0000:86:00.1"));
+  const std::vector<int> want = {0, 0, 1, 1};
+  for (size_t i = 0; i < devs.size(); ++i) {
+    EXPECT_EQ(devs[i].health(), "Healthy") << devs[i].id();
+    EXPECT_THAT(Nodes(devs[i]), ElementsAre(want[i])) << devs[i].id();
+  }
+}
+
+// A function of unknown NUMA node has no TopologyInfo; the others keep theirs.
+TEST(ExclusiveDeviceListTest, UnknownNumaHasNoTopology) {
+  PoolState pool = TwoNodePool();
+  pool.hcas[1].numa_node = -1;
+  auto devs = DeviceList(Exclusive(), pool);
+  ASSERT_THAT(devs, SizeIs(4));
+  EXPECT_THAT(Nodes(devs[0]), ElementsAre(0));
+  EXPECT_FALSE(devs[1].has_topology());
+  EXPECT_THAT(Nodes(devs[2]), ElementsAre(1));
+  EXPECT_THAT(Nodes(devs[3]), ElementsAre(1));
+}
+
+// excludeTopology drops TopologyInfo from every exclusive device.
+TEST(ExclusiveDeviceListTest, ExcludeTopology) {
+  config::ResourceConfig rc = Exclusive();
+  rc.exclude_topology = true;
+  auto devs = DeviceList(rc, TwoNodePool());
+  ASSERT_THAT(devs, SizeIs(4));
+  for (const auto& d : devs) EXPECT_FALSE(d.has_topology()) << d.id();
+}
+
+// A blocked exclusive pool advertises nothing.
+TEST(ExclusiveDeviceListTest, BlockedPoolIsEmpty) {
+  Inventory inv;
+  inv.functions = TwoNodePool().hcas;
+  PoolState pool = BuildPool(Exclusive(), inv, "blocked for the test");
+  EXPECT_THAT(DeviceList(Exclusive(), pool), IsEmpty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Allocate on a simulated node: four HCAs, two per NUMA node.
+//   0000:3b:00.0 mlx5_0 node 0   0000:3b:00.1 mlx5_1 node 0
+//   0000:86:00.0 mlx5_2 node 1   0000:86:00.1 mlx5_3 node 1
+// Char devices are numbered in that order (uverbsN, umadN, issmN for mlx5_N).
+
+class SimAllocateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(tmp_.path().empty());
+    sim_ = std::make_unique<SimNode>(tmp_.path());
+    AddHca("0000:3b:00.0", "ib0", "mlx5_0", 0);
+    AddHca("0000:3b:00.1", "ib1", "mlx5_1", 0);
+    AddHca("0000:86:00.0", "ib2", "mlx5_2", 1);
+    AddHca("0000:86:00.1", "ib3", "mlx5_3", 1);
+    host_ = NewRootedHost(tmp_.path());
+    inv_ = Discoverer(*host_).Scan();
+    ASSERT_THAT(inv_.functions, SizeIs(4));
+  }
+
+  void AddHca(const std::string& address, const std::string& netdev, const std::string& rdma,
+              int numa) {
+    ASSERT_TRUE(sim_->AddPciFunction(SimNode::IbHca(address, netdev, rdma, numa)).ok()) << address;
+  }
+
+  static v1beta1::AllocateRequest Request(const std::vector<std::vector<std::string>>& containers) {
+    v1beta1::AllocateRequest req;
+    for (const auto& ids : containers) {
+      auto* c = req.add_container_requests();
+      for (const auto& id : ids) c->add_devices_ids(id);
+    }
+    return req;
+  }
+
+  // The host paths of one container response's DeviceSpecs, checking each spec's shape.
+  static std::vector<std::string> HostPaths(const v1beta1::ContainerAllocateResponse& c) {
+    std::vector<std::string> out;
+    for (const auto& d : c.devices()) {
+      EXPECT_EQ(d.container_path(), d.host_path());
+      EXPECT_EQ(d.permissions(), "rw");
+      out.push_back(d.host_path());
+    }
+    return out;
+  }
+
+  // The char devices of mlx5_<n> for each n, sorted, then rdma_cm.
+  static std::vector<std::string> DevicesOf(const std::vector<int>& ns) {
+    std::set<std::string> s;
+    for (int n : ns) {
+      for (const char* kind : {"issm", "umad", "uverbs"}) {
+        s.insert(std::string("/dev/infiniband/") + kind + std::to_string(n));
+      }
+    }
+    std::vector<std::string> out(s.begin(), s.end());
+    out.push_back(kRdmaCmPath);
+    return out;
+  }
+
+  TempDir tmp_;
+  std::unique_ptr<SimNode> sim_;
+  std::unique_ptr<Host> host_;
+  Inventory inv_;
+};
+
+// Aware pool, IDs of node 1 only: the node-1 HCAs' char devices (+rdma_cm once) and names.
+TEST_F(SimAllocateTest, AlignedIdsOfNodeOneGrantNodeOneHcas) {
+  config::ResourceConfig rc = Shared(8, true);
+  PoolState pool = BuildPool(rc, inv_);
+  ASSERT_THAT(pool.hcas, SizeIs(4));
+  auto resp = BuildAllocateResponse(rc, pool, Request({{"4", "7"}}), *host_);
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  ASSERT_EQ(resp->container_responses_size(), 1);
+  const auto& c = resp->container_responses(0);
+  EXPECT_THAT(HostPaths(c), ElementsAreArray(DevicesOf({2, 3})));
+  ASSERT_EQ(c.envs().count(kRdmaDevicesEnv), 1u);
+  EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_2,mlx5_3");
+}
+
+// Aware pool, IDs of node 0 only: the node-0 HCAs.
+TEST_F(SimAllocateTest, AlignedIdsOfNodeZeroGrantNodeZeroHcas) {
+  config::ResourceConfig rc = Shared(8, true);
+  PoolState pool = BuildPool(rc, inv_);
+  auto resp = BuildAllocateResponse(rc, pool, Request({{"0", "3"}}), *host_);
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  const auto& c = resp->container_responses(0);
+  EXPECT_THAT(HostPaths(c), ElementsAreArray(DevicesOf({0, 1})));
+  EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1");
+}
+
+// Aware pool, IDs spanning both nodes: all four HCAs.
+TEST_F(SimAllocateTest, AlignedIdsSpanningNodesGrantAll) {
+  config::ResourceConfig rc = Shared(8, true);
+  PoolState pool = BuildPool(rc, inv_);
+  auto resp = BuildAllocateResponse(rc, pool, Request({{"3", "4"}, {"6"}}), *host_);
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  ASSERT_EQ(resp->container_responses_size(), 2);
+  EXPECT_THAT(HostPaths(resp->container_responses(0)), ElementsAreArray(DevicesOf({0, 1, 2, 3})));
+  EXPECT_EQ(resp->container_responses(0).envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1,mlx5_2,mlx5_3");
+  // The second container only asked for a node-1 ID.
+  EXPECT_THAT(HostPaths(resp->container_responses(1)), ElementsAreArray(DevicesOf({2, 3})));
+  EXPECT_EQ(resp->container_responses(1).envs().at(kRdmaDevicesEnv), "mlx5_2,mlx5_3");
+}
+
+// A non-aware pool grants all four HCAs for any ID.
+TEST_F(SimAllocateTest, NonAwarePoolGrantsAllForAnyId) {
+  config::ResourceConfig rc = Shared(8, false);
+  PoolState pool = BuildPool(rc, inv_);
+  for (const char* id : {"0", "4", "7"}) {
+    auto resp = BuildAllocateResponse(rc, pool, Request({{id}}), *host_);
+    ASSERT_TRUE(resp.ok()) << id << ": " << resp.status().ToString();
+    const auto& c = resp->container_responses(0);
+    EXPECT_THAT(HostPaths(c), ElementsAreArray(DevicesOf({0, 1, 2, 3}))) << id;
+    EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1,mlx5_2,mlx5_3") << id;
+    EXPECT_EQ(c.envs().size(), 1u) << id;
+  }
+}
+
+// Exclusive: exactly the requested functions' char devices (+rdma_cm once), names in
+// request order.
+TEST_F(SimAllocateTest, ExclusiveGrantsExactlyRequestedFunctions) {
+  config::ResourceConfig rc = Exclusive();
+  PoolState pool = BuildPool(rc, inv_);
+  ASSERT_THAT(pool.hcas, SizeIs(4));
+  auto resp = BuildAllocateResponse(rc, pool, Request({{"0000:86:00.1", "0000:3b:00.0"}}), *host_);
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  ASSERT_EQ(resp->container_responses_size(), 1);
+  const auto& c = resp->container_responses(0);
+  const auto paths = HostPaths(c);
+  EXPECT_THAT(paths, ElementsAreArray(DevicesOf({0, 3})));
+  EXPECT_EQ(std::count(paths.begin(), paths.end(), kRdmaCmPath), 1);
+  EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_3,mlx5_0");
+}
+
+// Exclusive: a PCI address that is not in the pool is InvalidArgument naming it.
+TEST_F(SimAllocateTest, ExclusiveUnknownAddressIsInvalidArgument) {
+  config::ResourceConfig rc = Exclusive();
+  PoolState pool = BuildPool(rc, inv_);
+  auto resp = BuildAllocateResponse(rc, pool, Request({{"0000:3b:00.0", "0000:99:00.0"}}), *host_);
+  ASSERT_FALSE(resp.ok());
+  EXPECT_EQ(resp.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(resp.status().message(), HasSubstr("0000:99:00.0"));
+}
+
+// Exclusive: a shared-style ID is not one of ours.
+TEST_F(SimAllocateTest, ExclusiveRejectsSharedStyleId) {
+  config::ResourceConfig rc = Exclusive();
+  PoolState pool = BuildPool(rc, inv_);
+  auto resp = BuildAllocateResponse(rc, pool, Request({{"0"}}), *host_);
+  ASSERT_FALSE(resp.ok());
+  EXPECT_EQ(resp.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(resp.status().message(), HasSubstr("\"0\""));
+}
+
+// Exclusive: PCIDEVICE_<PREFIX>_<NAME> lists the IDs in request order, and its _INFO
+// variable is JSON with the generic ID and the RDMA details of each.
+TEST_F(SimAllocateTest, ExclusivePciDeviceEnv) {
+  config::ResourceConfig rc = Exclusive("nvidia.com", "hca_vfs");
+  ASSERT_EQ(PciDeviceEnvName(rc), "PCIDEVICE_NVIDIA_COM_HCA_VFS");
+  PoolState pool = BuildPool(rc, inv_);
+  auto resp = BuildAllocateResponse(rc, pool, Request({{"0000:86:00.1", "0000:3b:00.0"}}), *host_);
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  const auto& envs = resp->container_responses(0).envs();
+  EXPECT_EQ(envs.size(), 3u);
+  ASSERT_EQ(envs.count("PCIDEVICE_NVIDIA_COM_HCA_VFS"), 1u);
+  EXPECT_EQ(envs.at("PCIDEVICE_NVIDIA_COM_HCA_VFS"), "0000:86:00.1,0000:3b:00.0");
+  ASSERT_EQ(envs.count("PCIDEVICE_NVIDIA_COM_HCA_VFS_INFO"), 1u);
+
+  const auto info = nlohmann::json::parse(envs.at("PCIDEVICE_NVIDIA_COM_HCA_VFS_INFO"), nullptr,
+                                          /*allow_exceptions=*/false);
+  ASSERT_TRUE(info.is_object()) << envs.at("PCIDEVICE_NVIDIA_COM_HCA_VFS_INFO");
+  ASSERT_EQ(info.size(), 2u);
+  struct Want {
+    const char* id;
+    const char* rdma_dev;
+    const char* uverbs;
+  };
+  for (const Want& w : {Want{"0000:86:00.1", "mlx5_3", "/dev/infiniband/uverbs3"},
+                        Want{"0000:3b:00.0", "mlx5_0", "/dev/infiniband/uverbs0"}}) {
+    ASSERT_TRUE(info.contains(w.id)) << w.id;
+    const auto& e = info.at(w.id);
+    EXPECT_EQ(e.at("generic").at("deviceID"), w.id);
+    EXPECT_EQ(e.at("rdma").at("rdma_dev"), w.rdma_dev);
+    EXPECT_EQ(e.at("rdma").at("uverbs"), w.uverbs);
+    EXPECT_EQ(e.at("rdma").at("rdma_cm"), kRdmaCmPath);
+  }
+}
+
+// A shared pool's Allocate sets no PCIDEVICE_* variables.
+TEST_F(SimAllocateTest, SharedSetsNoPciDeviceEnv) {
+  config::ResourceConfig rc = Shared(8, true);
+  PoolState pool = BuildPool(rc, inv_);
+  auto resp = BuildAllocateResponse(rc, pool, Request({{"1"}}), *host_);
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  const auto& envs = resp->container_responses(0).envs();
+  EXPECT_EQ(envs.size(), 1u);
+  EXPECT_EQ(envs.count(kRdmaDevicesEnv), 1u);
+}
+
+// ---------------------------------------------------------------------------------------
+// PreferredIds(rc, pool, ...)
+
+// Eight aware IDs over two nodes, size 3: all from node 0 (the first that fits).
+TEST(AlignedPreferredIdsTest, FitsOnOneNode) {
+  config::ResourceConfig rc = Shared(8, true);
+  EXPECT_THAT(PreferredIds(rc, TwoNodePool(), Range(8), {}, 3), ElementsAre("0", "1", "2"));
+}
+
+// Only node-1 IDs left in three, node 0 in two: a size-3 request fits only node 1.
+TEST(AlignedPreferredIdsTest, PicksTheNodeThatFits) {
+  config::ResourceConfig rc = Shared(8, true);
+  EXPECT_THAT(PreferredIds(rc, TwoNodePool(), {"2", "3", "5", "6", "7"}, {}, 3),
+              ElementsAre("5", "6", "7"));
+  // The smallest node that fits wins over a larger one.
+  EXPECT_THAT(PreferredIds(rc, TwoNodePool(), {"0", "1", "2", "3", "6", "7"}, {}, 2),
+              ElementsAre("6", "7"));
+}
+
+// A must-include ID on node 1 comes first, and the rest come from node 1 too.
+TEST(AlignedPreferredIdsTest, MustIncludeNodeFirst) {
+  config::ResourceConfig rc = Shared(8, true);
+  EXPECT_THAT(PreferredIds(rc, TwoNodePool(), Range(8), {"5"}, 3), ElementsAre("5", "4", "6"));
+}
+
+// More than one node holds: all of one node, then the rest from the other.
+TEST(AlignedPreferredIdsTest, SpillsToSecondNode) {
+  config::ResourceConfig rc = Shared(8, true);
+  EXPECT_THAT(PreferredIds(rc, TwoNodePool(), Range(8), {}, 6),
+              ElementsAre("0", "1", "2", "3", "4", "5"));
+}
+
+// The answer does not depend on the order the IDs arrive in.
+TEST(AlignedPreferredIdsTest, Deterministic) {
+  config::ResourceConfig rc = Shared(8, true);
+  std::vector<std::string> ids = Range(8);
+  const auto first = PreferredIds(rc, TwoNodePool(), ids, {"5"}, 3);
+  std::reverse(ids.begin(), ids.end());
+  std::rotate(ids.begin(), ids.begin() + 3, ids.end());
+  EXPECT_EQ(PreferredIds(rc, TwoNodePool(), ids, {"5"}, 3), first);
+  EXPECT_EQ(PreferredIds(rc, TwoNodePool(), ids, {"5"}, 3), first);
+  EXPECT_THAT(first, ElementsAre("5", "4", "6"));
+}
+
+// IDs that are not the resource's are ignored, in both lists.
+TEST(AlignedPreferredIdsTest, ForeignIdsIgnored) {
+  config::ResourceConfig rc = Shared(8, true);
+  EXPECT_THAT(PreferredIds(rc, TwoNodePool(), {"8", "abc", "-1", "07", "6", "7", "0000:3b:00.0"},
+                           {"9", "x"}, 3),
+              ElementsAre("6", "7"));
+}
+
+// Exclusive pool, nodes 0,0,1,1: two IDs come from the same node.
+TEST(ExclusivePreferredIdsTest, PairFromOneNode) {
+  const auto all = Addresses(TwoNodePool().hcas);
+  EXPECT_THAT(PreferredIds(Exclusive(), TwoNodePool(), all, {}, 2),
+              ElementsAre("0000:3b:00.0", "0000:3b:00.1"));
+  // With one node-0 function gone, node 1 is the only one that fits two.
+  EXPECT_THAT(PreferredIds(Exclusive(), TwoNodePool(),
+                           {"0000:86:00.1", "0000:3b:00.1", "0000:86:00.0"}, {}, 2),
+              ElementsAre("0000:86:00.0", "0000:86:00.1"));
+}
+
+// Exclusive pool: size 1 with a must-include gives just the must-include.
+TEST(ExclusivePreferredIdsTest, MustIncludeOnly) {
+  const auto all = Addresses(TwoNodePool().hcas);
+  EXPECT_THAT(PreferredIds(Exclusive(), TwoNodePool(), all, {"0000:86:00.1"}, 1),
+              ElementsAre("0000:86:00.1"));
+  // Size 2: its node-mate follows.
+  EXPECT_THAT(PreferredIds(Exclusive(), TwoNodePool(), all, {"0000:86:00.1"}, 2),
+              ElementsAre("0000:86:00.1", "0000:86:00.0"));
+  // Shared-style and unknown IDs are not ours.
+  EXPECT_THAT(PreferredIds(Exclusive(), TwoNodePool(), {"0", "0000:99:00.0"}, {"1"}, 2), IsEmpty());
+}
+
+// ---------------------------------------------------------------------------------------
+// BuildPool: exclusive in-use tracking
+
+// An exclusive function whose RDMA device left sysfs but whose PCI function is present
+// stays in the pool with its last details and is marked in use.
+TEST(ExclusiveInUseTest, VanishedButPresentIsKept) {
+  config::ResourceConfig rc = Exclusive();
+  Inventory before;
+  before.functions = TwoNodePool().hcas;
+  for (const auto& f : before.functions) before.present.insert(f.address);
+  const PoolState previous = BuildPool(rc, before);
+  ASSERT_THAT(previous.hcas, SizeIs(4));
+  EXPECT_THAT(previous.in_use, IsEmpty());
+
+  Inventory after = before;
+  after.functions.erase(after.functions.begin() + 2);  // 0000:86:00.0
+  ASSERT_EQ(after.present.count("0000:86:00.0"), 1u);
+  const PoolState pool = BuildPool(rc, after, "", &previous);
+  EXPECT_THAT(Addresses(pool.hcas),
+              ElementsAre("0000:3b:00.0", "0000:3b:00.1", "0000:86:00.0", "0000:86:00.1"));
+  const PciFunction* kept = pool.Find("0000:86:00.0");
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(*kept, *previous.Find("0000:86:00.0"));
+  EXPECT_THAT(pool.in_use, ElementsAre("0000:86:00.0"));
+
+  // Still in use on the next rebuild (previous is the pool that already kept it).
+  const PoolState again = BuildPool(rc, after, "", &pool);
+  EXPECT_EQ(again, pool);
+
+  // Back in sysfs: no longer in use.
+  const PoolState back = BuildPool(rc, before, "", &pool);
+  EXPECT_THAT(back.in_use, IsEmpty());
+  EXPECT_THAT(back.hcas, SizeIs(4));
+}
+
+// A function that left `present` too (hot-removed) is dropped.
+TEST(ExclusiveInUseTest, AbsentFromPresentIsDropped) {
+  config::ResourceConfig rc = Exclusive();
+  Inventory before;
+  before.functions = TwoNodePool().hcas;
+  for (const auto& f : before.functions) before.present.insert(f.address);
+  const PoolState previous = BuildPool(rc, before);
+
+  Inventory after = before;
+  after.functions.erase(after.functions.begin() + 2);
+  after.present.erase("0000:86:00.0");
+  const PoolState pool = BuildPool(rc, after, "", &previous);
+  EXPECT_THAT(Addresses(pool.hcas), ElementsAre("0000:3b:00.0", "0000:3b:00.1", "0000:86:00.1"));
+  EXPECT_THAT(pool.in_use, IsEmpty());
+}
+
+// Shared pools never keep vanished functions, even when still present.
+TEST(ExclusiveInUseTest, SharedPoolDropsVanished) {
+  config::ResourceConfig rc = Shared(8, true);
+  Inventory before;
+  before.functions = TwoNodePool().hcas;
+  for (const auto& f : before.functions) before.present.insert(f.address);
+  const PoolState previous = BuildPool(rc, before);
+
+  Inventory after = before;
+  after.functions.erase(after.functions.begin() + 2);
+  const PoolState pool = BuildPool(rc, after, "", &previous);
+  EXPECT_THAT(Addresses(pool.hcas), ElementsAre("0000:3b:00.0", "0000:3b:00.1", "0000:86:00.1"));
+  EXPECT_THAT(pool.in_use, IsEmpty());
+}
+
+// A blocked exclusive pool keeps nothing from the previous pool.
+TEST(ExclusiveInUseTest, BlockedKeepsNothing) {
+  config::ResourceConfig rc = Exclusive();
+  Inventory inv;
+  inv.functions = TwoNodePool().hcas;
+  for (const auto& f : inv.functions) inv.present.insert(f.address);
+  const PoolState previous = BuildPool(rc, inv);
+  const PoolState pool = BuildPool(rc, inv, "blocked", &previous);
+  EXPECT_THAT(pool.hcas, IsEmpty());
+  EXPECT_THAT(pool.in_use, IsEmpty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Selectors: isVF and pfNames
+
+// A PF with netdev pf0.
+PciFunction Pf(const std::string& address, const std::string& netdev) {
+  PciFunction f = Hca(address, 0, "mlx5_0");
+  f.netdevs = {netdev};
+  f.pf_netdevs = {netdev};
+  return f;
+}
+
+// VF number `index` of the PF at `pf_address` whose netdev is `pf_netdev`.
+PciFunction Vf(const std::string& address, const std::string& pf_address,
+               const std::string& pf_netdev, int index) {
+  PciFunction f = Hca(address, 0, "mlx5_" + std::to_string(index + 2));
+  f.device = "101c";
+  f.netdevs = {pf_netdev + "v" + std::to_string(index)};
+  f.is_vf = true;
+  f.pf_address = pf_address;
+  f.pf_netdevs = {pf_netdev};
+  f.vf_index = index;
+  return f;
+}
+
+// isVF true matches only VFs, false only non-VFs, unset both.
+TEST(SelectorsVfTest, IsVf) {
+  const PciFunction pf = Pf("0000:3b:00.0", "pf0");
+  const PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
+  config::Selectors only_vf;
+  only_vf.is_vf = true;
+  config::Selectors no_vf;
+  no_vf.is_vf = false;
+  EXPECT_FALSE(Matches(only_vf, pf));
+  EXPECT_TRUE(Matches(only_vf, vf));
+  EXPECT_TRUE(Matches(no_vf, pf));
+  EXPECT_FALSE(Matches(no_vf, vf));
+  EXPECT_TRUE(Matches(config::Selectors{}, pf));
+  EXPECT_TRUE(Matches(config::Selectors{}, vf));
+}
+
+// pfNames without a range matches the PF itself and all of its VFs.
+TEST(SelectorsVfTest, PfNameWithoutRange) {
+  config::Selectors sel;
+  sel.pf_names = {{"pf0"}};
+  EXPECT_TRUE(Matches(sel, Pf("0000:3b:00.0", "pf0")));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(Matches(sel, Vf("0000:3b:00." + std::to_string(i + 2), "0000:3b:00.0", "pf0", i)))
+        << i;
+  }
+  EXPECT_FALSE(Matches(sel, Pf("0000:3b:00.1", "pf1")));
+  EXPECT_FALSE(Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0)));
+}
+
+// pfNames with a range matches only those VFs, never the PF.
+TEST(SelectorsVfTest, PfNameWithRange) {
+  config::Selectors sel;
+  sel.pf_names = {{"pf0", 0, 1}};
+  EXPECT_TRUE(Matches(sel, Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0)));
+  EXPECT_TRUE(Matches(sel, Vf("0000:3b:00.3", "0000:3b:00.0", "pf0", 1)));
+  EXPECT_FALSE(Matches(sel, Vf("0000:3b:00.4", "0000:3b:00.0", "pf0", 2)));
+  EXPECT_FALSE(Matches(sel, Pf("0000:3b:00.0", "pf0")));
+  // A VF of unknown index is outside every range.
+  EXPECT_FALSE(Matches(sel, Vf("0000:3b:00.5", "0000:3b:00.0", "pf0", -1)));
+}
+
+// A VF of another PF never matches, whatever its index.
+TEST(SelectorsVfTest, OtherPfsVfNeverMatches) {
+  for (const config::PfNameSelector& s :
+       {config::PfNameSelector{"pf0"}, config::PfNameSelector{"pf0", 0, 1}}) {
+    config::Selectors sel;
+    sel.pf_names = {s};
+    EXPECT_FALSE(Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0))) << s.first_vf;
+    EXPECT_FALSE(Matches(sel, Vf("0000:3b:01.3", "0000:3b:00.1", "pf1", 1))) << s.first_vf;
+  }
+}
+
+// pfNames entries are ORed; combined with isVF they are ANDed.
+TEST(SelectorsVfTest, PfNamesOredAndIsVfAnded) {
+  config::Selectors sel;
+  sel.pf_names = {{"pf0", 2, 2}, {"pf1"}};
+  EXPECT_TRUE(Matches(sel, Vf("0000:3b:00.4", "0000:3b:00.0", "pf0", 2)));
+  EXPECT_FALSE(Matches(sel, Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0)));
+  EXPECT_TRUE(Matches(sel, Pf("0000:3b:00.1", "pf1")));
+  sel.is_vf = true;
+  EXPECT_FALSE(Matches(sel, Pf("0000:3b:00.1", "pf1")));
+  EXPECT_TRUE(Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0)));
+}
+
+// ---------------------------------------------------------------------------------------
+// Discovery of VFs
+
+// Discovery sets is_vf, pf_address, pf_netdevs and vf_index from the PF's virtfnN links.
+TEST(VfDiscoveryTest, VfIndexFromVirtfnLinks) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  SimNode sim(tmp.path());
+  ASSERT_TRUE(sim.AddPciFunction(SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 1)).ok());
+  for (int i = 0; i < 3; ++i) {
+    SimPciFunction vf =
+        SimNode::IbHca("0000:3b:00." + std::to_string(i + 2), "ib0v" + std::to_string(i),
+                       "mlx5_" + std::to_string(i + 1), 1);
+    vf.device = "101c";
+    vf.physfn = "0000:3b:00.0";
+    ASSERT_TRUE(sim.AddPciFunction(vf).ok()) << i;
+  }
+  auto host = NewRootedHost(tmp.path());
+  Inventory inv = Discoverer(*host).Scan();
+  ASSERT_THAT(Addresses(inv.functions),
+              ElementsAre("0000:3b:00.0", "0000:3b:00.2", "0000:3b:00.3", "0000:3b:00.4"));
+  const PciFunction& pf = inv.functions[0];
+  EXPECT_FALSE(pf.is_vf);
+  EXPECT_EQ(pf.vf_index, -1);
+  EXPECT_EQ(pf.pf_address, "");
+  EXPECT_THAT(pf.pf_netdevs, ElementsAre("ib0"));
+  for (int i = 0; i < 3; ++i) {
+    const PciFunction& vf = inv.functions[static_cast<size_t>(i + 1)];
+    EXPECT_TRUE(vf.is_vf) << vf.address;
+    EXPECT_EQ(vf.pf_address, "0000:3b:00.0") << vf.address;
+    EXPECT_EQ(vf.vf_index, i) << vf.address;
+    EXPECT_THAT(vf.pf_netdevs, ElementsAre("ib0")) << vf.address;
+    EXPECT_THAT(vf.netdevs, ElementsAre("ib0v" + std::to_string(i))) << vf.address;
+    EXPECT_EQ(vf.numa_node, 1) << vf.address;
+  }
+
+  // The discovered VFs drive the pfNames range selector.
+  config::Selectors sel;
+  sel.pf_names = {{"ib0", 1, 2}};
+  std::vector<std::string> matched;
+  for (const auto& f : inv.functions) {
+    if (Matches(sel, f)) matched.push_back(f.address);
+  }
+  EXPECT_THAT(matched, ElementsAre("0000:3b:00.3", "0000:3b:00.4"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Multus device-info files
+
+// The file name is "<prefix>-<name>-<id>-device.json".
+TEST(DeviceInfoTest, FileName) {
+  EXPECT_EQ(DeviceInfoFileName(Exclusive("rdma", "hca_vfs"), "0000:3b:00.2"),
+            "rdma-hca_vfs-0000:3b:00.2-device.json");
+  EXPECT_EQ(DeviceInfoFileName(Exclusive("nvidia.com", "hca_vfs"), "0000:3b:00.2"),
+            "nvidia.com-hca_vfs-0000:3b:00.2-device.json");
+}
+
+// A VF's JSON: type pci, version 1.1.0, its address, RDMA device and PF address.
+TEST(DeviceInfoTest, VfJson) {
+  const PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
+  const auto doc = nlohmann::json::parse(DeviceInfoJson(vf), nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << DeviceInfoJson(vf);
+  EXPECT_EQ(doc.at("type"), "pci");
+  EXPECT_EQ(doc.at("version"), "1.1.0");
+  EXPECT_EQ(doc.at("pci").at("pci-address"), "0000:3b:00.2");
+  EXPECT_EQ(doc.at("pci").at("rdma-device"), "mlx5_2");
+  EXPECT_EQ(doc.at("pci").at("pf-pci-address"), "0000:3b:00.0");
+  EXPECT_EQ(doc.size(), 3u);
+  EXPECT_EQ(doc.at("pci").size(), 3u);
+}
+
+// A PF's JSON has no pf-pci-address.
+TEST(DeviceInfoTest, PfJsonHasNoPfAddress) {
+  const auto doc = nlohmann::json::parse(DeviceInfoJson(Pf("0000:3b:00.0", "pf0")), nullptr, false);
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc.at("pci").at("pci-address"), "0000:3b:00.0");
+  EXPECT_EQ(doc.at("pci").at("rdma-device"), "mlx5_0");
+  EXPECT_FALSE(doc.at("pci").contains("pf-pci-address"));
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Writing into a directory that does not exist yet creates it, writes one valid JSON file
+// per function and leaves no temporary files.
+TEST(DeviceInfoTest, WriteCreatesDirAndFiles) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string dir = tmp.path() + "/devinfo/dp";
+  ASSERT_FALSE(fs::exists(dir));
+  const config::ResourceConfig rc = Exclusive("rdma", "hca_vfs");
+  const PciFunction vf0 = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
+  const PciFunction vf1 = Vf("0000:3b:00.3", "0000:3b:00.0", "pf0", 1);
+  Status st = WriteDeviceInfoFiles(dir, rc, {&vf0, &vf1});
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(fs::is_directory(dir));
+
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  EXPECT_THAT(names, UnorderedElementsAre("rdma-hca_vfs-0000:3b:00.2-device.json",
+                                          "rdma-hca_vfs-0000:3b:00.3-device.json"));
+  for (const auto& n : names) EXPECT_EQ(n.find(".tmp."), std::string::npos) << n;
+
+  for (const PciFunction* fn : {&vf0, &vf1}) {
+    const std::string body = Slurp(dir + "/" + DeviceInfoFileName(rc, fn->address));
+    EXPECT_EQ(body, DeviceInfoJson(*fn)) << fn->address;
+    const auto doc = nlohmann::json::parse(body, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << body;
+    EXPECT_EQ(doc.at("pci").at("pci-address"), fn->address);
+    EXPECT_EQ(doc.at("pci").at("pf-pci-address"), "0000:3b:00.0");
+  }
+
+  // Rewriting replaces the files in place.
+  st = WriteDeviceInfoFiles(dir, rc, {&vf0});
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
+}
+
+// A directory path below a regular file is an error, not a crash.
+TEST(DeviceInfoTest, DirUnderRegularFileFails) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string file = tmp.path() + "/plain";
+  std::ofstream(file) << "x";
+  const PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
+  Status st = WriteDeviceInfoFiles(file + "/sub", Exclusive(), {&vf});
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), HasSubstr(file + "/sub"));
+  // Nothing was created next to the file.
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path()), fs::directory_iterator()), 1);
+}
+
+}  // namespace
+}  // namespace hcashare::dp
