@@ -167,9 +167,9 @@ Status FakeKubelet::Connect(const std::string& resource, const std::string& sock
   ep->stub = v1beta1::DevicePlugin::NewStub(ep->channel);
   v1beta1::DevicePluginOptions options;
   {
-    // Like the kubelet: a 10 s dial, then GetDevicePluginOptions.
+    // The plugin must already be serving when it registers, so fail fast (not
+    // wait_for_ready): a socket that vanished meanwhile must not stall the fake kubelet.
     grpc::ClientContext ctx;
-    ctx.set_wait_for_ready(true);
     ctx.set_deadline(system_clock::now() + milliseconds(10000));
     grpc::Status st = ep->stub->GetDevicePluginOptions(&ctx, v1beta1::Empty(), &options);
     if (!st.ok()) return Status::Unavailable("GetDevicePluginOptions: " + st.error_message());
