@@ -150,6 +150,26 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
   return Status::Ok();
 }
 
+Status SimNode::SetPortState(const std::string& address, int port, const std::string& state) {
+  auto it = device_dirs_.find(address);
+  if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);
+  std::error_code ec;
+  auto rdma = fs::directory_iterator(Path(it->second + "/infiniband"), ec);
+  if (ec || rdma == fs::directory_iterator()) {
+    return Status::NotFound("no RDMA device on " + address);
+  }
+  return WriteFile(it->second + "/infiniband/" + rdma->path().filename().string() + "/ports/" +
+                       std::to_string(port) + "/state",
+                   state + "\n");
+}
+
+Status SimNode::SetOperState(const std::string& address, const std::string& netdev,
+                             const std::string& state) {
+  auto it = device_dirs_.find(address);
+  if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);
+  return WriteFile(it->second + "/net/" + netdev + "/operstate", state + "\n");
+}
+
 Status SimNode::MoveRdmaToPod(const std::string& address) {
   auto it = device_dirs_.find(address);
   if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);

@@ -55,6 +55,12 @@ class SimNode {
   // Simulates the function's RDMA device and netdevs moving into a pod's network namespace
   // (RDMA netns mode exclusive): they leave host sysfs, the PCI function stays.
   Status MoveRdmaToPod(const std::string& address);
+  // Sets port `port` (1-based) of the function's RDMA device to `state`, e.g. "1: DOWN" or
+  // "4: ACTIVE", as in sysfs `ports/N/state`.
+  Status SetPortState(const std::string& address, int port, const std::string& state);
+  // Sets the `operstate` of netdev `netdev` of the function ("up", "down", ...).
+  Status SetOperState(const std::string& address, const std::string& netdev,
+                      const std::string& state);
   // Creates or deletes /dev/infiniband/rdma_cm.
   Status SetRdmaCm(bool present);
 

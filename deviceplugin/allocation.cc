@@ -123,25 +123,32 @@ std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc, const 
     for (const auto& h : pool.hcas) {
       v1beta1::Device d;
       d.set_id(h.address);
-      d.set_health("Healthy");
+      // A device in use inside a pod cannot be checked from the host; it stays Healthy.
+      d.set_health(h.healthy || pool.in_use.count(h.address) ? "Healthy" : "Unhealthy");
       SetTopology(rc, {h.numa_node}, &d);
       devices.push_back(std::move(d));
     }
     return devices;
   }
   devices.reserve(static_cast<size_t>(rc.rdma_hca_max));
-  const char* health = pool.Usable() ? "Healthy" : "Unhealthy";
+  // An ID is Healthy while at least one HCA it grants is healthy.
+  std::set<int> healthy_nodes;
+  for (const auto& h : pool.hcas) {
+    if (h.healthy) healthy_nodes.insert(h.numa_node < 0 ? -1 : h.numa_node);
+  }
   const std::vector<int> pool_nodes = NumaNodesOf(pool.hcas);
   for (int i = 0; i < rc.rdma_hca_max; ++i) {
     v1beta1::Device d;
     d.set_id(std::to_string(i));
-    d.set_health(health);
+    bool healthy = !healthy_nodes.empty();
     if (rc.topology_aware) {
       int node = NodeOfSharedId(rc, pool, i);
       if (node != kNoNode) SetTopology(rc, {node}, &d);
+      healthy = healthy_nodes.count(node) > 0;
     } else {
       SetTopology(rc, pool_nodes, &d);
     }
+    d.set_health(healthy ? "Healthy" : "Unhealthy");
     devices.push_back(std::move(d));
   }
   return devices;

@@ -17,10 +17,12 @@ namespace hcashare::dp {
 inline constexpr const char* kRdmaDevicesEnv = "HCASHARE_RDMA_DEVICES";
 
 // The ListAndWatch device list.
-//   shared: IDs "0".."rdmaHcaMax-1", Healthy while the pool is usable, Unhealthy otherwise
-//     (capacity is kept, allocatable drops to 0). TopologyInfo lists the pool's NUMA nodes,
-//     or with topologyAware the ID's own node; it is omitted when a node is unknown.
-//   exclusive: one Healthy device per function, ID = PCI address, TopologyInfo = its node.
+//   shared: IDs "0".."rdmaHcaMax-1", Healthy while at least one HCA the ID grants is
+//     healthy, Unhealthy otherwise (capacity is kept, allocatable drops to 0). TopologyInfo lists
+//     the pool's NUMA nodes, or with topologyAware the ID's own node; it is omitted when a node is
+//     unknown.
+//   exclusive: one device per function, ID = PCI address, Healthy when the function is (or
+//     is in use inside a pod), TopologyInfo = its node.
 // `excludeTopology` drops TopologyInfo. A blocked pool advertises no devices.
 std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc, const PoolState& pool);
 

@@ -34,7 +34,8 @@ bool PciFunction::operator==(const PciFunction& o) const {
   return address == o.address && vendor == o.vendor && device == o.device &&
          class_code == o.class_code && numa_node == o.numa_node && driver == o.driver &&
          netdevs == o.netdevs && link_types == o.link_types && rdma == o.rdma && is_vf == o.is_vf &&
-         pf_address == o.pf_address && vf_index == o.vf_index && pf_netdevs == o.pf_netdevs;
+         pf_address == o.pf_address && vf_index == o.vf_index && pf_netdevs == o.pf_netdevs &&
+         healthy == o.healthy && health_reason == o.health_reason;
 }
 
 std::string ParseHexId(const std::string& raw) {
@@ -192,8 +193,33 @@ bool Discoverer::ReadFunction(const std::string& addr, bool rdma_cm, PciFunction
     }
     return false;
   }
+  RefreshHealth(&f);
   *out = std::move(f);
   return true;
+}
+
+void Discoverer::RefreshHealth(PciFunction* fn) const {
+  const std::string dir = std::string(kPciDevices) + "/" + fn->address;
+  std::string reason;
+  for (const auto& r : fn->rdma) {
+    const std::string ports_dir = dir + "/infiniband/" + r.name + "/ports";
+    auto ports = host_.ListDir(ports_dir);
+    if (!ports.ok()) continue;  // e.g. moved into a pod: keep the last verdict
+    for (const auto& p : *ports) {
+      auto state = host_.ReadTrimmed(ports_dir + "/" + p + "/state");  // "4: ACTIVE"
+      if (state.ok() && state->find("ACTIVE") == std::string::npos) {
+        reason += (reason.empty() ? "" : "; ") + r.name + " port " + p + " is " + *state;
+      }
+    }
+  }
+  for (const auto& nd : fn->netdevs) {
+    auto oper = host_.ReadTrimmed(dir + "/net/" + nd + "/operstate");
+    if (oper.ok() && (*oper == "down" || *oper == "lowerlayerdown" || *oper == "notpresent")) {
+      reason += (reason.empty() ? "" : "; ") + ("netdev " + nd + " is " + *oper);
+    }
+  }
+  fn->healthy = reason.empty();
+  fn->health_reason = reason;
 }
 
 Inventory Discoverer::Scan() const {

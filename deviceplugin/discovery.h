@@ -44,6 +44,9 @@ struct PciFunction {
   std::string pf_address;               // for VFs
   int vf_index = -1;                    // N of the PF's virtfnN link, for VFs
   std::vector<std::string> pf_netdevs;  // netdevs of the PF (of itself for a PF)
+  // Health: every RDMA port ACTIVE and no netdev down. The reason names what is not.
+  bool healthy = true;
+  std::string health_reason;
 
   bool operator==(const PciFunction& o) const;
 };
@@ -71,6 +74,10 @@ class Discoverer {
 
   // Walks sysfs once. Never fails: unreadable entries are skipped (logged at debug).
   Inventory Scan() const;
+
+  // Re-reads only the health inputs (RDMA port states, netdev operstate) of `fn`: the
+  // cheap poll between scans, since sysfs attributes cannot be watched.
+  void RefreshHealth(PciFunction* fn) const;
 
  private:
   // RDMA device name -> char device host paths, for the function at sysfs dir `dir`.

@@ -13,6 +13,7 @@
 #include "common/host.h"
 #include "common/log.h"
 #include "common/rdma_netlink.h"
+#include "common/uevent.h"
 #include "common/version.h"
 #include "config/config.h"
 #include "deviceplugin/flags.h"
@@ -29,16 +30,23 @@ struct Flags {
   std::string log_level = "info";
   std::string log_format = "text";
   std::string device_info_dir = kDefaultDeviceInfoDir;
+  double health_poll_interval = 2.0;
+  double health_debounce = 2.0;
   bool version = false;
 };
 
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<long>(seconds * 1000.0));
+}
+
+// Seconds (fractional) as milliseconds.
 // Loads and validates the config; logs warnings. Returns nullopt (after printing every
 // error) when it is invalid.
-std::optional<config::PluginConfig> LoadConfig(const std::string& path, bool to_stderr) {
+std::optional<config::PluginConfig> LoadConfig(const std::string& path) {
   config::ParseOutcome out = config::LoadConfigFile(path);
   for (const auto& w : out.warnings) LogWarn("config warning", {{"issue", w.ToString()}});
   if (!out.ok()) {
-    if (to_stderr) std::cerr << "invalid config " << path << ":\n" << config::FormatIssues(out);
+    std::cerr << "invalid config " << path << ":\n" << config::FormatIssues(out);
     for (const auto& e : out.errors)
       LogError("config error", {{"file", path}, {"issue", e.ToString()}});
     return std::nullopt;
@@ -60,6 +68,14 @@ int Run(int argc, char** argv) {
   app.add_option("--device-info-dir", f.device_info_dir,
                  "where exclusive allocations write Multus device-info files")
       ->capture_default_str();
+  app.add_option("--health-poll-interval", f.health_poll_interval,
+                 "seconds between port-state polls (fractional; 0 disables)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--health-debounce", f.health_debounce,
+                 "seconds a device's repeated health changes are held")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-format", f.log_format, "text or json")->capture_default_str();
   app.add_flag("-v,--version", f.version, "print the version and exit");
@@ -102,7 +118,7 @@ int Run(int argc, char** argv) {
                                               {"kubelet_root", f.kubelet_root},
                                               {"host_root", f.host_root},
                                               {"registration", f.registration}});
-  auto cfg = LoadConfig(f.config, /*to_stderr=*/true);
+  auto cfg = LoadConfig(f.config);
   if (!cfg) return 2;
 
   auto host = NewRootedHost(f.host_root);
@@ -111,7 +127,16 @@ int Run(int argc, char** argv) {
   opts.server.kubelet_root = f.kubelet_root;
   opts.server.mode = *mode;
   opts.server.device_info_dir = f.device_info_dir;
-  PluginManager manager(opts, *host, *rdma);
+  opts.health_poll_interval = Millis(f.health_poll_interval);
+  opts.health_debounce = Millis(f.health_debounce);
+  opts.config_path = f.config;
+  // Kernel uevents make hot-plug visible at once; without them, periodic rescans remain.
+  auto uevents = NewKernelUeventSource();
+  if (!uevents.ok()) {
+    LogWarn("no kernel uevents; hot-plug is seen at the next periodic rescan",
+            {{"error", uevents.status().ToString()}});
+  }
+  PluginManager manager(opts, *host, *rdma, uevents.ok() ? uevents->get() : nullptr);
   if (Status st = manager.Start(*cfg); !st.ok()) {
     LogError("cannot start", {{"error", st.ToString()}});
     return 1;
@@ -121,11 +146,7 @@ int Run(int argc, char** argv) {
     if (sigwait(&sigs, &sig) != 0) continue;
     if (sig == SIGHUP) {
       LogInfo("SIGHUP: reloading config", {{"config", f.config}});
-      if (auto next = LoadConfig(f.config, /*to_stderr=*/false)) {
-        manager.Reload(*next);
-      } else {
-        LogError("new config rejected; keeping the running config", {{"config", f.config}});
-      }
+      manager.ReloadFromFile();
       continue;
     }
     LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "common/host.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "deviceplugin/socket_files.h"
@@ -16,11 +17,14 @@ constexpr uint32_t kDirMask =
 
 }  // namespace
 
-PluginManager::PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& rdma)
+PluginManager::PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& rdma,
+                             UeventSource* uevents)
     : opts_(std::move(opts)),
       host_(host),
       rdma_(rdma),
       discoverer_(host),
+      debouncer_(opts_.health_debounce),
+      uevents_(uevents),
       registrar_(opts_.server.KubeletSocket()) {}
 
 PluginManager::~PluginManager() { Stop(); }
@@ -31,7 +35,26 @@ Status PluginManager::Start(const config::PluginConfig& cfg) {
   kubelet_sock_inode_ = InodeOf(opts_.server.KubeletSocket());
   ApplyConfig(cfg);
   loop_ = std::thread([this] { Loop(); });
+  if (uevents_ != nullptr) events_ = std::thread([this] { EventLoop(); });
   return Status::Ok();
+}
+
+void PluginManager::EventLoop() {
+  while (!events_stop_.load()) {
+    auto events = uevents_->Wait(std::chrono::hours(1));
+    if (!events.ok()) {
+      LogWarn("uevent source failed; relying on periodic rescans",
+              {{"error", events.status().ToString()}});
+      return;
+    }
+    for (const auto& ev : *events) {
+      if (!IsRelevantForRdma(ev)) continue;
+      LogDebug("uevent: rescanning",
+               {{"action", ev.action}, {"subsystem", ev.subsystem}, {"devpath", ev.devpath}});
+      RescanNow();  // requests coalesce: a burst of events is one scan
+      break;
+    }
+  }
 }
 
 void PluginManager::Stop() {
@@ -42,6 +65,9 @@ void PluginManager::Stop() {
   }
   if (inotify_) inotify_->Wake();
   if (loop_.joinable()) loop_.join();
+  events_stop_ = true;
+  if (uevents_ != nullptr) uevents_->Wake();
+  if (events_.joinable()) events_.join();
   std::map<std::string, std::unique_ptr<ResourceServer>> servers;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -56,6 +82,37 @@ void PluginManager::Reload(const config::PluginConfig& cfg) {
     pending_config_ = cfg;
   }
   if (inotify_) inotify_->Wake();
+}
+
+void PluginManager::ReloadFromFile() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reload_file_requested_ = true;
+  }
+  if (inotify_) inotify_->Wake();
+}
+
+void PluginManager::LoadAndApplyConfigFile() {
+  if (opts_.config_path.empty()) return;
+  config::ParseOutcome out = config::LoadConfigFile(opts_.config_path);
+  if (!out.ok()) {
+    ++reloads_failed_;
+    for (const auto& e : out.errors) {
+      LogError("config error", {{"file", opts_.config_path}, {"issue", e.ToString()}});
+    }
+    LogError("new config rejected; keeping the running config",
+             {{"file", opts_.config_path}, {"errors", std::to_string(out.errors.size())}});
+    return;
+  }
+  for (const auto& w : out.warnings) LogWarn("config warning", {{"issue", w.ToString()}});
+  if (out.config->periodic_update_seconds == config_.periodic_update_seconds &&
+      out.config->resources == config_.resources) {
+    LogDebug("config file unchanged", {{"file", opts_.config_path}});
+    return;
+  }
+  LogInfo("config file changed; applying", {{"file", opts_.config_path}});
+  ApplyConfig(*out.config);
+  ++reloads_ok_;
 }
 
 void PluginManager::RescanNow() {
@@ -99,19 +156,32 @@ std::string PluginManager::BlockedReason() {
   }
   last_rdma_warning_ = warning;
   if (blocked != last_blocked_) {
-    if (!blocked.empty())
+    if (!blocked.empty()) {
       LogError("shared pools advertise 0 devices", {{"reason", blocked}});
-    else if (!last_blocked_.empty())
+    } else if (!last_blocked_.empty()) {
       LogInfo("RDMA netns mode is shared again");
-    last_blocked_ = blocked;
+    }
   }
   return blocked;
 }
 
 void PluginManager::Rescan(bool force_resend) {
-  std::string blocked = BlockedReason();
+  last_blocked_ = BlockedReason();
   inventory_ = discoverer_.Scan();
   exclusions_.Report(inventory_.excluded);
+  Publish(force_resend);
+  ++scans_;
+}
+
+void PluginManager::RefreshHealth() {
+  for (auto& fn : inventory_.functions) discoverer_.RefreshHealth(&fn);
+  Publish(/*force_resend=*/false);
+}
+
+void PluginManager::Publish(bool force_resend) {
+  // inventory_ keeps the raw health; the pools get the debounced one.
+  Inventory inv = inventory_;
+  health_due_ = debouncer_.Apply(&inv.functions, std::chrono::steady_clock::now());
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& rc : config_.resources) {
     auto it = servers_.find(rc.resource_name);
@@ -119,7 +189,7 @@ void PluginManager::Rescan(bool force_resend) {
     // Exclusive pools work in either RDMA netns mode; only shared pools are blocked.
     const bool shared = rc.mode == config::PoolMode::kShared;
     auto previous = it->second->state().Current();
-    PoolState pool = BuildPool(rc, inventory_, shared ? blocked : "", &previous->pool);
+    PoolState pool = BuildPool(rc, inv, shared ? last_blocked_ : "", &previous->pool);
     const size_t n = pool.hcas.size();
     auto names = pool.RdmaNames();
     if (it->second->state().Publish(rc, std::move(pool), force_resend)) {
@@ -128,7 +198,6 @@ void PluginManager::Rescan(bool force_resend) {
                                {"rdma_devices", Join(names)}});
     }
   }
-  ++scans_;
 }
 
 void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
@@ -180,15 +249,37 @@ void PluginManager::EnsureWatches() {
     auto wd = inotify_->AddWatch(opts_.server.RegistryDir(), kDirMask);
     if (wd.ok()) reg_wd_ = *wd;
   }
+  if (config_wd_ < 0 && !opts_.config_path.empty()) {
+    // The directory, not the file: editors and ConfigMap updates replace the file (or the
+    // "..data" symlink) rather than writing it in place.
+    auto wd = inotify_->AddWatch(ConfigDir(), kDirMask | IN_CLOSE_WRITE);
+    if (wd.ok()) config_wd_ = *wd;
+  }
+}
+
+std::string PluginManager::ConfigDir() const {
+  size_t slash = opts_.config_path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : opts_.config_path.substr(0, slash));
 }
 
 void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
   bool kubelet_appeared = false;
   std::set<std::string> removed;
+  bool config_changed = false;
+  const std::string config_name = BaseName(opts_.config_path);
   for (const auto& ev : events) {
     if (ev.mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
       if (ev.wd == dp_wd_) dp_wd_ = -1;
       if (ev.wd == reg_wd_) reg_wd_ = -1;
+      if (ev.wd == config_wd_) config_wd_ = -1;
+      continue;
+    }
+    if (ev.wd == config_wd_) {
+      // "..data" is the symlink a ConfigMap volume swaps atomically on update.
+      if ((ev.name == config_name || ev.name == "..data") &&
+          (ev.mask & (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE))) {
+        config_changed = true;
+      }
       continue;
     }
     if (ev.wd == dp_wd_ && ev.name == "kubelet.sock" && (ev.mask & (IN_CREATE | IN_MOVED_TO))) {
@@ -196,6 +287,7 @@ void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
     }
     if (ev.mask & (IN_DELETE | IN_MOVED_FROM)) removed.insert(ev.name);
   }
+  if (config_changed) LoadAndApplyConfigFile();
   if (kubelet_appeared) {
     kubelet_sock_inode_ = InodeOf(opts_.server.KubeletSocket());
     LogInfo("kubelet.sock created; re-registering every resource");
@@ -225,27 +317,33 @@ void PluginManager::CheckKubeletSocket() {
 }
 
 void PluginManager::Loop() {
+  using std::chrono::milliseconds;
   auto interval = [this] { return std::chrono::seconds(config_.periodic_update_seconds); };
   auto next_rescan = Clock::now() + interval();
   auto next_check = Clock::now() + opts_.socket_check_interval;
+  const bool poll_health = opts_.health_poll_interval.count() > 0;
+  auto next_health = Clock::now() + opts_.health_poll_interval;
   for (;;) {
     auto now = Clock::now();
-    auto deadline = next_check;
+    auto deadline = std::min(next_check, health_due_);
     if (config_.periodic_update_seconds > 0) deadline = std::min(deadline, next_rescan);
-    // While a kubelet directory is not watched yet, poll for it more often.
-    if (dp_wd_ < 0 || reg_wd_ < 0)
-      deadline = std::min(deadline, now + std::chrono::milliseconds(500));
-    auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-    auto events = inotify_->Wait(std::max(timeout, std::chrono::milliseconds(0)));
+    if (poll_health) deadline = std::min(deadline, next_health);
+    // While the device-plugins directory is not watched yet, look for it more often.
+    if (dp_wd_ < 0) deadline = std::min(deadline, now + milliseconds(500));
+    auto timeout = std::chrono::duration_cast<milliseconds>(deadline - now);
+    auto events = inotify_->Wait(std::max(timeout, milliseconds(0)));
     std::optional<config::PluginConfig> reload;
     bool rescan = false;
+    bool reload_file = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) return;
       reload.swap(pending_config_);
       rescan = std::exchange(rescan_requested_, false);
+      reload_file = std::exchange(reload_file_requested_, false);
     }
     if (events.ok() && !events->empty()) HandleEvents(*events);
+    if (reload_file) LoadAndApplyConfigFile();
     if (reload) {
       ApplyConfig(*reload);
       next_rescan = Clock::now() + interval();
@@ -257,7 +355,13 @@ void PluginManager::Loop() {
       Rescan(/*force_resend=*/true);
       next_rescan = now + interval();
     }
-    if (now >= next_check || dp_wd_ < 0 || reg_wd_ < 0) {
+    if (poll_health && now >= next_health) {
+      RefreshHealth();
+      next_health = now + opts_.health_poll_interval;
+    } else if (now >= health_due_) {
+      Publish(/*force_resend=*/false);  // a held health change is due
+    }
+    if (now >= next_check || dp_wd_ < 0) {
       CheckKubeletSocket();
       next_check = now + opts_.socket_check_interval;
     }

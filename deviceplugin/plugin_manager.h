@@ -4,7 +4,8 @@
 // PoolState per resource -> ResourceServer (gRPC + registration). One loop thread owns
 // discovery, the config and the set of servers; it wakes on the periodic timer, on inotify
 // events in the kubelet directories (kubelet restarts, vanished sockets), and on requests
-// (Reload, RescanNow) posted from other threads.
+// (Reload, RescanNow) posted from other threads. A second thread turns kernel uevents
+// into rescan requests. Between scans, device health is polled cheaply and debounced.
 //
 // Public methods are thread-safe.
 #pragma once
@@ -22,8 +23,10 @@
 #include "common/host.h"
 #include "common/inotify.h"
 #include "common/rdma_netlink.h"
+#include "common/uevent.h"
 #include "config/config.h"
 #include "deviceplugin/discovery.h"
+#include "deviceplugin/health.h"
 #include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/resource_server.h"
 
@@ -31,6 +34,14 @@ namespace hcashare::dp {
 
 struct ManagerOptions {
   ServerOptions server;
+  // How often the health inputs (RDMA port states, netdev operstate) are re-read between
+  // scans; sysfs attributes cannot be watched. 0 disables the poll.
+  std::chrono::milliseconds health_poll_interval{2000};
+  // A device's health changes after its first are held this long (see HealthDebouncer).
+  std::chrono::milliseconds health_debounce{2000};
+  // When set, this file is watched (including a ConfigMap's "..data" symlink swap) and a
+  // valid new version is applied; an invalid one is logged and the running config kept.
+  std::string config_path;
   // How often sockets and kubelet.sock are re-checked with stat(), in case inotify is
   // silent (e.g. a stale bind mount of a re-created directory).
   std::chrono::milliseconds socket_check_interval{5000};
@@ -38,8 +49,10 @@ struct ManagerOptions {
 
 class PluginManager {
  public:
-  // `host` and `rdma` must outlive the manager.
-  PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& rdma);
+  // `host`, `rdma` and `uevents` (may be null: periodic rescans only) must outlive the
+  // manager.
+  PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& rdma,
+                UeventSource* uevents = nullptr);
   ~PluginManager();
   PluginManager(const PluginManager&) = delete;
   PluginManager& operator=(const PluginManager&) = delete;
@@ -52,6 +65,9 @@ class PluginManager {
   // Applies a new, already validated config: servers are added, removed or updated in
   // place. Asynchronous (runs on the loop thread).
   void Reload(const config::PluginConfig& cfg);
+  // Re-reads ManagerOptions::config_path and applies it if it is valid and different
+  // (SIGHUP and file changes). Asynchronous; the outcome is logged and counted.
+  void ReloadFromFile();
   // Requests an immediate scan. Asynchronous.
   void RescanNow();
 
@@ -61,13 +77,22 @@ class PluginManager {
   std::shared_ptr<const Snapshot> SnapshotOf(const std::string& full_name) const;
   // Number of completed scans.
   uint64_t scans() const { return scans_.load(); }
+  // Config reloads applied / rejected so far.
+  uint64_t reloads_ok() const { return reloads_ok_.load(); }
+  uint64_t reloads_failed() const { return reloads_failed_.load(); }
 
  private:
   void Loop();
+  void EventLoop();
   void Rescan(bool force_resend);
+  void RefreshHealth();
+  // Builds every resource's pool from inventory_ (with debounced health) and publishes it.
+  void Publish(bool force_resend);
+  void LoadAndApplyConfigFile();
   void ApplyConfig(const config::PluginConfig& cfg);
   std::string BlockedReason();
   void EnsureWatches();
+  std::string ConfigDir() const;
   void HandleEvents(const std::vector<InotifyEvent>& events);
   void CheckKubeletSocket();
 
@@ -76,6 +101,8 @@ class PluginManager {
   RdmaSystem& rdma_;
   Discoverer discoverer_;
   ExclusionReporter exclusions_;
+  HealthDebouncer debouncer_;
+  UeventSource* uevents_;
   std::unique_ptr<InotifyWatcher> inotify_;
   KubeletRegistrar registrar_;  // shared by the servers; outlives them
 
@@ -84,6 +111,8 @@ class PluginManager {
   Inventory inventory_;
   int dp_wd_ = -1;
   int reg_wd_ = -1;
+  int config_wd_ = -1;
+  std::chrono::steady_clock::time_point health_due_ = std::chrono::steady_clock::time_point::max();
   ino_t kubelet_sock_inode_ = 0;
   std::string last_blocked_;
   std::string last_rdma_warning_;
@@ -93,10 +122,15 @@ class PluginManager {
       servers_;                                         // guarded by mu_ (key: resourceName)
   std::optional<config::PluginConfig> pending_config_;  // guarded by mu_
   bool rescan_requested_ = false;                       // guarded by mu_
+  bool reload_file_requested_ = false;                  // guarded by mu_
   bool stop_ = false;                                   // guarded by mu_
 
   std::atomic<uint64_t> scans_{0};
+  std::atomic<uint64_t> reloads_ok_{0};
+  std::atomic<uint64_t> reloads_failed_{0};
+  std::atomic<bool> events_stop_{false};
   std::thread loop_;
+  std::thread events_;
 };
 
 }  // namespace hcashare::dp

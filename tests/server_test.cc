@@ -13,6 +13,7 @@
 #include "common/rdma_netlink.h"
 #include "common/sim_node.h"
 #include "common/temp_dir.h"
+#include "common/uevent.h"
 #include "config/config.h"
 #include "deviceplugin/plugin_manager.h"
 #include "tools/fake_kubelet.h"
@@ -77,7 +78,7 @@ class ServerTest : public ::testing::Test {
   }
 
   PluginManager* StartManager(const std::string& json, ManagerOptions opts) {
-    managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_));
+    managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, &uevents_));
     EXPECT_TRUE(managers_.back()->Start(ParseOrDie(json)).ok());
     return managers_.back().get();
   }
@@ -94,6 +95,7 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<SimNode> node_;
   std::unique_ptr<Host> host_;
   FakeRdmaSystem rdma_{Status::Unavailable("no RDMA netlink in tests")};
+  FakeUeventSource uevents_;
   std::unique_ptr<fake::FakeKubelet> kubelet_;
   std::vector<std::unique_ptr<PluginManager>> managers_;
 };
@@ -444,6 +446,90 @@ TEST_F(ServerTest, TopologyAwarePoolGrantsLocalHcas) {
   auto pref = kubelet_->GetPreferredAllocation(kResA, {"0", "1", "2", "3"}, {"3"}, 2);
   ASSERT_TRUE(pref.ok());
   EXPECT_EQ(pref->container_responses(0).deviceids(1), "2") << "packed onto node 1";
+}
+
+// Kernel events drive rescans: with periodic rescans off, a hot-plugged HCA plus its
+// uevent reaches ListAndWatch within a second.
+TEST_F(ServerTest, UeventTriggersRescan) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(R"({"periodicUpdateInterval": 0, "configList": [
+    {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"vendors": ["15b3"]}}]})");
+  ASSERT_TRUE(WaitListed(kResA, 2));
+  ASSERT_TRUE(node_->RemovePciFunction("0000:3b:00.0").ok());
+  ASSERT_TRUE(node_->RemovePciFunction("0000:86:00.0").ok());
+  // An irrelevant event changes nothing.
+  uevents_.Inject(Uevent{"add", "/devices/virtual/block/loop0", "block", {}});
+  std::this_thread::sleep_for(milliseconds(300));
+  EXPECT_TRUE(Listed(kubelet_->View(kResA), 2, "Healthy"));
+  auto t0 = std::chrono::steady_clock::now();
+  uevents_.Inject(Uevent{"remove", "/devices/pci0000:00/0000:00:01.0/0000:86:00.0", "pci", {}});
+  ASSERT_TRUE(WaitListed(kResA, 2, milliseconds(1000), "Unhealthy"));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
+}
+
+// A port going DOWN turns the pool Unhealthy within a second (health poll), and recovery
+// is published after the debounce window.
+TEST_F(ServerTest, PortDownIsUnhealthyThenRecovers) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.health_poll_interval = milliseconds(100);
+  opts.health_debounce = milliseconds(500);
+  StartManager(R"({"configList": [
+    {"resourceName": "hca_b", "rdmaHcaMax": 3, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})",
+               opts);
+  ASSERT_TRUE(WaitListed(kResB, 3));
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(node_->SetPortState("0000:86:00.0", 1, "1: DOWN").ok());
+  ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(1000), "Unhealthy"));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
+  // Flap back at once: held for the debounce window, then published.
+  auto t1 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(node_->SetPortState("0000:86:00.0", 1, "4: ACTIVE").ok());
+  std::this_thread::sleep_for(milliseconds(250));
+  EXPECT_TRUE(Listed(kubelet_->View(kResB), 3, "Unhealthy")) << "recovery must be held";
+  ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(2000)));
+  EXPECT_GE(std::chrono::steady_clock::now() - t1, milliseconds(400));
+  // A netdev going down counts too.
+  ASSERT_TRUE(node_->SetOperState("0000:86:00.0", "ib1", "down").ok());
+  ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(2000), "Unhealthy"));
+}
+
+// The config file is watched: a ConfigMap-style "..data" symlink swap is applied without a
+// restart; an invalid update is rejected and the running config kept.
+TEST_F(ServerTest, ConfigReloadThroughSymlinkSwap) {
+  const std::string dir = tmp_.path() + "/configmap";
+  auto write_version = [&](const std::string& name, const std::string& body) {
+    fs::create_directories(dir + "/" + name);
+    std::ofstream(dir + "/" + name + "/config.json") << body;
+    fs::create_symlink(name, dir + "/..data_tmp");
+    fs::rename(dir + "/..data_tmp", dir + "/..data");  // atomic, as the kubelet does
+  };
+  write_version("..v1", R"({"configList": [
+    {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib0"]}}]})");
+  fs::create_symlink("..data/config.json", dir + "/config.json");
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.config_path = dir + "/config.json";
+  auto cfg = config::LoadConfigFile(opts.config_path);
+  ASSERT_TRUE(cfg.ok());
+  managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, &uevents_));
+  PluginManager* m = managers_.back().get();
+  ASSERT_TRUE(m->Start(*cfg.config).ok());
+  ASSERT_TRUE(WaitListed(kResA, 2));
+
+  write_version("..v2", R"({"configList": [
+    {"resourceName": "hca_a", "rdmaHcaMax": 5, "selectors": {"ifNames": ["ib0"]}},
+    {"resourceName": "hca_b", "rdmaHcaMax": 1, "selectors": {"ifNames": ["ib1"]}}]})");
+  ASSERT_TRUE(WaitListed(kResA, 5));
+  ASSERT_TRUE(WaitListed(kResB, 1));
+  EXPECT_EQ(m->reloads_ok(), 1u);
+
+  write_version("..v3", R"({"configList": [{"resourceName": "hca_a"}]})");
+  for (int i = 0; i < 100 && m->reloads_failed() == 0; ++i)
+    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_EQ(m->reloads_failed(), 1u);
+  EXPECT_TRUE(Listed(kubelet_->View(kResA), 5));
+  EXPECT_TRUE(kubelet_->View(kResB).connected);
 }
 
 }  // namespace
