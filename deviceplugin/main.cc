@@ -31,6 +31,8 @@ struct Flags {
   std::string log_format = "text";
   std::string device_info_dir = kDefaultDeviceInfoDir;
   double health_poll_interval = 2.0;
+  bool use_cdi = false;
+  std::string cdi_spec_dir = kDefaultCdiSpecDir;
   double health_debounce = 2.0;
   bool version = false;
 };
@@ -67,6 +69,10 @@ int Run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--device-info-dir", f.device_info_dir,
                  "where exclusive allocations write Multus device-info files")
+      ->capture_default_str();
+  app.add_flag("--use-cdi", f.use_cdi,
+               "write CDI specs and answer Allocate with CDI names (also the annotation)");
+  app.add_option("--cdi-spec-dir", f.cdi_spec_dir, "where CDI specs are written")
       ->capture_default_str();
   app.add_option("--health-poll-interval", f.health_poll_interval,
                  "seconds between port-state polls (fractional; 0 disables)")
@@ -130,6 +136,8 @@ int Run(int argc, char** argv) {
   opts.health_poll_interval = Millis(f.health_poll_interval);
   opts.health_debounce = Millis(f.health_debounce);
   opts.config_path = f.config;
+  opts.server.use_cdi = f.use_cdi;
+  opts.cdi_spec_dir = f.cdi_spec_dir;
   // Kernel uevents make hot-plug visible at once; without them, periodic rescans remain.
   auto uevents = NewKernelUeventSource();
   if (!uevents.ok()) {

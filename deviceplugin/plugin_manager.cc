@@ -24,6 +24,7 @@ PluginManager::PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& 
       rdma_(rdma),
       discoverer_(host),
       debouncer_(opts_.health_debounce),
+      cdi_(opts_.server.use_cdi ? std::make_unique<CdiSpecWriter>(opts_.cdi_spec_dir) : nullptr),
       uevents_(uevents),
       registrar_(opts_.server.KubeletSocket()) {}
 
@@ -74,6 +75,7 @@ void PluginManager::Stop() {
     servers.swap(servers_);
   }
   for (auto& [name, s] : servers) s->Stop();
+  if (cdi_) cdi_->RemoveAll();
 }
 
 void PluginManager::Reload(const config::PluginConfig& cfg) {
@@ -190,6 +192,11 @@ void PluginManager::Publish(bool force_resend) {
     const bool shared = rc.mode == config::PoolMode::kShared;
     auto previous = it->second->state().Current();
     PoolState pool = BuildPool(rc, inv, shared ? last_blocked_ : "", &previous->pool);
+    if (cdi_) {
+      if (Status st = cdi_->Write(rc, pool); !st.ok()) {
+        LogError("cannot write CDI spec", {{"resource", rc.FullName()}, {"error", st.message()}});
+      }
+    }
     const size_t n = pool.hcas.size();
     auto names = pool.RdmaNames();
     if (it->second->state().Publish(rc, std::move(pool), force_resend)) {
@@ -231,6 +238,7 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
   for (auto& s : retired) {
     LogInfo("removing resource", {{"resource", s->resource_name()}});
     s->Stop();
+    if (cdi_) cdi_->Remove(s->state().Current()->rc);
   }
   // Publish before starting so that the first ListAndWatch message is the full list.
   Rescan(/*force_resend=*/false);

@@ -25,6 +25,7 @@
 #include "common/rdma_netlink.h"
 #include "common/uevent.h"
 #include "config/config.h"
+#include "deviceplugin/cdi.h"
 #include "deviceplugin/discovery.h"
 #include "deviceplugin/health.h"
 #include "deviceplugin/kubelet_client.h"
@@ -42,6 +43,8 @@ struct ManagerOptions {
   // When set, this file is watched (including a ConfigMap's "..data" symlink swap) and a
   // valid new version is applied; an invalid one is logged and the running config kept.
   std::string config_path;
+  // With server.use_cdi: where each resource's CDI spec is written (a host path as given).
+  std::string cdi_spec_dir = kDefaultCdiSpecDir;
   // How often sockets and kubelet.sock are re-checked with stat(), in case inotify is
   // silent (e.g. a stale bind mount of a re-created directory).
   std::chrono::milliseconds socket_check_interval{5000};
@@ -102,6 +105,7 @@ class PluginManager {
   Discoverer discoverer_;
   ExclusionReporter exclusions_;
   HealthDebouncer debouncer_;
+  std::unique_ptr<CdiSpecWriter> cdi_;  // with server.use_cdi
   UeventSource* uevents_;
   std::unique_ptr<InotifyWatcher> inotify_;
   KubeletRegistrar registrar_;  // shared by the servers; outlives them

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "deviceplugin/cdi.h"
 #include "deviceplugin/device_info.h"
 
 namespace hcashare::dp {
@@ -98,6 +99,7 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
     return ToGrpc(built.status());
   }
   *resp = std::move(built).value();
+  if (use_cdi_) ApplyCdi(snap->rc, snap->pool, *req, resp);
   if (snap->rc.mode == config::PoolMode::kExclusive) {
     std::vector<const PciFunction*> granted;
     for (const auto& c : req->container_requests()) {

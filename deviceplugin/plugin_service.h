@@ -28,14 +28,16 @@ struct ServiceEvents {
 // outlive the service. `stopping` ends open streams when set (after PluginState::WakeAll).
 class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  public:
-  // `device_info_dir` receives the Multus device-info files of exclusive allocations.
+  // `device_info_dir` receives the Multus device-info files of exclusive allocations;
+  // with `use_cdi`, Allocate answers with CDI names.
   DevicePluginService(const PluginState& state, const Host& host, const std::atomic<bool>& stopping,
-                      const ServiceEvents& events, std::string device_info_dir)
+                      const ServiceEvents& events, std::string device_info_dir, bool use_cdi)
       : state_(state),
         host_(host),
         stopping_(stopping),
         events_(events),
-        device_info_dir_(std::move(device_info_dir)) {}
+        device_info_dir_(std::move(device_info_dir)),
+        use_cdi_(use_cdi) {}
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext* ctx, const v1beta1::Empty* req,
                                       v1beta1::DevicePluginOptions* resp) override;
@@ -56,6 +58,7 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
   const std::atomic<bool>& stopping_;
   const ServiceEvents& events_;
   const std::string device_info_dir_;
+  const bool use_cdi_;
 };
 
 // pluginregistration.Registration for one resource: GetInfo answers at once.

@@ -319,7 +319,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
                                             {"socket", public_path}});
 
   inc->plugin = std::make_unique<DevicePluginService>(state_, host_, inc->stopping, events_,
-                                                      opts_.device_info_dir);
+                                                      opts_.device_info_dir, opts_.use_cdi);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + inc->private_path, grpc::InsecureServerCredentials());
   builder.RegisterService(inc->plugin.get());

@@ -46,6 +46,8 @@ struct ServerOptions {
   RegistrationMode mode = RegistrationMode::kAuto;
   // Where exclusive allocations write Multus device-info files (a host path, as given).
   std::string device_info_dir = kDefaultDeviceInfoDir;
+  // Allocate answers with CDI names (cdi_devices + annotation) instead of DeviceSpecs.
+  bool use_cdi = false;
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds register_timeout{30000};
   std::chrono::milliseconds backoff_initial{50};

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "common/host.h"
 #include "common/rdma_netlink.h"
@@ -530,6 +531,80 @@ TEST_F(ServerTest, ConfigReloadThroughSymlinkSwap) {
   EXPECT_EQ(m->reloads_failed(), 1u);
   EXPECT_TRUE(Listed(kubelet_->View(kResA), 5));
   EXPECT_TRUE(kubelet_->View(kResB).connected);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// CDI: one spec per resource, Allocate answers with cdi_devices and a per-resource
+// annotation; specs follow device changes and are removed on shutdown, but a foreign spec
+// and one rewritten by another instance are never deleted.
+TEST_F(ServerTest, CdiSpecsAndAllocation) {
+  const std::string cdi = tmp_.path() + "/cdi";
+  fs::create_directories(cdi);
+  std::ofstream(cdi + "/vendor-other.json") << "{}";
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.server.use_cdi = true;
+  opts.cdi_spec_dir = cdi;
+  auto* m = StartManager(TwoResources(), opts);
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  ASSERT_TRUE(WaitListed(kResB, 4));
+  const std::string spec_a = cdi + "/hcashare-rdma_hca_a.json";
+  const std::string spec_b = cdi + "/hcashare-rdma_hca_b.json";
+  auto a = nlohmann::json::parse(ReadFile(spec_a), nullptr, false);
+  ASSERT_FALSE(a.is_discarded());
+  EXPECT_EQ(a["kind"], "rdma/hca_a");
+  ASSERT_EQ(a["devices"].size(), 1u);
+  EXPECT_EQ(a["devices"][0]["name"], "all");
+  EXPECT_EQ(a["devices"][0]["containerEdits"]["deviceNodes"].size(), 7u);
+
+  auto resp = kubelet_->Allocate(kResA, {"1"});
+  ASSERT_TRUE(resp.ok());
+  const auto& c = resp->container_responses(0);
+  EXPECT_EQ(c.devices_size(), 0);
+  ASSERT_EQ(c.cdi_devices_size(), 1);
+  EXPECT_EQ(c.cdi_devices(0).name(), "rdma/hca_a=all");
+  EXPECT_EQ(c.annotations().at("cdi.k8s.io/hcashare_rdma_hca_a"), "rdma/hca_a=all");
+  auto resp_b = kubelet_->Allocate(kResB, {"0"});
+  ASSERT_TRUE(resp_b.ok());
+  EXPECT_EQ(resp_b->container_responses(0).annotations().count("cdi.k8s.io/hcashare_rdma_hca_b"),
+            1u)
+      << "a distinct key per resource, so two resources in one container both work";
+
+  // A device change rewrites the spec: mlx5_1 leaves, hca_b's pool empties.
+  ASSERT_TRUE(node_->RemovePciFunction("0000:86:00.0").ok());
+  m->RescanNow();
+  ASSERT_TRUE(WaitListed(kResB, 4, milliseconds(3000), "Unhealthy"));
+  a = nlohmann::json::parse(ReadFile(spec_a), nullptr, false);
+  EXPECT_EQ(a["devices"][0]["containerEdits"]["deviceNodes"].size(), 4u);
+  EXPECT_FALSE(fs::exists(spec_b)) << "an empty pool has no spec";
+
+  // Another instance rewrites hca_a's spec: ours to lose, not to delete.
+  std::ofstream(spec_a + ".new") << ReadFile(spec_a);
+  fs::rename(spec_a + ".new", spec_a);
+  m->Stop();
+  EXPECT_TRUE(fs::exists(spec_a));
+  EXPECT_TRUE(fs::exists(cdi + "/vendor-other.json"));
+}
+
+// On shutdown the specs this instance wrote are removed.
+TEST_F(ServerTest, CdiSpecsRemovedOnStop) {
+  const std::string cdi = tmp_.path() + "/cdi";
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.server.use_cdi = true;
+  opts.cdi_spec_dir = cdi;
+  auto* m = StartManager(TwoResources(), opts);
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  EXPECT_TRUE(fs::exists(cdi + "/hcashare-rdma_hca_a.json"));
+  m->Stop();
+  EXPECT_FALSE(fs::exists(cdi + "/hcashare-rdma_hca_a.json"));
+  EXPECT_FALSE(fs::exists(cdi + "/hcashare-rdma_hca_b.json"));
 }
 
 }  // namespace

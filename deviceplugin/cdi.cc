@@ -1,0 +1,151 @@
+#include "deviceplugin/cdi.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "common/log.h"
+#include "common/strings.h"
+#include "deviceplugin/allocation.h"
+#include "deviceplugin/socket_files.h"
+
+namespace hcashare::dp {
+namespace {
+
+std::string NodeDeviceName(int node) {
+  return node < 0 ? "numa-unknown" : "numa" + std::to_string(node);
+}
+
+std::string Underscored(std::string s) {
+  for (auto& c : s) {
+    if (c == '/' || c == '.') c = '_';
+  }
+  return s;
+}
+
+// One CDI device: the char devices of `fns` and the env naming their RDMA devices.
+nlohmann::ordered_json CdiDevice(const std::string& name, const std::vector<PciFunction>& fns) {
+  nlohmann::ordered_json nodes = nlohmann::json::array();
+  for (const auto& path : PoolState::CharDevicesOf(fns)) {
+    nodes.push_back({{"path", path}, {"hostPath", path}, {"permissions", "rw"}});
+  }
+  nlohmann::ordered_json env = nlohmann::json::array();
+  env.push_back(std::string(kRdmaDevicesEnv) + "=" + Join(PoolState::RdmaNamesOf(fns)));
+  return {{"name", name}, {"containerEdits", {{"deviceNodes", nodes}, {"env", env}}}};
+}
+
+}  // namespace
+
+std::string CdiKind(const config::ResourceConfig& rc) { return rc.FullName(); }
+
+std::string CdiAnnotationKey(const config::ResourceConfig& rc) {
+  return "cdi.k8s.io/hcashare_" + Underscored(rc.resource_prefix) + "_" + rc.resource_name;
+}
+
+std::string CdiSpecFileName(const config::ResourceConfig& rc) {
+  return "hcashare-" + Underscored(rc.resource_prefix) + "_" + rc.resource_name + ".json";
+}
+
+std::string CdiSpecJson(const config::ResourceConfig& rc, const PoolState& pool) {
+  nlohmann::ordered_json devices = nlohmann::json::array();
+  if (rc.mode == config::PoolMode::kExclusive) {
+    for (const auto& h : pool.hcas) devices.push_back(CdiDevice(h.address, {h}));
+  } else if (rc.topology_aware) {
+    for (int node : NumaNodesOf(pool.hcas)) {
+      std::vector<PciFunction> local;
+      for (const auto& h : pool.hcas) {
+        if ((h.numa_node < 0 ? -1 : h.numa_node) == node) local.push_back(h);
+      }
+      devices.push_back(CdiDevice(NodeDeviceName(node), local));
+    }
+  } else {
+    devices.push_back(CdiDevice("all", pool.hcas));
+  }
+  nlohmann::ordered_json spec = {
+      {"cdiVersion", "0.5.0"}, {"kind", CdiKind(rc)}, {"devices", devices}};
+  return spec.dump(2) + "\n";
+}
+
+std::vector<std::string> CdiDeviceNames(const config::ResourceConfig& rc, const PoolState& pool,
+                                        const std::vector<std::string>& ids) {
+  const std::string kind = CdiKind(rc) + "=";
+  std::vector<std::string> names;
+  if (rc.mode == config::PoolMode::kExclusive) {
+    for (const auto& id : ids) names.push_back(kind + id);
+  } else if (rc.topology_aware) {
+    std::set<int> nodes;
+    for (const auto& id : ids) nodes.insert(NodeOfSharedId(rc, pool, std::stoi(id)));
+    for (int node : nodes) names.push_back(kind + NodeDeviceName(node));
+  } else {
+    names.push_back(kind + "all");
+  }
+  return names;
+}
+
+void ApplyCdi(const config::ResourceConfig& rc, const PoolState& pool,
+              const v1beta1::AllocateRequest& req, v1beta1::AllocateResponse* resp) {
+  for (int i = 0; i < resp->container_responses_size(); ++i) {
+    const auto& creq = req.container_requests(i);
+    const std::vector<std::string> ids(creq.devices_ids().begin(), creq.devices_ids().end());
+    auto* c = resp->mutable_container_responses(i);
+    c->clear_devices();
+    const std::vector<std::string> names = CdiDeviceNames(rc, pool, ids);
+    for (const auto& n : names) c->add_cdi_devices()->set_name(n);
+    (*c->mutable_annotations())[CdiAnnotationKey(rc)] = Join(names);
+  }
+}
+
+Status CdiSpecWriter::Write(const config::ResourceConfig& rc, const PoolState& pool) {
+  const std::string path = dir_ + "/" + CdiSpecFileName(rc);
+  if (!pool.Usable()) {
+    RemovePath(path);
+    return Status::Ok();
+  }
+  const std::string content = CdiSpecJson(rc, pool);
+  auto it = written_.find(path);
+  if (it != written_.end() && it->second.content == content && InodeOf(path) == it->second.inode) {
+    return Status::Ok();
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  const std::string tmp = dir_ + "/.hcashare-" + std::to_string(::getpid()) + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "w");
+  if (f == nullptr) return ErrnoStatus(errno, "write " + tmp);
+  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    return ErrnoStatus(err ? err : EIO, "write " + path);
+  }
+  written_[path] = Written{InodeOf(path), content};
+  LogInfo("CDI spec written", {{"resource", rc.FullName()}, {"file", path}});
+  return Status::Ok();
+}
+
+void CdiSpecWriter::RemovePath(const std::string& path) {
+  auto it = written_.find(path);
+  if (it == written_.end()) return;  // never ours: never touched
+  if (InodeOf(path) == it->second.inode) {
+    ::unlink(path.c_str());
+    LogInfo("CDI spec removed", {{"file", path}});
+  }
+  written_.erase(it);
+}
+
+void CdiSpecWriter::Remove(const config::ResourceConfig& rc) {
+  RemovePath(dir_ + "/" + CdiSpecFileName(rc));
+}
+
+void CdiSpecWriter::RemoveAll() {
+  std::vector<std::string> paths;
+  for (const auto& [path, w] : written_) paths.push_back(path);
+  for (const auto& p : paths) RemovePath(p);
+}
+
+}  // namespace hcashare::dp

@@ -1,0 +1,494 @@
+// Tests for common/metrics (the Prometheus registry and its text format) and common/http_server
+// (the /metrics endpoint), the latter against real loopback sockets.
+#include "common/metrics.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/http_server.h"
+#include "common/unique_fd.h"
+
+namespace hcashare {
+namespace {
+
+using metrics::Counter;
+using metrics::FormatValue;
+using metrics::Gauge;
+using metrics::Histogram;
+using metrics::Registry;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds since `start` (printable in assertion failures, unlike a duration).
+long long MsSince(Clock::time_point start) {
+  return std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry
+
+TEST(MetricsTest, CounterAndGaugeValues) {
+  Registry r;
+  Counter& c = r.GetCounter("c_total", "A counter.");
+  EXPECT_EQ(c.Value(), 0);
+  c.Inc();
+  c.Inc(2.5);
+  c.Inc(-1);  // ignored: counters only go up
+  c.Inc(std::nan(""));
+  EXPECT_EQ(c.Value(), 3.5);
+
+  Gauge& g = r.GetGauge("g", "A gauge.");
+  g.Set(5);
+  g.Add(-7);
+  EXPECT_EQ(g.Value(), -2);
+}
+
+TEST(MetricsTest, SameNameAndLabelsReturnTheSameObject) {
+  Registry r;
+  Counter& a = r.GetCounter("x_total", "X.", {{"resource", "a"}, {"node", "n1"}});
+  Counter& b = r.GetCounter("x_total", "ignored", {{"node", "n1"}, {"resource", "a"}});
+  Counter& other = r.GetCounter("x_total", "X.", {{"resource", "b"}, {"node", "n1"}});
+  EXPECT_EQ(&a, &b);
+  EXPECT_NE(&a, &other);
+  a.Inc();
+  EXPECT_EQ(b.Value(), 1);
+  EXPECT_EQ(other.Value(), 0);
+  // Still the same after more series were added (stable addresses).
+  for (int i = 0; i < 100; ++i) r.GetCounter("x_total", "X.", {{"resource", std::to_string(i)}});
+  EXPECT_EQ(&a, &r.GetCounter("x_total", "X.", {{"node", "n1"}, {"resource", "a"}}));
+
+  Histogram& h1 = r.GetHistogram("h", "H.", {1, 2});
+  Histogram& h2 = r.GetHistogram("h", "H.", {5});  // buckets fixed by the first call
+  EXPECT_EQ(&h1, &h2);
+  EXPECT_EQ(h2.bounds(), (std::vector<double>{1, 2}));
+  EXPECT_EQ(&r.GetGauge("g", "G."), &r.GetGauge("g", "G."));
+}
+
+TEST(MetricsTest, RenderExact) {
+  Registry r;
+  // Registered out of order: the output is sorted by family name, then by labels.
+  Histogram& h = r.GetHistogram("hcashare_latency_seconds", "Latency.", {0.001, 0.01, 0.1});
+  r.GetGauge("hcashare_free_devices", "Free devices.").Set(7);
+  r.GetCounter("hcashare_allocations_total", "Allocate calls.", {{"resource", "rdma/hca_b"}}).Inc();
+  r.GetCounter("hcashare_allocations_total", "Allocate calls.", {{"resource", "rdma/hca_a"}})
+      .Inc(3);
+  h.Observe(0.0005);
+  h.Observe(0.005);
+  h.Observe(0.5);
+
+  EXPECT_EQ(r.Render(),
+            "# HELP hcashare_allocations_total Allocate calls.\n"
+            "# TYPE hcashare_allocations_total counter\n"
+            "hcashare_allocations_total{resource=\"rdma/hca_a\"} 3\n"
+            "hcashare_allocations_total{resource=\"rdma/hca_b\"} 1\n"
+            "# HELP hcashare_free_devices Free devices.\n"
+            "# TYPE hcashare_free_devices gauge\n"
+            "hcashare_free_devices 7\n"
+            "# HELP hcashare_latency_seconds Latency.\n"
+            "# TYPE hcashare_latency_seconds histogram\n"
+            "hcashare_latency_seconds_bucket{le=\"0.001\"} 1\n"
+            "hcashare_latency_seconds_bucket{le=\"0.01\"} 2\n"
+            "hcashare_latency_seconds_bucket{le=\"0.1\"} 2\n"
+            "hcashare_latency_seconds_bucket{le=\"+Inf\"} 3\n"
+            "hcashare_latency_seconds_sum 0.5055\n"
+            "hcashare_latency_seconds_count 3\n");
+  EXPECT_EQ(h.Count(), 3u);
+  EXPECT_EQ(h.CumulativeCounts(), (std::vector<uint64_t>{1, 2, 2, 3}));
+}
+
+TEST(MetricsTest, HistogramWithLabelsAndBoundaryValues) {
+  Registry r;
+  Histogram& h =
+      r.GetHistogram("d", "D.", {1, 2, std::numeric_limits<double>::infinity()}, {{"op", "scan"}});
+  h.Observe(1);  // bounds are inclusive
+  h.Observe(2);
+  h.Observe(3);
+  EXPECT_EQ(r.Render(),
+            "# HELP d D.\n"
+            "# TYPE d histogram\n"
+            "d_bucket{op=\"scan\",le=\"1\"} 1\n"
+            "d_bucket{op=\"scan\",le=\"2\"} 2\n"
+            "d_bucket{op=\"scan\",le=\"+Inf\"} 3\n"
+            "d_sum{op=\"scan\"} 6\n"
+            "d_count{op=\"scan\"} 3\n");
+}
+
+TEST(MetricsTest, EscapesLabelValuesAndHelp) {
+  Registry r;
+  r.GetGauge("e", "Line one\nback\\slash \"quoted\".", {{"path", "a\\b\"c\nd"}}).Set(1);
+  EXPECT_EQ(r.Render(),
+            "# HELP e Line one\\nback\\\\slash \"quoted\".\n"
+            "# TYPE e gauge\n"
+            "e{path=\"a\\\\b\\\"c\\nd\"} 1\n");
+}
+
+TEST(MetricsTest, SortsSeriesByLabelsAndLabelsByName) {
+  Registry r;
+  r.GetGauge("s", "S.", {{"z", "1"}, {"a", "2"}}).Set(1);
+  r.GetGauge("s", "S.", {{"a", "1"}, {"z", "9"}}).Set(2);
+  r.GetGauge("s", "S.").Set(3);
+  EXPECT_EQ(r.Render(),
+            "# HELP s S.\n"
+            "# TYPE s gauge\n"
+            "s 3\n"
+            "s{a=\"1\",z=\"9\"} 2\n"
+            "s{a=\"2\",z=\"1\"} 1\n");
+}
+
+TEST(MetricsTest, RemoveDropsOnlyThatSeries) {
+  Registry r;
+  r.GetCounter("r_total", "R.", {{"resource", "a"}}).Inc(5);
+  r.GetCounter("r_total", "R.", {{"resource", "b"}}).Inc(1);
+  r.GetHistogram("rh", "RH.", {1}, {{"resource", "a"}}).Observe(1);
+  r.Remove("r_total", {{"resource", "a"}});
+  r.Remove("rh", {{"resource", "a"}});
+  r.Remove("r_total", {{"resource", "nope"}});  // no such series: no-op
+  r.Remove("nope", {});
+  EXPECT_EQ(r.Render(),
+            "# HELP r_total R.\n"
+            "# TYPE r_total counter\n"
+            "r_total{resource=\"b\"} 1\n");
+  // Asking again creates a fresh series.
+  EXPECT_EQ(r.GetCounter("r_total", "R.", {{"resource", "a"}}).Value(), 0);
+  r.Remove("r_total", {{"resource", "a"}});
+  r.Remove("r_total", {{"resource", "b"}});
+  EXPECT_EQ(r.Render(), "");
+}
+
+TEST(MetricsTest, ConcurrentIncIsExact) {
+  Registry r;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&r] {
+      for (int i = 0; i < 10000; ++i) {
+        r.GetCounter("hits_total", "Hits.", {{"k", "v"}}).Inc();
+        r.GetHistogram("obs", "Obs.", {0.5}).Observe(i % 2);
+        if (i % 1000 == 0) (void)r.Render();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(r.GetCounter("hits_total", "Hits.", {{"k", "v"}}).Value(), 40000);
+  Histogram& h = r.GetHistogram("obs", "Obs.", {0.5});
+  EXPECT_EQ(h.CumulativeCounts(), (std::vector<uint64_t>{20000, 40000}));
+  EXPECT_EQ(h.Sum(), 20000);
+}
+
+TEST(MetricsTest, FormatValue) {
+  EXPECT_EQ(FormatValue(42), "42");
+  EXPECT_EQ(FormatValue(-3), "-3");
+  EXPECT_EQ(FormatValue(0), "0");
+  EXPECT_EQ(FormatValue(-0.0), "0");
+  EXPECT_EQ(FormatValue(0.005), "0.005");
+  EXPECT_EQ(FormatValue(1.5), "1.5");
+  EXPECT_EQ(FormatValue(1e21), "1000000000000000000000");
+  EXPECT_EQ(FormatValue(12345678901234.0), "12345678901234");
+  EXPECT_EQ(FormatValue(std::numeric_limits<double>::infinity()), "+Inf");
+  EXPECT_EQ(FormatValue(-std::numeric_limits<double>::infinity()), "-Inf");
+  EXPECT_EQ(FormatValue(std::nan("")), "NaN");
+  EXPECT_EQ(std::stod(FormatValue(0.1 + 0.2)), 0.1 + 0.2);  // round-trips exactly
+}
+
+TEST(MetricsDeathTest, MisuseAborts) {
+  Registry r;
+  r.GetCounter("clash", "C.");
+  EXPECT_DEATH(r.GetGauge("clash", "C."), "another type");
+  EXPECT_DEATH(r.GetCounter("bad-name", "B."), "invalid metric name");
+  EXPECT_DEATH(r.GetCounter("ok", "B.", {{"a", "1"}, {"a", "2"}}), "duplicate label");
+  EXPECT_DEATH(r.GetHistogram("h", "H.", {1}, {{"le", "1"}}), "le");
+  EXPECT_DEATH(r.GetHistogram("h2", "H.", {2, 1}), "strictly increasing");
+}
+
+// ---------------------------------------------------------------------------------------------
+// HttpServer
+
+// A response read off a raw socket.
+struct Reply {
+  std::string raw;          // everything received
+  std::string status_line;  // "HTTP/1.1 200 OK", "" if nothing arrived
+  int status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+};
+
+// Connects to `ip`:`port` (blocking, 5 s send/receive timeouts). Invalid on failure.
+UniqueFd Connect(int port, const std::string& ip = "127.0.0.1") {
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+  auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
+  auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  if (::inet_pton(AF_INET, ip.c_str(), &sin->sin_addr) == 1) {
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(static_cast<uint16_t>(port));
+    len = sizeof(*sin);
+  } else if (::inet_pton(AF_INET6, ip.c_str(), &sin6->sin6_addr) == 1) {
+    sin6->sin6_family = AF_INET6;
+    sin6->sin6_port = htons(static_cast<uint16_t>(port));
+    len = sizeof(*sin6);
+  } else {
+    return UniqueFd();
+  }
+  UniqueFd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return fd;
+  timeval tv{5, 0};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) return UniqueFd();
+  return fd;
+}
+
+// Reads until EOF, an error (e.g. a reset) or the receive timeout.
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+Reply ParseReply(std::string raw) {
+  Reply r;
+  r.raw = std::move(raw);
+  size_t end = r.raw.find("\r\n\r\n");
+  if (end == std::string::npos) return r;
+  r.body = r.raw.substr(end + 4);
+  size_t pos = r.raw.find("\r\n");
+  r.status_line = r.raw.substr(0, pos);
+  if (r.status_line.size() >= 12) r.status = std::atoi(r.status_line.c_str() + 9);
+  while (pos < end) {
+    size_t next = r.raw.find("\r\n", pos + 2);
+    std::string line = r.raw.substr(pos + 2, next - pos - 2);
+    size_t colon = line.find(':');
+    if (colon != std::string::npos) {
+      std::string name = line.substr(0, colon);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      size_t v = line.find_first_not_of(' ', colon + 1);
+      r.headers[name] = v == std::string::npos ? "" : line.substr(v);
+    }
+    pos = next;
+  }
+  return r;
+}
+
+// Sends `request` verbatim and reads the whole response.
+Reply Exchange(int port, const std::string& request, const std::string& ip = "127.0.0.1") {
+  UniqueFd fd = Connect(port, ip);
+  if (!fd.valid()) return Reply();
+  ::send(fd.get(), request.data(), request.size(), MSG_NOSIGNAL);
+  return ParseReply(ReadAll(fd.get()));
+}
+
+// GET `path` over HTTP/1.1.
+Reply HttpGet(int port, const std::string& path) {
+  return Exchange(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: test\r\n\r\n");
+}
+
+constexpr char kMetricsBody[] = "# TYPE up gauge\nup 1\n";
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = HttpServer::Start("127.0.0.1:0", [this](const std::string& path) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        paths_.push_back(path);
+      }
+      HttpResponse r;
+      if (path == "/metrics") {
+        r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+        r.body = kMetricsBody;
+      } else if (path == "/big") {
+        r.body = std::string(1 << 20, 'x');
+      } else if (path == "/throw") {
+        throw std::runtime_error("boom");
+      } else {
+        r.status = 404;
+        r.body = "not found\n";
+      }
+      return r;
+    });
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(s).value();
+    port_ = server_->port();
+    ASSERT_GT(port_, 0);
+  }
+
+  std::vector<std::string> Paths() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return paths_;
+  }
+
+  std::mutex mu_;
+  std::vector<std::string> paths_;  // every path the handler saw
+  int port_ = 0;
+  std::unique_ptr<HttpServer> server_;  // last: stopped before the members the handler uses
+};
+
+TEST_F(HttpServerTest, GetMetrics) {
+  Reply r = HttpGet(port_, "/metrics");
+  EXPECT_EQ(r.status_line, "HTTP/1.1 200 OK");
+  EXPECT_EQ(r.body, kMetricsBody);
+  EXPECT_EQ(r.headers["content-length"], std::to_string(r.body.size()));
+  EXPECT_EQ(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_EQ(r.headers["connection"], "close");
+  EXPECT_EQ(Paths(), std::vector<std::string>{"/metrics"});
+}
+
+TEST_F(HttpServerTest, UnknownPathIsTheHandlersAnswer) {
+  Reply r = HttpGet(port_, "/nope");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(r.status_line, "HTTP/1.1 404 Not Found");
+  EXPECT_EQ(r.body, "not found\n");
+  EXPECT_EQ(r.headers["content-type"], "text/plain; charset=utf-8");
+}
+
+TEST_F(HttpServerTest, QueryStringIsIgnoredForRouting) {
+  Reply r = HttpGet(port_, "/metrics?name[]=up&x=1");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, kMetricsBody);
+  EXPECT_EQ(Paths(), std::vector<std::string>{"/metrics"});
+}
+
+TEST_F(HttpServerTest, OtherMethodsGet405) {
+  Reply r = Exchange(port_, "POST /metrics HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.headers["allow"], "GET, HEAD");
+  EXPECT_EQ(r.headers["content-length"], std::to_string(r.body.size()));
+  r = Exchange(port_, "DELETE /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_TRUE(Paths().empty());
+}
+
+TEST_F(HttpServerTest, HeadHasHeadersButNoBody) {
+  Reply r = Exchange(port_, "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers["content-length"], std::to_string(sizeof(kMetricsBody) - 1));
+  EXPECT_EQ(r.body, "");
+  EXPECT_EQ(Paths(), std::vector<std::string>{"/metrics"});
+}
+
+TEST_F(HttpServerTest, MalformedRequests) {
+  EXPECT_EQ(Exchange(port_, "garbage\r\n\r\n").status, 400);
+  EXPECT_EQ(Exchange(port_, "GET metrics HTTP/1.1\r\n\r\n").status, 400);
+  EXPECT_EQ(Exchange(port_, "GET /metrics HTTP/2.0\r\n\r\n").status, 505);
+  // HTTP/1.0 and bare LF line ends are fine.
+  EXPECT_EQ(Exchange(port_, "GET /metrics HTTP/1.0\n\n").status, 200);
+}
+
+TEST_F(HttpServerTest, HandlerExceptionIs500) {
+  EXPECT_EQ(HttpGet(port_, "/throw").status, 500);
+  EXPECT_EQ(HttpGet(port_, "/metrics").status, 200);
+}
+
+TEST_F(HttpServerTest, LargeBodyArrivesWhole) {
+  Reply r = HttpGet(port_, "/big");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body.size(), size_t{1} << 20);
+  EXPECT_EQ(r.headers["content-length"], std::to_string(1 << 20));
+}
+
+TEST_F(HttpServerTest, RequestHeadSizeIsCapped) {
+  // Just under the cap: served.
+  Reply ok =
+      Exchange(port_, "GET /metrics HTTP/1.1\r\nX-Pad: " + std::string(7000, 'a') + "\r\n\r\n");
+  EXPECT_EQ(ok.status, 200);
+  // Over the cap: 431 (or the connection is simply closed), never served.
+  Reply big =
+      Exchange(port_, "GET /metrics HTTP/1.1\r\nX-Pad: " + std::string(16000, 'a') + "\r\n\r\n");
+  EXPECT_TRUE(big.status == 431 || big.raw.empty()) << big.status_line;
+  EXPECT_EQ(Paths().size(), 1u);
+  // The server still serves the next client.
+  EXPECT_EQ(HttpGet(port_, "/metrics").status, 200);
+}
+
+TEST_F(HttpServerTest, SilentClientDoesNotBlockOthersBeyondTheTimeout) {
+  UniqueFd idle = Connect(port_);
+  ASSERT_TRUE(idle.valid());
+  std::this_thread::sleep_for(milliseconds(100));  // the server is now reading from `idle`
+  auto start = Clock::now();
+  Reply r = HttpGet(port_, "/metrics");
+  long long elapsed_ms = MsSince(start);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_LT(elapsed_ms, 3500);
+  // The idle client was disconnected.
+  EXPECT_EQ(ReadAll(idle.get()), "");
+}
+
+TEST_F(HttpServerTest, DestructorIsPromptWithAnIdleClient) {
+  UniqueFd idle = Connect(port_);
+  ASSERT_TRUE(idle.valid());
+  ASSERT_EQ(::send(idle.get(), "GET /met", 8, MSG_NOSIGNAL), 8);  // an incomplete request
+  std::this_thread::sleep_for(milliseconds(100));
+  auto start = Clock::now();
+  server_.reset();
+  EXPECT_LT(MsSince(start), 1000);
+  EXPECT_EQ(ReadAll(idle.get()), "");    // closed, nothing sent
+  EXPECT_FALSE(Connect(port_).valid());  // no longer listening
+}
+
+TEST_F(HttpServerTest, PortInUseIsAnError) {
+  auto s = HttpServer::Start("127.0.0.1:" + std::to_string(port_),
+                             [](const std::string&) { return HttpResponse{}; });
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().code(), StatusCode::kInvalidArgument) << s.status().ToString();
+}
+
+TEST(HttpServerStartTest, BadAddressesAreInvalidArgument) {
+  auto handler = [](const std::string&) { return HttpResponse{}; };
+  for (const char* addr :
+       {"nonsense", "", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:http",
+        "127.0.0.1:-1", "1.2.3:80", "::1:80", "[::1:80", "[nonsense]:80", "example.com:80"}) {
+    auto s = HttpServer::Start(addr, handler);
+    ASSERT_FALSE(s.ok()) << addr;
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument)
+        << addr << ": " << s.status().ToString();
+  }
+  auto s = HttpServer::Start("127.0.0.1:0", nullptr);
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(HttpServerStartTest, LocalhostAndIpv6Loopback) {
+  auto handler = [](const std::string& path) {
+    HttpResponse r;
+    r.body = path;
+    return r;
+  };
+  auto v4 = HttpServer::Start("localhost:0", handler);
+  ASSERT_TRUE(v4.ok()) << v4.status().ToString();
+  EXPECT_EQ(Exchange((*v4)->port(), "GET /a HTTP/1.1\r\n\r\n").body, "/a");
+
+  auto v6 = HttpServer::Start("[::1]:0", handler);
+  if (!v6.ok()) GTEST_SKIP() << "no IPv6 loopback: " << v6.status().ToString();
+  EXPECT_EQ(Exchange((*v6)->port(), "GET /b HTTP/1.1\r\n\r\n", "::1").body, "/b");
+}
+
+TEST(HttpServerStartTest, DestructorIsPromptWhenIdle) {
+  auto s = HttpServer::Start("127.0.0.1:0", [](const std::string&) { return HttpResponse{}; });
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::unique_ptr<HttpServer> server = std::move(s).value();
+  auto start = Clock::now();
+  server.reset();
+  EXPECT_LT(MsSince(start), 1000);
+}
+
+}  // namespace
+}  // namespace hcashare
