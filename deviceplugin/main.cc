@@ -11,11 +11,14 @@
 #include <CLI/CLI.hpp>
 
 #include "common/host.h"
+#include "common/http_server.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/rdma_netlink.h"
 #include "common/uevent.h"
 #include "common/version.h"
 #include "config/config.h"
+#include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/flags.h"
 #include "deviceplugin/plugin_manager.h"
 
@@ -32,6 +35,7 @@ struct Flags {
   std::string device_info_dir = kDefaultDeviceInfoDir;
   double health_poll_interval = 2.0;
   bool use_cdi = false;
+  std::string metrics_address;
   std::string cdi_spec_dir = kDefaultCdiSpecDir;
   double health_debounce = 2.0;
   bool version = false;
@@ -39,6 +43,30 @@ struct Flags {
 
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<long>(seconds * 1000.0));
+}
+
+// /metrics (Prometheus text), /healthz (the process serves), /readyz (every resource is
+// registered with the kubelet; 503 lists the ones that are not).
+HttpResponse Endpoint(const std::string& path, const metrics::Registry& registry,
+                      const PluginManager& manager) {
+  HttpResponse r;
+  if (path == "/metrics") {
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = registry.Render();
+  } else if (path == "/healthz") {
+    r.body = "ok\n";
+  } else if (path == "/readyz") {
+    std::string missing;
+    for (const auto& [name, info] : manager.Servers()) {
+      if (!info.registered) missing += name + (info.standby ? " (standby)" : "") + "\n";
+    }
+    r.status = missing.empty() ? 200 : 503;
+    r.body = missing.empty() ? "ready\n" : "not registered:\n" + missing;
+  } else {
+    r.status = 404;
+    r.body = "not found\n";
+  }
+  return r;
 }
 
 // Seconds (fractional) as milliseconds.
@@ -74,6 +102,8 @@ int Run(int argc, char** argv) {
                "write CDI specs and answer Allocate with CDI names (also the annotation)");
   app.add_option("--cdi-spec-dir", f.cdi_spec_dir, "where CDI specs are written")
       ->capture_default_str();
+  app.add_option("--metrics-address", f.metrics_address,
+                 "serve /metrics, /healthz and /readyz on HOST:PORT or :PORT (default off)");
   app.add_option("--health-poll-interval", f.health_poll_interval,
                  "seconds between port-state polls (fractional; 0 disables)")
       ->capture_default_str()
@@ -137,6 +167,9 @@ int Run(int argc, char** argv) {
   opts.health_debounce = Millis(f.health_debounce);
   opts.config_path = f.config;
   opts.server.use_cdi = f.use_cdi;
+  metrics::Registry registry;
+  DpMetrics dp_metrics(registry);
+  opts.server.metrics = &dp_metrics;
   opts.cdi_spec_dir = f.cdi_spec_dir;
   // Kernel uevents make hot-plug visible at once; without them, periodic rescans remain.
   auto uevents = NewKernelUeventSource();
@@ -149,6 +182,21 @@ int Run(int argc, char** argv) {
     LogError("cannot start", {{"error", st.ToString()}});
     return 1;
   }
+  std::unique_ptr<HttpServer> http;
+  if (!f.metrics_address.empty()) {
+    auto started = HttpServer::Start(f.metrics_address, [&](const std::string& path) {
+      return Endpoint(path, registry, manager);
+    });
+    if (!started.ok()) {
+      LogError("cannot serve metrics",
+               {{"address", f.metrics_address}, {"error", started.status().ToString()}});
+      manager.Stop();
+      return 1;
+    }
+    http = std::move(started).value();
+    LogInfo("serving metrics and probes",
+            {{"address", f.metrics_address}, {"port", std::to_string(http->port())}});
+  }
   for (;;) {
     int sig = 0;
     if (sigwait(&sigs, &sig) != 0) continue;
@@ -158,6 +206,7 @@ int Run(int argc, char** argv) {
       continue;
     }
     LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    http.reset();
     manager.Stop();
     LogInfo("stopped");
     return 0;

@@ -99,6 +99,7 @@ void PluginManager::LoadAndApplyConfigFile() {
   config::ParseOutcome out = config::LoadConfigFile(opts_.config_path);
   if (!out.ok()) {
     ++reloads_failed_;
+    if (Metrics()) Metrics()->Reloaded(false);
     for (const auto& e : out.errors) {
       LogError("config error", {{"file", opts_.config_path}, {"issue", e.ToString()}});
     }
@@ -115,6 +116,7 @@ void PluginManager::LoadAndApplyConfigFile() {
   LogInfo("config file changed; applying", {{"file", opts_.config_path}});
   ApplyConfig(*out.config);
   ++reloads_ok_;
+  if (Metrics()) Metrics()->Reloaded(true);
 }
 
 void PluginManager::RescanNow() {
@@ -168,8 +170,13 @@ std::string PluginManager::BlockedReason() {
 }
 
 void PluginManager::Rescan(bool force_resend) {
+  const auto start = std::chrono::steady_clock::now();
   last_blocked_ = BlockedReason();
   inventory_ = discoverer_.Scan();
+  if (Metrics()) {
+    Metrics()->Rescanned(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   exclusions_.Report(inventory_.excluded);
   Publish(force_resend);
   ++scans_;
@@ -203,6 +210,12 @@ void PluginManager::Publish(bool force_resend) {
       LogInfo("pool changed", {{"resource", rc.FullName()},
                                {"hcas", std::to_string(n)},
                                {"rdma_devices", Join(names)}});
+    }
+    if (Metrics()) {
+      const auto& list = it->second->state().Current()->list;
+      int healthy = 0;
+      for (const auto& d : list.devices()) healthy += d.health() == "Healthy";
+      Metrics()->Published(rc.FullName(), list.devices_size(), healthy);
     }
   }
 }
@@ -239,6 +252,7 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
     LogInfo("removing resource", {{"resource", s->resource_name()}});
     s->Stop();
     if (cdi_) cdi_->Remove(s->state().Current()->rc);
+    if (Metrics()) Metrics()->Forget(s->resource_name());
   }
   // Publish before starting so that the first ListAndWatch message is the full list.
   Rescan(/*force_resend=*/false);
@@ -299,6 +313,7 @@ void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
   if (kubelet_appeared) {
     kubelet_sock_inode_ = InodeOf(opts_.server.KubeletSocket());
     LogInfo("kubelet.sock created; re-registering every resource");
+    if (Metrics()) Metrics()->KubeletRestarted();
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [name, s] : servers_) {

@@ -94,6 +94,7 @@ class PluginManager {
   void LoadAndApplyConfigFile();
   void ApplyConfig(const config::PluginConfig& cfg);
   std::string BlockedReason();
+  DpMetrics* Metrics() const { return opts_.server.metrics; }
   void EnsureWatches();
   std::string ConfigDir() const;
   void HandleEvents(const std::vector<InotifyEvent>& events);

@@ -91,33 +91,46 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
 grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
                                            const v1beta1::AllocateRequest* req,
                                            v1beta1::AllocateResponse* resp) {
+  const auto start = std::chrono::steady_clock::now();
   auto snap = state_.Current();
-  auto built = BuildAllocateResponse(snap->rc, snap->pool, *req, host_);
+  grpc::Status st = DoAllocate(*snap, *req, resp);
+  if (metrics_ != nullptr) {
+    metrics_->Allocated(
+        snap->rc.FullName(), st.ok(),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return st;
+}
+
+grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
+                                             const v1beta1::AllocateRequest& req,
+                                             v1beta1::AllocateResponse* resp) {
+  auto built = BuildAllocateResponse(snap.rc, snap.pool, req, host_);
   if (!built.ok()) {
     LogWarn("Allocate refused",
-            {{"resource", snap->rc.FullName()}, {"error", built.status().message()}});
+            {{"resource", snap.rc.FullName()}, {"error", built.status().message()}});
     return ToGrpc(built.status());
   }
   *resp = std::move(built).value();
-  if (use_cdi_) ApplyCdi(snap->rc, snap->pool, *req, resp);
-  if (snap->rc.mode == config::PoolMode::kExclusive) {
+  if (use_cdi_) ApplyCdi(snap.rc, snap.pool, req, resp);
+  if (snap.rc.mode == config::PoolMode::kExclusive) {
     std::vector<const PciFunction*> granted;
-    for (const auto& c : req->container_requests()) {
-      for (const auto& id : c.devices_ids()) granted.push_back(snap->pool.Find(id));
+    for (const auto& c : req.container_requests()) {
+      for (const auto& id : c.devices_ids()) granted.push_back(snap.pool.Find(id));
     }
     // Multus reads these to publish device-info; the pod works without them, so a write
     // failure is logged rather than failing the allocation.
-    if (Status st = WriteDeviceInfoFiles(device_info_dir_, snap->rc, granted); !st.ok()) {
+    if (Status st = WriteDeviceInfoFiles(device_info_dir_, snap.rc, granted); !st.ok()) {
       LogError("cannot write device-info file",
-               {{"resource", snap->rc.FullName()}, {"error", st.message()}});
+               {{"resource", snap.rc.FullName()}, {"error", st.message()}});
     }
   }
   if (LogEnabled(LogLevel::kDebug)) {
     std::string ids;
-    for (const auto& c : req->container_requests()) {
+    for (const auto& c : req.container_requests()) {
       for (const auto& id : c.devices_ids()) ids += (ids.empty() ? "" : ",") + id;
     }
-    LogDebug("Allocate", {{"resource", snap->rc.FullName()}, {"ids", ids}});
+    LogDebug("Allocate", {{"resource", snap.rc.FullName()}, {"ids", ids}});
   }
   return grpc::Status::OK;
 }

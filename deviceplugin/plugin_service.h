@@ -10,6 +10,7 @@
 #include "common/host.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
 #include "deviceplugin/api/pluginregistration.grpc.pb.h"
+#include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/plugin_state.h"
 
 namespace hcashare::dp {
@@ -29,15 +30,17 @@ struct ServiceEvents {
 class DevicePluginService final : public v1beta1::DevicePlugin::Service {
  public:
   // `device_info_dir` receives the Multus device-info files of exclusive allocations;
-  // with `use_cdi`, Allocate answers with CDI names.
+  // with `use_cdi`, Allocate answers with CDI names; `metrics` (may be null) counts calls.
   DevicePluginService(const PluginState& state, const Host& host, const std::atomic<bool>& stopping,
-                      const ServiceEvents& events, std::string device_info_dir, bool use_cdi)
+                      const ServiceEvents& events, std::string device_info_dir, bool use_cdi,
+                      DpMetrics* metrics)
       : state_(state),
         host_(host),
         stopping_(stopping),
         events_(events),
         device_info_dir_(std::move(device_info_dir)),
-        use_cdi_(use_cdi) {}
+        use_cdi_(use_cdi),
+        metrics_(metrics) {}
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext* ctx, const v1beta1::Empty* req,
                                       v1beta1::DevicePluginOptions* resp) override;
@@ -53,12 +56,16 @@ class DevicePluginService final : public v1beta1::DevicePlugin::Service {
                                  v1beta1::PreStartContainerResponse* resp) override;
 
  private:
+  grpc::Status DoAllocate(const Snapshot& snap, const v1beta1::AllocateRequest& req,
+                          v1beta1::AllocateResponse* resp);
+
   const PluginState& state_;
   const Host& host_;
   const std::atomic<bool>& stopping_;
   const ServiceEvents& events_;
   const std::string device_info_dir_;
   const bool use_cdi_;
+  DpMetrics* const metrics_;
 };
 
 // pluginregistration.Registration for one resource: GetInfo answers at once.

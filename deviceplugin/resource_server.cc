@@ -193,6 +193,7 @@ void ResourceServer::OnRegistrationStatus(bool ok, const std::string& error) {
   if (ok) {
     registered_ = true;
     ++registrations_;
+    if (opts_.metrics != nullptr) opts_.metrics->Registered(full_name_);
     LogInfo("registered with kubelet", {{"resource", full_name_}, {"mode", "plugins-registry"}});
     return;
   }
@@ -318,8 +319,8 @@ bool ResourceServer::DoRestart(const std::string& reason) {
                                             {"mode", RegistrationModeName(mode)},
                                             {"socket", public_path}});
 
-  inc->plugin = std::make_unique<DevicePluginService>(state_, host_, inc->stopping, events_,
-                                                      opts_.device_info_dir, opts_.use_cdi);
+  inc->plugin = std::make_unique<DevicePluginService>(
+      state_, host_, inc->stopping, events_, opts_.device_info_dir, opts_.use_cdi, opts_.metrics);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + inc->private_path, grpc::InsecureServerCredentials());
   builder.RegisterService(inc->plugin.get());
@@ -375,6 +376,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
   }
   registered_ = true;
   ++registrations_;
+  if (opts_.metrics != nullptr) opts_.metrics->Registered(full_name_);
   auto us = [](Clock::duration d) {
     return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
   };

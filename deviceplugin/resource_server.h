@@ -29,6 +29,7 @@
 #include "common/host.h"
 #include "config/config.h"
 #include "deviceplugin/device_info.h"
+#include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/plugin_service.h"
 #include "deviceplugin/plugin_state.h"
@@ -48,6 +49,8 @@ struct ServerOptions {
   std::string device_info_dir = kDefaultDeviceInfoDir;
   // Allocate answers with CDI names (cdi_devices + annotation) instead of DeviceSpecs.
   bool use_cdi = false;
+  // Where allocations and registrations are counted; null for none. Must outlive the server.
+  DpMetrics* metrics = nullptr;
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds register_timeout{30000};
   std::chrono::milliseconds backoff_initial{50};

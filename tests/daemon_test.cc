@@ -1,6 +1,10 @@
 // Process-level tests of the hcashare-device-plugin binary: flags, exit codes, signals
 // (SIGHUP reload, SIGTERM), kubelet restarts and a rollout overlap of two processes.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -179,6 +183,78 @@ TEST_F(DaemonTest, RolloutOverlap) {
   EXPECT_EQ(*new_p->Wait(milliseconds(10000)), 0);
   EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"));
   kubelet_->Stop();
+}
+
+// A plain HTTP GET to 127.0.0.1:`port`; returns the whole response ("" on failure).
+std::string HttpGet(int port, const std::string& path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+// --metrics-address serves Prometheus metrics and the probes of the running daemon.
+TEST_F(DaemonTest, MetricsAndProbes) {
+  WriteConfig(Config(5));
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = Spawn({"--config", config_, "--metrics-address", "127.0.0.1:0"}, "metrics.log");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(WaitDevices(5));
+  std::string log = ReadAll(tmp_.path() + "/metrics.log");
+  auto at = log.find("serving metrics and probes");
+  ASSERT_NE(at, std::string::npos) << log;
+  auto port_at = log.find("port=", at);
+  ASSERT_NE(port_at, std::string::npos);
+  const int port = std::atoi(log.c_str() + port_at + 5);
+  ASSERT_TRUE(kubelet_->Allocate(kRes, {"1"}).ok());
+  ASSERT_FALSE(kubelet_->Allocate(kRes, {"99"}).ok());
+
+  std::string metrics = HttpGet(port, "/metrics");
+  EXPECT_NE(metrics.find("HTTP/1.1 200"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("hcashare_devices_advertised{resource=\"rdma/hca_shared_devices_a\"} 5"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("hcashare_devices_healthy{resource=\"rdma/hca_shared_devices_a\"} 5"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("hcashare_allocations_total{resource=\"rdma/hca_shared_devices_a\","
+                         "result=\"ok\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("result=\"error\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.find("hcashare_allocate_duration_seconds_count{resource="), std::string::npos);
+  EXPECT_NE(metrics.find("hcashare_registrations_total{resource=\"rdma/hca_shared_devices_a\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("hcashare_rescans_total 1"), std::string::npos);
+  EXPECT_NE(metrics.find("hcashare_config_reloads_total{result=\"ok\"} 0"), std::string::npos);
+  EXPECT_NE(HttpGet(port, "/healthz").find("HTTP/1.1 200"), std::string::npos);
+  EXPECT_NE(HttpGet(port, "/readyz").find("HTTP/1.1 200"), std::string::npos);
+  EXPECT_NE(HttpGet(port, "/nope").find("HTTP/1.1 404"), std::string::npos);
+
+  // The kubelet goes away for good: not ready any more.
+  kubelet_->Stop();
+  fs::remove(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock");
+  std::string ready;
+  for (int i = 0; i < 100; ++i) {
+    ready = HttpGet(port, "/readyz");
+    if (ready.find("HTTP/1.1 503") != std::string::npos) break;
+    std::this_thread::sleep_for(milliseconds(50));
+  }
+  EXPECT_NE(ready.find("HTTP/1.1 503"), std::string::npos) << ready;
+  ASSERT_TRUE(p->Signal(SIGTERM).ok());
+  EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ class ServerTest : public ::testing::Test {
     o.server.mode = mode;
     o.server.backoff_initial = milliseconds(20);
     o.server.backoff_max = milliseconds(200);
-    o.server.stream_check_delay = milliseconds(300);
+    o.server.stream_check_delay = milliseconds(1000);
     o.socket_check_interval = milliseconds(200);
     return o;
   }
