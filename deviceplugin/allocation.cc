@@ -117,20 +117,25 @@ std::string PciDeviceEnvName(const config::ResourceConfig& rc) {
 }
 
 std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc, const PoolState& pool) {
-  std::vector<v1beta1::Device> devices;
-  if (!pool.blocked_reason.empty()) return devices;
+  v1beta1::ListAndWatchResponse list;
+  AppendDeviceList(rc, pool, &list);
+  return std::vector<v1beta1::Device>(list.devices().begin(), list.devices().end());
+}
+
+void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
+                      v1beta1::ListAndWatchResponse* out) {
+  if (!pool.blocked_reason.empty()) return;
   if (rc.mode == PoolMode::kExclusive) {
     for (const auto& h : pool.hcas) {
-      v1beta1::Device d;
-      d.set_id(h.address);
+      v1beta1::Device* d = out->add_devices();
+      d->set_id(h.address);
       // A device in use inside a pod cannot be checked from the host; it stays Healthy.
-      d.set_health(h.healthy || pool.in_use.count(h.address) ? "Healthy" : "Unhealthy");
-      SetTopology(rc, {h.numa_node}, &d);
-      devices.push_back(std::move(d));
+      d->set_health(h.healthy || pool.in_use.count(h.address) ? "Healthy" : "Unhealthy");
+      SetTopology(rc, {h.numa_node}, d);
     }
-    return devices;
+    return;
   }
-  devices.reserve(static_cast<size_t>(rc.rdma_hca_max));
+  out->mutable_devices()->Reserve(rc.rdma_hca_max);
   // An ID is Healthy while at least one HCA it grants is healthy.
   std::set<int> healthy_nodes;
   for (const auto& h : pool.hcas) {
@@ -138,20 +143,18 @@ std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc, const 
   }
   const std::vector<int> pool_nodes = NumaNodesOf(pool.hcas);
   for (int i = 0; i < rc.rdma_hca_max; ++i) {
-    v1beta1::Device d;
-    d.set_id(std::to_string(i));
+    v1beta1::Device* d = out->add_devices();
+    d->set_id(std::to_string(i));
     bool healthy = !healthy_nodes.empty();
     if (rc.topology_aware) {
       int node = NodeOfSharedId(rc, pool, i);
-      if (node != kNoNode) SetTopology(rc, {node}, &d);
+      if (node != kNoNode) SetTopology(rc, {node}, d);
       healthy = healthy_nodes.count(node) > 0;
     } else {
-      SetTopology(rc, pool_nodes, &d);
+      SetTopology(rc, pool_nodes, d);
     }
-    d.set_health(healthy ? "Healthy" : "Unhealthy");
-    devices.push_back(std::move(d));
+    d->set_health(healthy ? "Healthy" : "Unhealthy");
   }
-  return devices;
 }
 
 bool IsValidDeviceId(const std::string& id, int rdma_hca_max) {

@@ -25,6 +25,9 @@ inline constexpr const char* kRdmaDevicesEnv = "HCASHARE_RDMA_DEVICES";
 //     is in use inside a pod), TopologyInfo = its node.
 // `excludeTopology` drops TopologyInfo. A blocked pool advertises no devices.
 std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc, const PoolState& pool);
+// The same list, appended to `out` (whose arena, if any, holds the devices).
+void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
+                      v1beta1::ListAndWatchResponse* out);
 
 // Builds the Allocate answer: one ContainerAllocateResponse per container request, with
 // a "rw" DeviceSpec for every char device granted (rdma_cm once) and HCASHARE_RDMA_DEVICES.

@@ -1,5 +1,7 @@
 #include "deviceplugin/plugin_manager.h"
 
+#include <malloc.h>
+
 #include <set>
 
 #include "common/host.h"
@@ -180,6 +182,9 @@ void PluginManager::Rescan(bool force_resend) {
   exclusions_.Report(inventory_.excluded);
   Publish(force_resend);
   ++scans_;
+  // A scan and a publish allocate and free a lot of small objects; hand the freed pages
+  // back so that idle RSS reflects what is live.
+  malloc_trim(0);
 }
 
 void PluginManager::RefreshHealth() {
@@ -212,7 +217,8 @@ void PluginManager::Publish(bool force_resend) {
                                {"rdma_devices", Join(names)}});
     }
     if (Metrics()) {
-      const auto& list = it->second->state().Current()->list;
+      auto snap = it->second->state().Current();
+      const auto& list = *snap->list;
       int healthy = 0;
       for (const auto& d : list.devices()) healthy += d.health() == "Healthy";
       Metrics()->Published(rc.FullName(), list.devices_size(), healthy);

@@ -53,7 +53,7 @@ struct ManagerOptions {
 class PluginManager {
  public:
   // `host`, `rdma` and `uevents` (may be null: periodic rescans only) must outlive the
-  // manager.
+  // manager. The manager is the only reader of `uevents`.
   PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& rdma,
                 UeventSource* uevents = nullptr);
   ~PluginManager();

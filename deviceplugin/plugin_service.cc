@@ -55,13 +55,13 @@ grpc::Status DevicePluginService::ListAndWatch(
       break;
     }
     if (snap->generation != sent) {
-      if (!writer->Write(snap->list)) {
+      if (!writer->Write(*snap->list)) {
         by_peer = !stopping_.load();
         break;
       }
       sent = snap->generation;
       LogDebug("sent device list", {{"resource", name},
-                                    {"devices", std::to_string(snap->list.devices_size())},
+                                    {"devices", std::to_string(snap->list->devices_size())},
                                     {"generation", std::to_string(sent)}});
     }
     // Bounded wait so that a kubelet that went away is noticed via IsCancelled().

@@ -7,7 +7,12 @@ std::shared_ptr<const Snapshot> MakeSnapshot(const config::ResourceConfig& rc, P
                                              uint64_t generation) {
   auto s = std::make_shared<Snapshot>();
   s->rc = rc;
-  for (auto& d : DeviceList(rc, pool)) *s->list.add_devices() = std::move(d);
+  google::protobuf::ArenaOptions options;
+  options.start_block_size = 4096;
+  options.max_block_size = 64 * 1024;
+  s->arena = std::make_unique<google::protobuf::Arena>(options);
+  s->list = google::protobuf::Arena::CreateMessage<v1beta1::ListAndWatchResponse>(s->arena.get());
+  AppendDeviceList(rc, pool, s->list);
   s->pool = std::move(pool);
   s->generation = generation;
   return s;

@@ -79,7 +79,13 @@ class ServerTest : public ::testing::Test {
   }
 
   PluginManager* StartManager(const std::string& json, ManagerOptions opts) {
-    managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, &uevents_));
+    // Each manager gets its own event source: a source has one reader.
+    FakeUeventSource* events = &uevents_;
+    if (!managers_.empty()) {
+      extra_events_.push_back(std::make_unique<FakeUeventSource>());
+      events = extra_events_.back().get();
+    }
+    managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, events));
     EXPECT_TRUE(managers_.back()->Start(ParseOrDie(json)).ok());
     return managers_.back().get();
   }
@@ -96,7 +102,8 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<SimNode> node_;
   std::unique_ptr<Host> host_;
   FakeRdmaSystem rdma_{Status::Unavailable("no RDMA netlink in tests")};
-  FakeUeventSource uevents_;
+  FakeUeventSource uevents_;  // the first manager's
+  std::vector<std::unique_ptr<FakeUeventSource>> extra_events_;
   std::unique_ptr<fake::FakeKubelet> kubelet_;
   std::vector<std::unique_ptr<PluginManager>> managers_;
 };
