@@ -153,6 +153,7 @@ bool Discoverer::ReadFunction(const std::string& addr, bool rdma_cm, PciFunction
     if (it != chardevs.end()) info.char_devices = it->second;
     auto ports = host_.ListDir(dir + "/infiniband/" + name + "/ports");
     if (ports.ok()) {
+      info.ports = *ports;
       for (const auto& p : *ports) {
         auto ll = host_.ReadTrimmed(dir + "/infiniband/" + name + "/ports/" + p + "/link_layer");
         if (ll.ok()) {
@@ -203,10 +204,9 @@ void Discoverer::RefreshHealth(PciFunction* fn) const {
   std::string reason;
   for (const auto& r : fn->rdma) {
     const std::string ports_dir = dir + "/infiniband/" + r.name + "/ports";
-    auto ports = host_.ListDir(ports_dir);
-    if (!ports.ok()) continue;  // e.g. moved into a pod: keep the last verdict
-    for (const auto& p : *ports) {
-      auto state = host_.ReadTrimmed(ports_dir + "/" + p + "/state");  // "4: ACTIVE"
+    for (const auto& p : r.ports) {
+      // "4: ACTIVE"; unreadable (e.g. moved into a pod) counts as no news.
+      auto state = host_.ReadTrimmed(ports_dir + "/" + p + "/state");
       if (state.ok() && state->find("ACTIVE") == std::string::npos) {
         reason += (reason.empty() ? "" : "; ") + r.name + " port " + p + " is " + *state;
       }

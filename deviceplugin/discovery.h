@@ -23,8 +23,10 @@ struct RdmaDeviceInfo {
   std::string name;
   std::vector<std::string> char_devices;  // host paths: uverbsN, umadN, issmN (sorted)
   std::vector<std::string> link_layers;   // per port: "ether" / "infiniband"
+  std::vector<std::string> ports;         // port directory names ("1", "2")
   bool operator==(const RdmaDeviceInfo& o) const {
-    return name == o.name && char_devices == o.char_devices && link_layers == o.link_layers;
+    return name == o.name && char_devices == o.char_devices && link_layers == o.link_layers &&
+           ports == o.ports;
   }
 };
 
