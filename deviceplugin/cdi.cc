@@ -2,13 +2,12 @@
 
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <filesystem>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "deviceplugin/allocation.h"
@@ -113,16 +112,7 @@ Status CdiSpecWriter::Write(const config::ResourceConfig& rc, const PoolState& p
   }
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
-  const std::string tmp = dir_ + "/.hcashare-" + std::to_string(::getpid()) + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return ErrnoStatus(errno, "write " + tmp);
-  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    std::remove(tmp.c_str());
-    return ErrnoStatus(err ? err : EIO, "write " + path);
-  }
+  RETURN_IF_ERROR(WriteFileAtomically(path, content));
   written_[path] = Written{InodeOf(path), content};
   LogInfo("CDI spec written", {{"resource", rc.FullName()}, {"file", path}});
   return Status::Ok();

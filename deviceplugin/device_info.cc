@@ -1,13 +1,10 @@
 #include "deviceplugin/device_info.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/strings.h"
 
 namespace hcashare::dp {
@@ -43,18 +40,8 @@ Status WriteDeviceInfoFiles(const std::string& dir, const config::ResourceConfig
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::IoError("create " + dir + ": " + ec.message());
   for (const PciFunction* fn : fns) {
-    const std::string path = dir + "/" + DeviceInfoFileName(rc, fn->address);
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    const std::string body = DeviceInfoJson(*fn);
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    if (f == nullptr) return ErrnoStatus(errno, "write " + tmp);
-    const bool ok = std::fwrite(body.data(), 1, body.size(), f) == body.size();
-    const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-      int err = errno;
-      std::remove(tmp.c_str());
-      return ErrnoStatus(err ? err : EIO, "write " + path);
-    }
+    RETURN_IF_ERROR(
+        WriteFileAtomically(dir + "/" + DeviceInfoFileName(rc, fn->address), DeviceInfoJson(*fn)));
   }
   return Status::Ok();
 }
