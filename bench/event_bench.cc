@@ -3,6 +3,8 @@
 // receives the updated device list, with periodic rescans off. Also the same for a port
 // state change picked up by the health poll. Reports p50/p99/max.
 // Run: build/bin/event_bench [--rounds 200]
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <thread>
@@ -54,6 +56,7 @@ int Main(int argc, char** argv) {
   opts.server.kubelet_root = tmp.path() + "/kubelet";
   opts.server.mode = dp::RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(2000);  // the default
+  opts.watch_links = true;                         // as the daemon runs
   dp::PluginManager manager(opts, *host, rdma, &uevents);
   auto cfg = config::ParseConfig(R"({"periodicUpdateInterval": 0, "configList": [
     {"resourceName": "hca", "rdmaHcaMax": 16, "selectors": {"vendors": ["15b3"]}}]})");
@@ -99,6 +102,26 @@ int Main(int argc, char** argv) {
     port.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
   Report("port_state_poll_to_listandwatch", port);
+
+  // Netdev state with its rtnetlink notification (a veth added/removed stands in for the
+  // HCA netdev's carrier change, which the fixture cannot produce). Needs root and ip.
+  std::vector<double> link;
+  const std::string veth = "hcbv" + std::to_string(::getpid() % 100000);
+  for (int i = 0; i < std::min(rounds, 10) && ::geteuid() == 0; ++i) {
+    const bool down = i % 2 == 0;
+    std::this_thread::sleep_for(milliseconds(2100));  // past the debounce window
+    auto t0 = Clock::now();
+    (void)node.SetOperState("0000:3b:00.0", "ib0", down ? "down" : "up");
+    const std::string cmd = down ? "ip link add " + veth + "a type veth peer name " + veth + "b"
+                                 : "ip link del " + veth + "a";
+    if (std::system((cmd + " 2>/dev/null").c_str()) != 0) break;
+    if (!kubelet.WaitFor(res, health_is(down ? "Unhealthy" : "Healthy"), milliseconds(10000))) {
+      return 1;
+    }
+    link.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  (void)std::system(("ip link del " + veth + "a 2>/dev/null").c_str());
+  if (!link.empty()) Report("netdev_state_link_event_to_listandwatch", link);
   manager.Stop();
   kubelet.Stop();
   return 0;

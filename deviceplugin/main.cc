@@ -166,6 +166,7 @@ int Run(int argc, char** argv) {
   opts.health_poll_interval = Millis(f.health_poll_interval);
   opts.health_debounce = Millis(f.health_debounce);
   opts.config_path = f.config;
+  opts.watch_links = true;
   opts.server.use_cdi = f.use_cdi;
   metrics::Registry registry;
   DpMetrics dp_metrics(registry);

@@ -39,7 +39,33 @@ Status PluginManager::Start(const config::PluginConfig& cfg) {
   ApplyConfig(cfg);
   loop_ = std::thread([this] { Loop(); });
   if (uevents_ != nullptr) events_ = std::thread([this] { EventLoop(); });
+  if (opts_.watch_links) {
+    auto links = LinkEvents::Open();
+    if (links.ok()) {
+      links_ = std::move(links).value();
+      links_thread_ = std::thread([this] { LinkLoop(); });
+    } else {
+      LogWarn("no rtnetlink link events; health follows the poll only",
+              {{"error", links.status().ToString()}});
+    }
+  }
   return Status::Ok();
+}
+
+void PluginManager::LinkLoop() {
+  while (!events_stop_.load()) {
+    auto changed = links_->Wait(std::chrono::hours(1));
+    if (!changed.ok()) {
+      LogWarn("rtnetlink link events failed", {{"error", changed.status().ToString()}});
+      return;
+    }
+    if (!*changed) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      health_requested_ = true;  // coalesces bursts
+    }
+    inotify_->Wake();
+  }
 }
 
 void PluginManager::EventLoop() {
@@ -71,6 +97,8 @@ void PluginManager::Stop() {
   events_stop_ = true;
   if (uevents_ != nullptr) uevents_->Wake();
   if (events_.joinable()) events_.join();
+  if (links_) links_->Wake();
+  if (links_thread_.joinable()) links_thread_.join();
   std::map<std::string, std::unique_ptr<ResourceServer>> servers;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -364,9 +392,11 @@ void PluginManager::Loop() {
     std::optional<config::PluginConfig> reload;
     bool rescan = false;
     bool reload_file = false;
+    bool health_now = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stop_) return;
+      health_now = std::exchange(health_requested_, false);
       reload.swap(pending_config_);
       rescan = std::exchange(rescan_requested_, false);
       reload_file = std::exchange(reload_file_requested_, false);
@@ -384,7 +414,7 @@ void PluginManager::Loop() {
       Rescan(/*force_resend=*/true);
       next_rescan = now + interval();
     }
-    if (poll_health && now >= next_health) {
+    if (health_now || (poll_health && now >= next_health)) {
       RefreshHealth();
       next_health = now + opts_.health_poll_interval;
     } else if (now >= health_due_) {

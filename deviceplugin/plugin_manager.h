@@ -22,6 +22,7 @@
 
 #include "common/host.h"
 #include "common/inotify.h"
+#include "common/link_events.h"
 #include "common/rdma_netlink.h"
 #include "common/uevent.h"
 #include "config/config.h"
@@ -38,6 +39,9 @@ struct ManagerOptions {
   // How often the health inputs (RDMA port states, netdev operstate) are re-read between
   // scans; sysfs attributes cannot be watched. 0 disables the poll.
   std::chrono::milliseconds health_poll_interval{2000};
+  // Re-read device health at once on rtnetlink link events (carrier and up/down changes of
+  // netdevs in the daemon's network namespace), instead of only at the next poll.
+  bool watch_links = false;
   // A device's health changes after its first are held this long (see HealthDebouncer).
   std::chrono::milliseconds health_debounce{2000};
   // When set, this file is watched (including a ConfigMap's "..data" symlink swap) and a
@@ -87,6 +91,7 @@ class PluginManager {
  private:
   void Loop();
   void EventLoop();
+  void LinkLoop();
   void Rescan(bool force_resend);
   void RefreshHealth();
   // Builds every resource's pool from inventory_ (with debounced health) and publishes it.
@@ -128,6 +133,7 @@ class PluginManager {
   std::optional<config::PluginConfig> pending_config_;  // guarded by mu_
   bool rescan_requested_ = false;                       // guarded by mu_
   bool reload_file_requested_ = false;                  // guarded by mu_
+  bool health_requested_ = false;                       // guarded by mu_
   bool stop_ = false;                                   // guarded by mu_
 
   std::atomic<uint64_t> scans_{0};
@@ -136,6 +142,8 @@ class PluginManager {
   std::atomic<bool> events_stop_{false};
   std::thread loop_;
   std::thread events_;
+  std::unique_ptr<LinkEvents> links_;  // with watch_links
+  std::thread links_thread_;
 };
 
 }  // namespace hcashare::dp

@@ -15,6 +15,7 @@
 
 #include "common/host.h"
 #include "common/inotify.h"
+#include "common/link_events.h"
 #include "common/log.h"
 #include "common/netlink.h"
 #include "common/rdma_netlink.h"
@@ -216,6 +217,27 @@ TEST(NetlinkTest, VethStateInNamespace) {
     auto st = NewNetlinkLinkProvider()->GetLink("hcv0");
     ASSERT_TRUE(st.ok());
     EXPECT_TRUE(st->admin_up);
+  });
+}
+
+// rtnetlink link notifications arrive for a real veth created in the source's namespace,
+// and Wake() interrupts a wait.
+TEST(LinkEventsTest, RealVethEventInNamespace) {
+  NetnsFixture ns;
+  if (!ns.ok()) GTEST_SKIP() << "needs root and ip netns";
+  ns.Within([&] {
+    auto links = LinkEvents::Open();
+    ASSERT_TRUE(links.ok()) << links.status().ToString();
+    ASSERT_TRUE(ns.InNs("link add hcle0 type veth peer name hcle1"));
+    auto t0 = std::chrono::steady_clock::now();
+    auto got = (*links)->Wait(std::chrono::seconds(2));
+    ASSERT_TRUE(got.ok());
+    EXPECT_TRUE(*got);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+    (*links)->Wake();
+    auto woken = (*links)->Wait(std::chrono::seconds(5));
+    ASSERT_TRUE(woken.ok());
+    EXPECT_FALSE(*woken);
   });
 }
 

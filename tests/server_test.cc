@@ -1,6 +1,7 @@
 // Integration tests of the device plugin (PluginManager + ResourceServer) against the fake
 // kubelet over real gRPC unix sockets, on simulated sysfs trees.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -500,6 +501,46 @@ TEST_F(ServerTest, PortDownIsUnhealthyThenRecovers) {
   // A netdev going down counts too.
   ASSERT_TRUE(node_->SetOperState("0000:86:00.0", "ib1", "down").ok());
   ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(2000), "Unhealthy"));
+}
+
+// A veth pair in the test's own namespace, removed on destruction; creating it makes the
+// kernel send rtnetlink link notifications.
+class ScopedVeth {
+ public:
+  ScopedVeth() : name_("hcv" + std::to_string(::getpid() % 100000)) {
+    ok_ = ::geteuid() == 0 &&
+          std::system(("ip link add " + name_ + "a type veth peer name " + name_ + "b 2>/dev/null")
+                          .c_str()) == 0;
+  }
+  ~ScopedVeth() {
+    if (ok_) std::system(("ip link del " + name_ + "a 2>/dev/null").c_str());
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  std::string name_;
+  bool ok_ = false;
+};
+
+// With watch_links, an rtnetlink link event re-reads device health at once (the poll is
+// far away): a netdev that went down is Unhealthy within a second.
+TEST_F(ServerTest, LinkEventRefreshesHealth) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for a veth";
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.health_poll_interval = std::chrono::seconds(60);
+  opts.health_debounce = milliseconds(100);
+  opts.watch_links = true;
+  StartManager(R"({"configList": [
+    {"resourceName": "hca_b", "rdmaHcaMax": 2, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})",
+               opts);
+  ASSERT_TRUE(WaitListed(kResB, 2));
+  ASSERT_TRUE(node_->SetOperState("0000:86:00.0", "ib1", "down").ok());
+  auto t0 = std::chrono::steady_clock::now();
+  ScopedVeth veth;  // the kernel's link notification stands in for ib1's carrier change
+  ASSERT_TRUE(veth.ok());
+  ASSERT_TRUE(WaitListed(kResB, 2, milliseconds(1000), "Unhealthy"));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
 }
 
 // The config file is watched: a ConfigMap-style "..data" symlink swap is applied without a
