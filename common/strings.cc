@@ -11,4 +11,11 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
+std::string ReplaceAny(std::string s, const std::string& chars, char with) {
+  for (auto& c : s) {
+    if (chars.find(c) != std::string::npos) c = with;
+  }
+  return s;
+}
+
 }  // namespace hcashare

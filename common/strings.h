@@ -9,4 +9,7 @@ namespace hcashare {
 // Joins `parts` with `sep` between them ("" for no parts).
 std::string Join(const std::vector<std::string>& parts, const std::string& sep = ",");
 
+// `s` with every character that appears in `chars` replaced by `with`.
+std::string ReplaceAny(std::string s, const std::string& chars, char with);
+
 }  // namespace hcashare

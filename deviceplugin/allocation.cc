@@ -108,11 +108,8 @@ Status CheckIds(const config::ResourceConfig& rc, const PoolState& pool,
 }  // namespace
 
 std::string PciDeviceEnvName(const config::ResourceConfig& rc) {
-  std::string name = "PCIDEVICE_" + rc.FullName();
-  for (auto& c : name) {
-    c = (c == '.' || c == '/') ? '_'
-                               : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  }
+  std::string name = ReplaceAny("PCIDEVICE_" + rc.FullName(), "./", '_');
+  for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return name;
 }
 

@@ -20,13 +20,6 @@ std::string NodeDeviceName(int node) {
   return node < 0 ? "numa-unknown" : "numa" + std::to_string(node);
 }
 
-std::string Underscored(std::string s) {
-  for (auto& c : s) {
-    if (c == '/' || c == '.') c = '_';
-  }
-  return s;
-}
-
 // One CDI device: the char devices of `fns` and the env naming their RDMA devices.
 nlohmann::ordered_json CdiDevice(const std::string& name, const std::vector<PciFunction>& fns) {
   nlohmann::ordered_json nodes = nlohmann::json::array();
@@ -43,11 +36,12 @@ nlohmann::ordered_json CdiDevice(const std::string& name, const std::vector<PciF
 std::string CdiKind(const config::ResourceConfig& rc) { return rc.FullName(); }
 
 std::string CdiAnnotationKey(const config::ResourceConfig& rc) {
-  return "cdi.k8s.io/hcashare_" + Underscored(rc.resource_prefix) + "_" + rc.resource_name;
+  return "cdi.k8s.io/hcashare_" + ReplaceAny(rc.resource_prefix, "/.", '_') + "_" +
+         rc.resource_name;
 }
 
 std::string CdiSpecFileName(const config::ResourceConfig& rc) {
-  return "hcashare-" + Underscored(rc.resource_prefix) + "_" + rc.resource_name + ".json";
+  return "hcashare-" + ReplaceAny(rc.resource_prefix, "/.", '_') + "_" + rc.resource_name + ".json";
 }
 
 std::string CdiSpecJson(const config::ResourceConfig& rc, const PoolState& pool) {

@@ -6,28 +6,17 @@
 
 #include "common/atomic_file.h"
 #include "common/strings.h"
+#include "deviceplugin/pool.h"
 
 namespace hcashare::dp {
-namespace {
-
-std::string Dashed(std::string s) {
-  for (auto& c : s) {
-    if (c == '/') c = '-';
-  }
-  return s;
-}
-
-}  // namespace
-
 std::string DeviceInfoFileName(const config::ResourceConfig& rc, const std::string& id) {
-  return Dashed(rc.resource_prefix) + "-" + Dashed(rc.resource_name) + "-" + Dashed(id) +
+  return ReplaceAny(rc.resource_prefix + "-" + rc.resource_name + "-" + id, "/", '-') +
          "-device.json";
 }
 
 std::string DeviceInfoJson(const PciFunction& fn) {
   nlohmann::ordered_json pci = {{"pci-address", fn.address}};
-  std::vector<std::string> names;
-  for (const auto& r : fn.rdma) names.push_back(r.name);
+  const std::vector<std::string> names = PoolState::RdmaNamesOf({fn});
   if (!names.empty()) pci["rdma-device"] = Join(names);
   if (fn.is_vf && !fn.pf_address.empty()) pci["pf-pci-address"] = fn.pf_address;
   nlohmann::ordered_json doc = {{"type", "pci"}, {"version", "1.1.0"}, {"pci", pci}};

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "common/strings.h"
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/device_info.h"
 
@@ -126,11 +127,10 @@ grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
     }
   }
   if (LogEnabled(LogLevel::kDebug)) {
-    std::string ids;
-    for (const auto& c : req.container_requests()) {
-      for (const auto& id : c.devices_ids()) ids += (ids.empty() ? "" : ",") + id;
-    }
-    LogDebug("Allocate", {{"resource", snap.rc.FullName()}, {"ids", ids}});
+    std::vector<std::string> ids;
+    for (const auto& c : req.container_requests())
+      ids.insert(ids.end(), c.devices_ids().begin(), c.devices_ids().end());
+    LogDebug("Allocate", {{"resource", snap.rc.FullName()}, {"ids", Join(ids)}});
   }
   return grpc::Status::OK;
 }

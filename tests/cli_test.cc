@@ -10,14 +10,12 @@
 #include "common/subprocess.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/flags.h"
+#include "tests/test_util.h"
 
 namespace hcashare {
 namespace {
 
-std::string BinDir() {
-  const char* d = std::getenv("HCASHARE_BIN_DIR");
-  return d ? d : SelfDir();
-}
+using testing::BinDir;
 
 struct CliResult {
   int code = -1;
@@ -33,10 +31,7 @@ CliResult Hcashare(const TempDir& tmp, const std::vector<std::string>& args) {
   auto p = Subprocess::Spawn(argv, out);
   if (!p.ok()) return r;
   r.code = p->Wait(std::chrono::seconds(30)).value_or(-1);
-  std::ifstream in(out);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.output = ss.str();
+  r.output = testing::ReadTextFile(out);
   return r;
 }
 

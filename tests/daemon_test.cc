@@ -16,6 +16,7 @@
 #include "common/sim_node.h"
 #include "common/subprocess.h"
 #include "common/temp_dir.h"
+#include "tests/test_util.h"
 #include "tools/fake_kubelet.h"
 
 namespace fs = std::filesystem;
@@ -24,18 +25,7 @@ using std::chrono::milliseconds;
 namespace hcashare {
 namespace {
 
-// Where the binaries are: $HCASHARE_BIN_DIR (set by CTest), else next to this test.
-std::string BinDir() {
-  const char* d = std::getenv("HCASHARE_BIN_DIR");
-  return d ? d : SelfDir();
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::BinDir;
 
 constexpr const char* kRes = "rdma/hca_shared_devices_a";
 
@@ -79,7 +69,7 @@ TEST_F(DaemonTest, VersionAndBadFlag) {
   auto p = Spawn({"--version"}, "version.log");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
-  EXPECT_NE(ReadAll(tmp_.path() + "/version.log").find("hcashare-device-plugin 0."),
+  EXPECT_NE(testing::ReadTextFile(tmp_.path() + "/version.log").find("hcashare-device-plugin 0."),
             std::string::npos);
   auto bad = Spawn({"--no-such-flag"}, "bad.log");
   ASSERT_TRUE(bad.ok());
@@ -93,7 +83,7 @@ TEST_F(DaemonTest, InvalidConfigExitsTwoListingEveryError) {
   auto p = Spawn({"--config", config_}, "invalid.log");
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(*p->Wait(milliseconds(10000)), 2);
-  std::string log = ReadAll(tmp_.path() + "/invalid.log");
+  std::string log = testing::ReadTextFile(tmp_.path() + "/invalid.log");
   EXPECT_NE(log.find("$.periodicUpdateInterval"), std::string::npos) << log;
   EXPECT_NE(log.find("$.configList[0].resourceName"), std::string::npos) << log;
   EXPECT_NE(log.find("rdmaHcaMax"), std::string::npos) << log;
@@ -106,7 +96,7 @@ TEST_F(DaemonTest, MellanoxFlagAndCleanSigterm) {
   ASSERT_TRUE(kubelet_->Start().ok());
   auto p = Spawn({"-config-file", config_}, "run.log");
   ASSERT_TRUE(p.ok());
-  ASSERT_TRUE(WaitDevices(5)) << ReadAll(tmp_.path() + "/run.log");
+  ASSERT_TRUE(WaitDevices(5)) << testing::ReadTextFile(tmp_.path() + "/run.log");
   ASSERT_TRUE(p->Signal(SIGTERM).ok());
   EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
   EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"));
@@ -122,14 +112,14 @@ TEST_F(DaemonTest, SighupReload) {
   ASSERT_TRUE(WaitDevices(5));
   WriteConfig(Config(9));
   ASSERT_TRUE(p->Signal(SIGHUP).ok());
-  ASSERT_TRUE(WaitDevices(9)) << ReadAll(tmp_.path() + "/hup.log");
+  ASSERT_TRUE(WaitDevices(9)) << testing::ReadTextFile(tmp_.path() + "/hup.log");
   WriteConfig(R"({"configList": [{"resourceName": "hca_shared_devices_a"}]})");
   ASSERT_TRUE(p->Signal(SIGHUP).ok());
   std::this_thread::sleep_for(milliseconds(500));
   EXPECT_FALSE(p->Wait(milliseconds(10)).ok()) << "the daemon must survive a bad reload";
   EXPECT_EQ(kubelet_->View(kRes).devices.size(), 9u);
   EXPECT_TRUE(kubelet_->Allocate(kRes, {"8"}).ok());
-  std::string log = ReadAll(tmp_.path() + "/hup.log");
+  std::string log = testing::ReadTextFile(tmp_.path() + "/hup.log");
   EXPECT_NE(log.find("new config rejected"), std::string::npos) << log;
   ASSERT_TRUE(p->Signal(SIGTERM).ok());
   EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
@@ -151,7 +141,7 @@ TEST_F(DaemonTest, KubeletRestart) {
         return v.registrations >= 2 && v.connected && v.devices.size() == 5;
       },
       milliseconds(5000)))
-      << ReadAll(tmp_.path() + "/restart.log");
+      << testing::ReadTextFile(tmp_.path() + "/restart.log");
   EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
   ASSERT_TRUE(p->Signal(SIGTERM).ok());
   EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
@@ -176,9 +166,9 @@ TEST_F(DaemonTest, RolloutOverlap) {
   EXPECT_EQ(*old_p->Wait(milliseconds(10000)), 0);
   EXPECT_TRUE(fs::exists(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"));
   std::this_thread::sleep_for(milliseconds(500));
-  EXPECT_TRUE(kubelet_->View(kRes).connected) << ReadAll(tmp_.path() + "/new.log");
+  EXPECT_TRUE(kubelet_->View(kRes).connected) << testing::ReadTextFile(tmp_.path() + "/new.log");
   EXPECT_TRUE(kubelet_->Allocate(kRes, {"0"}).ok());
-  EXPECT_NE(ReadAll(tmp_.path() + "/old.log").find("standing by"), std::string::npos);
+  EXPECT_NE(testing::ReadTextFile(tmp_.path() + "/old.log").find("standing by"), std::string::npos);
   ASSERT_TRUE(new_p->Signal(SIGTERM).ok());
   EXPECT_EQ(*new_p->Wait(milliseconds(10000)), 0);
   EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"));
@@ -213,7 +203,7 @@ TEST_F(DaemonTest, MetricsAndProbes) {
   auto p = Spawn({"--config", config_, "--metrics-address", "127.0.0.1:0"}, "metrics.log");
   ASSERT_TRUE(p.ok());
   ASSERT_TRUE(WaitDevices(5));
-  std::string log = ReadAll(tmp_.path() + "/metrics.log");
+  std::string log = testing::ReadTextFile(tmp_.path() + "/metrics.log");
   auto at = log.find("serving metrics and probes");
   ASSERT_NE(at, std::string::npos) << log;
   auto port_at = log.find("port=", at);

@@ -18,6 +18,7 @@
 #include "common/uevent.h"
 #include "config/config.h"
 #include "deviceplugin/plugin_manager.h"
+#include "tests/test_util.h"
 #include "tools/fake_kubelet.h"
 
 namespace fs = std::filesystem;
@@ -393,11 +394,9 @@ TEST_F(ServerTest, ExclusiveModeOneDevicePerFunction) {
   EXPECT_EQ(c.envs().at("PCIDEVICE_RDMA_HCA_VFS"), "0000:5e:00.3");
   EXPECT_NE(c.envs().at("PCIDEVICE_RDMA_HCA_VFS_INFO").find("mlx5_vf1"), std::string::npos);
   EXPECT_EQ(c.envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_vf1");
-  std::ifstream info(tmp_.path() + "/devinfo/rdma-hca_vfs-0000:5e:00.3-device.json");
-  std::stringstream body;
-  body << info.rdbuf();
-  EXPECT_EQ(body.str(), R"({"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:5e:00.3",)"
-                        R"("rdma-device":"mlx5_vf1","pf-pci-address":"0000:5e:00.0"}})");
+  EXPECT_EQ(testing::ReadTextFile(tmp_.path() + "/devinfo/rdma-hca_vfs-0000:5e:00.3-device.json"),
+            R"({"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:5e:00.3",)"
+            R"("rdma-device":"mlx5_vf1","pf-pci-address":"0000:5e:00.0"}})");
   EXPECT_EQ(kubelet_->Allocate(res, {"0000:5e:00.4"}).status().code(),
             StatusCode::kInvalidArgument);
 }
@@ -581,11 +580,13 @@ TEST_F(ServerTest, ConfigReloadThroughSymlinkSwap) {
   EXPECT_TRUE(kubelet_->View(kResB).connected);
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+using testing::ReadTextFile;
+
+// Options for a manager that writes CDI specs into `dir`.
+ManagerOptions CdiOptions(ManagerOptions opts, const std::string& dir) {
+  opts.server.use_cdi = true;
+  opts.cdi_spec_dir = dir;
+  return opts;
 }
 
 // CDI: one spec per resource, Allocate answers with cdi_devices and a per-resource
@@ -596,15 +597,12 @@ TEST_F(ServerTest, CdiSpecsAndAllocation) {
   fs::create_directories(cdi);
   std::ofstream(cdi + "/vendor-other.json") << "{}";
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
-  opts.server.use_cdi = true;
-  opts.cdi_spec_dir = cdi;
-  auto* m = StartManager(TwoResources(), opts);
+  auto* m = StartManager(TwoResources(), CdiOptions(Options(), cdi));
   ASSERT_TRUE(WaitListed(kResA, 8));
   ASSERT_TRUE(WaitListed(kResB, 4));
   const std::string spec_a = cdi + "/hcashare-rdma_hca_a.json";
   const std::string spec_b = cdi + "/hcashare-rdma_hca_b.json";
-  auto a = nlohmann::json::parse(ReadFile(spec_a), nullptr, false);
+  auto a = nlohmann::json::parse(ReadTextFile(spec_a), nullptr, false);
   ASSERT_FALSE(a.is_discarded());
   EXPECT_EQ(a["kind"], "rdma/hca_a");
   ASSERT_EQ(a["devices"].size(), 1u);
@@ -628,12 +626,12 @@ TEST_F(ServerTest, CdiSpecsAndAllocation) {
   ASSERT_TRUE(node_->RemovePciFunction("0000:86:00.0").ok());
   m->RescanNow();
   ASSERT_TRUE(WaitListed(kResB, 4, milliseconds(3000), "Unhealthy"));
-  a = nlohmann::json::parse(ReadFile(spec_a), nullptr, false);
+  a = nlohmann::json::parse(ReadTextFile(spec_a), nullptr, false);
   EXPECT_EQ(a["devices"][0]["containerEdits"]["deviceNodes"].size(), 4u);
   EXPECT_FALSE(fs::exists(spec_b)) << "an empty pool has no spec";
 
   // Another instance rewrites hca_a's spec: ours to lose, not to delete.
-  std::ofstream(spec_a + ".new") << ReadFile(spec_a);
+  std::ofstream(spec_a + ".new") << ReadTextFile(spec_a);
   fs::rename(spec_a + ".new", spec_a);
   m->Stop();
   EXPECT_TRUE(fs::exists(spec_a));
@@ -644,10 +642,7 @@ TEST_F(ServerTest, CdiSpecsAndAllocation) {
 TEST_F(ServerTest, CdiSpecsRemovedOnStop) {
   const std::string cdi = tmp_.path() + "/cdi";
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
-  opts.server.use_cdi = true;
-  opts.cdi_spec_dir = cdi;
-  auto* m = StartManager(TwoResources(), opts);
+  auto* m = StartManager(TwoResources(), CdiOptions(Options(), cdi));
   ASSERT_TRUE(WaitListed(kResA, 8));
   EXPECT_TRUE(fs::exists(cdi + "/hcashare-rdma_hca_a.json"));
   m->Stop();

@@ -534,13 +534,19 @@ TEST(ExclusivePreferredIdsTest, MustIncludeOnly) {
 // ---------------------------------------------------------------------------------------
 // BuildPool: exclusive in-use tracking
 
+// An inventory of `fns` in which every function is also listed as present.
+Inventory PresentInventory(std::vector<PciFunction> fns) {
+  Inventory inv;
+  inv.functions = std::move(fns);
+  for (const auto& f : inv.functions) inv.present.insert(f.address);
+  return inv;
+}
+
 // An exclusive function whose RDMA device left sysfs but whose PCI function is present
 // stays in the pool with its last details and is marked in use.
 TEST(ExclusiveInUseTest, VanishedButPresentIsKept) {
   config::ResourceConfig rc = Exclusive();
-  Inventory before;
-  before.functions = TwoNodePool().hcas;
-  for (const auto& f : before.functions) before.present.insert(f.address);
+  const Inventory before = PresentInventory(TwoNodePool().hcas);
   const PoolState previous = BuildPool(rc, before);
   ASSERT_THAT(previous.hcas, SizeIs(4));
   EXPECT_THAT(previous.in_use, IsEmpty());
@@ -569,9 +575,7 @@ TEST(ExclusiveInUseTest, VanishedButPresentIsKept) {
 // A function that left `present` too (hot-removed) is dropped.
 TEST(ExclusiveInUseTest, AbsentFromPresentIsDropped) {
   config::ResourceConfig rc = Exclusive();
-  Inventory before;
-  before.functions = TwoNodePool().hcas;
-  for (const auto& f : before.functions) before.present.insert(f.address);
+  const Inventory before = PresentInventory(TwoNodePool().hcas);
   const PoolState previous = BuildPool(rc, before);
 
   Inventory after = before;
@@ -585,9 +589,7 @@ TEST(ExclusiveInUseTest, AbsentFromPresentIsDropped) {
 // Shared pools never keep vanished functions, even when still present.
 TEST(ExclusiveInUseTest, SharedPoolDropsVanished) {
   config::ResourceConfig rc = Shared(8, true);
-  Inventory before;
-  before.functions = TwoNodePool().hcas;
-  for (const auto& f : before.functions) before.present.insert(f.address);
+  const Inventory before = PresentInventory(TwoNodePool().hcas);
   const PoolState previous = BuildPool(rc, before);
 
   Inventory after = before;
@@ -600,9 +602,7 @@ TEST(ExclusiveInUseTest, SharedPoolDropsVanished) {
 // A blocked exclusive pool keeps nothing from the previous pool.
 TEST(ExclusiveInUseTest, BlockedKeepsNothing) {
   config::ResourceConfig rc = Exclusive();
-  Inventory inv;
-  inv.functions = TwoNodePool().hcas;
-  for (const auto& f : inv.functions) inv.present.insert(f.address);
+  const Inventory inv = PresentInventory(TwoNodePool().hcas);
   const PoolState previous = BuildPool(rc, inv);
   const PoolState pool = BuildPool(rc, inv, "blocked", &previous);
   EXPECT_THAT(pool.hcas, IsEmpty());
