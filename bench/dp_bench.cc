@@ -1,13 +1,19 @@
 // Whole-process benchmark of hcashare-device-plugin against the fake kubelet:
 //   - start -> first ListAndWatch message (every resource), over several runs;
 //   - Allocate round trip over the unix socket, p50/p99/max;
-//   - idle RSS with 4 resources x 1000 IDs.
-// Run: build/bin/dp_bench [--runs 5] [--allocs 5000]
+//   - idle RSS with 4 resources x 1000 IDs;
+//   - idle wake-ups: context switches of all the daemon's threads while nothing happens.
+// Run: build/bin/dp_bench [--runs 5] [--allocs 5000] [--idle-seconds 10] [--inspect]
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -55,6 +61,68 @@ long RssField(pid_t pid, const std::string& name) {
   return -1;
 }
 
+// Prints the threads of `pid` and its mappings with the most resident memory (from smaps).
+void PrintMemoryBreakdown(pid_t pid) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  std::printf("threads:");
+  for (const auto& entry : std::filesystem::directory_iterator(proc + "/task")) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    std::printf(" %s", name.c_str());
+  }
+  std::printf("\n");
+  std::ifstream smaps(proc + "/smaps");
+  std::vector<std::pair<long, std::string>> maps;
+  std::string line, current;
+  while (std::getline(smaps, line)) {
+    if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+        line.find(' ') != std::string::npos && line.find(':') > line.find(' ')) {
+      current = line;
+    } else if (line.rfind("Rss:", 0) == 0) {
+      maps.emplace_back(std::stol(line.substr(4)), current);
+    }
+  }
+  std::sort(maps.rbegin(), maps.rend());
+  for (size_t i = 0; i < maps.size() && i < 12; ++i) {
+    std::printf("  %6ld KiB  %s\n", maps[i].first, maps[i].second.c_str());
+  }
+}
+
+// User + system CPU time of `pid` so far, in milliseconds (/proc/<pid>/stat fields 14, 15).
+double CpuMillis(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));  // after "pid (comm) "
+  std::string field;
+  long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stol(field);
+    if (i == 15) stime = std::stol(field);
+  }
+  return 1000.0 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// Context switches (each a wake-up or a preemption) of every thread of `pid` so far,
+// keyed by "tid name".
+std::map<std::string, long> ContextSwitches(pid_t pid) {
+  std::map<std::string, long> out;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream status(entry.path() / "status");
+    std::string line, name;
+    long total = 0;
+    while (std::getline(status, line)) {
+      if (line.rfind("Name:", 0) == 0) name = line.substr(line.find_first_not_of(" \t", 5));
+      for (const char* key : {"voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:"}) {
+        if (line.rfind(key, 0) == 0) total += std::stol(line.substr(std::strlen(key)));
+      }
+    }
+    out[entry.path().filename().string() + " " + name] = total;
+  }
+  return out;
+}
+
 double Percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
@@ -77,6 +145,11 @@ int Main(int argc, char** argv) {
   app.add_option("--plugin", plugin, "daemon binary")->capture_default_str();
   bool trace = false;
   app.add_flag("--trace", trace, "print the plugin's debug log of each start-up");
+  double idle_seconds = 10;
+  app.add_option("--idle-seconds", idle_seconds, "how long idle wake-ups are counted")
+      ->capture_default_str();
+  bool inspect = false;
+  app.add_flag("--inspect", inspect, "print the idle daemon's threads and largest mappings");
   CLI11_PARSE(app, argc, argv);
 
   Env env;
@@ -137,6 +210,23 @@ int Main(int argc, char** argv) {
           "idle_rss_kib (4 resources x 1000 IDs, after %d Allocates): VmRSS=%ld VmHWM=%ld "
           "RssAnon=%ld RssFile=%ld\n",
           allocs, rss, hwm, RssField(proc->pid(), "RssAnon:"), RssField(proc->pid(), "RssFile:"));
+      if (inspect) PrintMemoryBreakdown(proc->pid());
+      const auto before = ContextSwitches(proc->pid());
+      const double cpu_before = CpuMillis(proc->pid());
+      std::this_thread::sleep_for(std::chrono::duration<double>(idle_seconds));
+      long total = 0;
+      std::string busy;
+      for (const auto& [thread, n] : ContextSwitches(proc->pid())) {
+        auto it = before.find(thread);
+        long d = n - (it == before.end() ? 0 : it->second);
+        total += d;
+        if (d > 0) busy += " " + thread + "=" + std::to_string(d);
+      }
+      std::printf(
+          "idle_wakeups (%.0f s, health poll 2 s, rescan 60 s): %ld context switches, "
+          "%.0f ms CPU\n",
+          idle_seconds, total, CpuMillis(proc->pid()) - cpu_before);
+      if (inspect) std::printf("  by thread:%s\n", busy.c_str());
     }
     (void)proc->Signal(SIGTERM);
     auto rc = proc->Wait(milliseconds(10000));

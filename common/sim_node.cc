@@ -29,8 +29,9 @@ std::string Relative(const std::string& link, const std::string& target) {
 SimNode::SimNode(std::string root) : root_(std::move(root)) {
   std::error_code ec;
   for (const char* d :
-       {"/sys/bus/pci/devices", "/sys/bus/pci/drivers", "/sys/class/net", "/sys/class/infiniband",
-        "/sys/class/infiniband_verbs", "/sys/class/infiniband_mad", "/dev/infiniband", "/proc"}) {
+       {"/sys/bus/pci/devices", "/sys/bus/pci/drivers", "/sys/bus/auxiliary/devices",
+        "/sys/class/net", "/sys/class/infiniband", "/sys/class/infiniband_verbs",
+        "/sys/class/infiniband_mad", "/dev/infiniband", "/proc"}) {
     fs::create_directories(Path(d), ec);
   }
   (void)SetRdmaCm(true);
@@ -91,6 +92,7 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
   }
   std::string dir = parent + "/" + fn.address;
   device_dirs_[fn.address] = dir;
+  bus_links_[fn.address] = "/sys/bus/pci/devices/" + fn.address;
   std::vector<std::string>& owned = owned_[fn.address];
 
   RETURN_IF_ERROR(WriteFile(dir + "/class", fn.class_code + "\n"));
@@ -110,44 +112,70 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
     while (fs::exists(Path(device_dirs_[fn.physfn] + "/virtfn" + std::to_string(vf)))) ++vf;
     RETURN_IF_ERROR(Symlink(device_dirs_[fn.physfn] + "/virtfn" + std::to_string(vf), dir));
   }
-  const bool ib = fn.link_type == "infiniband";
-  for (const auto& nd : fn.netdevs) {
+  return AddNetAndRdma(dir, fn.netdevs, fn.link_type, fn.rdma_device, fn.ports, fn.with_uverbs,
+                       fn.with_umad, fn.with_issm, &owned);
+}
+
+Status SimNode::AddNetAndRdma(const std::string& dir, const std::vector<std::string>& netdevs,
+                              const std::string& link_type, const std::string& rdma_device,
+                              int ports, bool with_uverbs, bool with_umad, bool with_issm,
+                              std::vector<std::string>* owned) {
+  const bool ib = link_type == "infiniband";
+  for (const auto& nd : netdevs) {
     std::string ndir = dir + "/net/" + nd;
     RETURN_IF_ERROR(WriteFile(ndir + "/type", ib ? "32\n" : "1\n"));
     RETURN_IF_ERROR(WriteFile(ndir + "/operstate", "up\n"));
     RETURN_IF_ERROR(Symlink("/sys/class/net/" + nd, ndir));
-    owned.push_back("/sys/class/net/" + nd);
+    owned->push_back("/sys/class/net/" + nd);
   }
-  if (!fn.rdma_device.empty()) {
-    std::string idir = dir + "/infiniband/" + fn.rdma_device;
-    RETURN_IF_ERROR(WriteFile(idir + "/node_type", "1: CA\n"));
-    for (int p = 1; p <= fn.ports; ++p) {
-      std::string pdir = idir + "/ports/" + std::to_string(p);
-      RETURN_IF_ERROR(WriteFile(pdir + "/link_layer", ib ? "InfiniBand\n" : "Ethernet\n"));
-      RETURN_IF_ERROR(WriteFile(pdir + "/state", "4: ACTIVE\n"));
-      RETURN_IF_ERROR(WriteFile(pdir + "/phys_state", "5: LinkUp\n"));
+  if (rdma_device.empty()) return Status::Ok();
+  std::string idir = dir + "/infiniband/" + rdma_device;
+  RETURN_IF_ERROR(WriteFile(idir + "/node_type", "1: CA\n"));
+  for (int p = 1; p <= ports; ++p) {
+    std::string pdir = idir + "/ports/" + std::to_string(p);
+    RETURN_IF_ERROR(WriteFile(pdir + "/link_layer", ib ? "InfiniBand\n" : "Ethernet\n"));
+    RETURN_IF_ERROR(WriteFile(pdir + "/state", "4: ACTIVE\n"));
+    RETURN_IF_ERROR(WriteFile(pdir + "/phys_state", "5: LinkUp\n"));
+  }
+  RETURN_IF_ERROR(Symlink("/sys/class/infiniband/" + rdma_device, idir));
+  owned->push_back("/sys/class/infiniband/" + rdma_device);
+  if (with_uverbs) {
+    RETURN_IF_ERROR(
+        AddCharDev(dir, "infiniband_verbs", "uverbs", &uverbs_next_, rdma_device, 0, owned));
+  }
+  for (int p = 1; p <= ports; ++p) {
+    int umad = umad_next_;
+    if (with_umad) {
+      RETURN_IF_ERROR(AddCharDev(dir, "infiniband_mad", "umad", &umad, rdma_device, p, owned));
     }
-    RETURN_IF_ERROR(Symlink("/sys/class/infiniband/" + fn.rdma_device, idir));
-    owned.push_back("/sys/class/infiniband/" + fn.rdma_device);
-    if (fn.with_uverbs) {
-      RETURN_IF_ERROR(
-          AddCharDev(dir, "infiniband_verbs", "uverbs", &uverbs_next_, fn.rdma_device, 0, &owned));
+    umad = umad_next_;
+    if (with_issm) {
+      RETURN_IF_ERROR(AddCharDev(dir, "infiniband_mad", "issm", &umad, rdma_device, p, owned));
     }
-    for (int p = 1; p <= fn.ports; ++p) {
-      int umad = umad_next_;
-      if (fn.with_umad) {
-        RETURN_IF_ERROR(
-            AddCharDev(dir, "infiniband_mad", "umad", &umad, fn.rdma_device, p, &owned));
-      }
-      umad = umad_next_;
-      if (fn.with_issm) {
-        RETURN_IF_ERROR(
-            AddCharDev(dir, "infiniband_mad", "issm", &umad, fn.rdma_device, p, &owned));
-      }
-      ++umad_next_;
-    }
+    ++umad_next_;
   }
   return Status::Ok();
+}
+
+Status SimNode::AddSubFunction(const SimSubFunction& sf) {
+  if (sf.name.empty() || sf.name.find('/') != std::string::npos) {
+    return Status::InvalidArgument("bad SF name " + sf.name);
+  }
+  if (device_dirs_.count(sf.name)) return Status::InvalidArgument("duplicate " + sf.name);
+  auto parent = device_dirs_.find(sf.parent);
+  if (parent == device_dirs_.end()) return Status::InvalidArgument("unknown PF " + sf.parent);
+  const std::string dir = parent->second + "/" + sf.name;
+  device_dirs_[sf.name] = dir;
+  bus_links_[sf.name] = "/sys/bus/auxiliary/devices/" + sf.name;
+  std::vector<std::string>& owned = owned_[sf.name];
+  RETURN_IF_ERROR(WriteFile(dir + "/sfnum", std::to_string(sf.sfnum) + "\n"));
+  RETURN_IF_ERROR(Symlink(bus_links_[sf.name], dir));
+  if (!sf.driver.empty()) {
+    std::error_code ec;
+    fs::create_directories(Path("/sys/bus/auxiliary/drivers/" + sf.driver), ec);
+    RETURN_IF_ERROR(Symlink(dir + "/driver", "/sys/bus/auxiliary/drivers/" + sf.driver));
+  }
+  return AddNetAndRdma(dir, sf.netdevs, sf.link_type, sf.rdma_device, 1, true, true, true, &owned);
 }
 
 Status SimNode::SetPortState(const std::string& address, int port, const std::string& state) {
@@ -187,9 +215,10 @@ Status SimNode::RemovePciFunction(const std::string& address) {
   if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);
   std::error_code ec;
   for (const auto& p : owned_[address]) fs::remove(Path(p), ec);
-  fs::remove(Path("/sys/bus/pci/devices/" + address), ec);
+  fs::remove(Path(bus_links_[address]), ec);
   fs::remove_all(Path(it->second), ec);
   owned_.erase(address);
+  bus_links_.erase(address);
   device_dirs_.erase(it);
   return Status::Ok();
 }

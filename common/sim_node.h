@@ -33,6 +33,20 @@ struct SimPciFunction {
   std::string root_port = "0000:00:01.0";  // upstream bridge the function sits under
 };
 
+// One scalable function (an auxiliary device such as "mlx5_core.sf.4") to create under
+// an existing PCI function, laid out as mlx5 lays it out: the SF's own net/, infiniband/
+// and infiniband_{verbs,mad}/ under /sys/devices/.../<pf>/<name>, linked from
+// /sys/bus/auxiliary/devices/<name>.
+struct SimSubFunction {
+  std::string name;    // "mlx5_core.sf.4"
+  std::string parent;  // PCI address of the PF it belongs to
+  int sfnum = 0;       // the `sfnum` attribute
+  std::string driver = "mlx5_core.sf";
+  std::vector<std::string> netdevs;  // e.g. "enp59s0f0s4"
+  std::string link_type = "ether";
+  std::string rdma_device;  // e.g. "mlx5_4"
+};
+
 class SimNode {
  public:
   // Uses `root` (created if missing) as the host root. The basic directories are created
@@ -49,8 +63,11 @@ class SimNode {
   // Creates the function and everything it implies. InvalidArgument on a bad address or a
   // duplicate.
   Status AddPciFunction(const SimPciFunction& fn);
-  // Hot-removes the function: its device directory, the bus link and every class link
-  // and /dev node that pointed into it.
+  // Creates a scalable function under its (already added) parent PF. Afterwards every
+  // method taking an address also takes the SF's name.
+  Status AddSubFunction(const SimSubFunction& sf);
+  // Hot-removes the function (or SF): its device directory, the bus link and every class
+  // link and /dev node that pointed into it.
   Status RemovePciFunction(const std::string& address);
   // Simulates the function's RDMA device and netdevs moving into a pod's network namespace
   // (RDMA netns mode exclusive): they leave host sysfs, the PCI function stays.
@@ -73,6 +90,12 @@ class SimNode {
   std::string Path(const std::string& host_path) const;
   Status Symlink(const std::string& link, const std::string& target);
   Status WriteFile(const std::string& host_path, const std::string& content);
+  // Creates the netdevs and the RDMA device (with its ports and char devices) of the device
+  // at `dir`, recording the class links and /dev nodes in `owned`.
+  Status AddNetAndRdma(const std::string& dir, const std::vector<std::string>& netdevs,
+                       const std::string& link_type, const std::string& rdma_device, int ports,
+                       bool with_uverbs, bool with_umad, bool with_issm,
+                       std::vector<std::string>* owned);
   Status AddCharDev(const std::string& dev_dir, const std::string& cls, const std::string& prefix,
                     int* counter, const std::string& ibdev, int port,
                     std::vector<std::string>* owned);
@@ -83,6 +106,7 @@ class SimNode {
   // address -> host paths (class links and /dev nodes) created for it.
   std::map<std::string, std::vector<std::string>> owned_;
   std::map<std::string, std::string> device_dirs_;  // address -> /sys/devices/... dir
+  std::map<std::string, std::string> bus_links_;    // address or SF name -> /sys/bus/... link
 };
 
 }  // namespace hcashare

@@ -67,7 +67,8 @@ struct ResourceConfig {
   int rdma_hca_max = 0;         // shared: 1..kMaxRdmaHcaMax (required); exclusive: 0 (not allowed)
   bool topology_aware = false;  // `topologyAware` (shared only): IDs spread over NUMA nodes
   bool exclude_topology = false;  // `excludeTopology`: advertise no NUMA TopologyInfo
-  Selectors selectors;            // `devices` is folded into selectors.if_names
+  std::string cdi_kind;  // `cdiKind`: the CDI kind of this resource's spec; "" = FullName()
+  Selectors selectors;   // `devices` is folded into selectors.if_names
 
   // "<prefix>/<name>", the extended resource name the kubelet sees.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }

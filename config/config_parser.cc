@@ -113,7 +113,8 @@ bool Selectors::operator==(const Selectors& o) const {
 bool ResourceConfig::operator==(const ResourceConfig& o) const {
   return resource_name == o.resource_name && resource_prefix == o.resource_prefix &&
          mode == o.mode && rdma_hca_max == o.rdma_hca_max && topology_aware == o.topology_aware &&
-         exclude_topology == o.exclude_topology && selectors == o.selectors;
+         exclude_topology == o.exclude_topology && cdi_kind == o.cdi_kind &&
+         selectors == o.selectors;
 }
 
 ParseOutcome ParseConfig(const std::string& text, ConfigFormat format) {

@@ -71,6 +71,32 @@ std::vector<std::string> ResourceNameProblems(const std::string& name) {
   return problems;
 }
 
+namespace {
+
+// True when `part` is non-empty, alphanumeric at both ends, and every inner character is
+// alphanumeric or in `extra`.
+bool IsCdiKindPart(std::string_view part, std::string_view extra) {
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (part.empty() || !alnum(part.front()) || !alnum(part.back())) return false;
+  return std::all_of(part.begin(), part.end(),
+                     [&](char c) { return alnum(c) || extra.find(c) != std::string_view::npos; });
+}
+
+}  // namespace
+
+std::string CdiKindProblem(const std::string& kind) {
+  const size_t slash = kind.find('/');
+  const std::string_view view = kind;
+  if (slash == std::string::npos || !IsCdiKindPart(view.substr(0, slash), "._-") ||
+      !IsCdiKindPart(view.substr(slash + 1), "_-")) {
+    return Quote(kind) +
+           " is not a CDI kind: expected \"VENDOR/CLASS\" (VENDOR of letters, digits, '.', '_', "
+           "'-'; CLASS of letters, digits, '_', '-'; both alphanumeric at the ends), e.g. "
+           "\"example.com/rdma\"";
+  }
+  return "";
+}
+
 std::string ResourcePrefixProblem(const std::string& prefix) {
   if (prefix.empty()) return "must not be empty (omit it to use the default \"rdma\")";
   std::string problem = DnsSubdomainProblem(prefix);

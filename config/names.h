@@ -28,4 +28,9 @@ std::vector<std::string> ResourceNameProblems(const std::string& name);
 // not in the kubernetes.io domain, not starting with "requests.", at most 244 characters.
 std::string ResourcePrefixProblem(const std::string& prefix);
 
+// Why `kind` is not a valid CDI kind, or "" when it is: "VENDOR/CLASS", where VENDOR is
+// [A-Za-z0-9._-] and CLASS [A-Za-z0-9_-], each non-empty and alphanumeric at both ends
+// (the CDI specification's rule).
+std::string CdiKindProblem(const std::string& kind);
+
 }  // namespace hcashare::config

@@ -38,7 +38,9 @@ bool ParseHexField(std::string_view s, size_t width, unsigned* value) {
 }
 
 // The accepted `pfNames` forms, appended to syntax errors.
-constexpr const char* kPfNameForms = "(want NAME, NAME#N or NAME#N-M with N <= M)";
+constexpr const char* kPfNameForms =
+    "(want NAME, NAME#N or NAME#N-M with N <= M, or a comma-separated list of ranges as in "
+    "NAME#0,2-7)";
 
 // Parses a VF index: one or more decimal digits. Values above kMaxVfIndex are stored as
 // kMaxVfIndex + 1, so long digit strings cannot overflow. False when `s` is not digits.
@@ -69,7 +71,7 @@ std::string PfNameProblem(std::string_view name, const std::string& value) {
   return "";
 }
 
-// Parses `range`, the part of the `pfNames` entry `value` after '#' ("N" or "N-M"), into
+// Parses `range`, one range of the `pfNames` entry `value` after '#' ("N" or "N-M"), into
 // *first and *last. Returns "" on success, else a message naming `value`.
 std::string VfRangeProblem(std::string_view range, const std::string& value, int* first,
                            int* last) {
@@ -150,19 +152,29 @@ std::string NormalizePciAddress(const std::string& value, std::string* normalize
   return "";
 }
 
-std::string ParsePfNameSelector(const std::string& value, PfNameSelector* out) {
+std::string ParsePfNameSelectors(const std::string& value, std::vector<PfNameSelector>* out) {
   const size_t hash = value.find('#');
   const std::string_view name = std::string_view(value).substr(0, hash);
   std::string problem = PfNameProblem(name, value);
   if (!problem.empty()) return problem;
-  PfNameSelector selector;
-  selector.pf = std::string(name);
-  if (hash != std::string::npos) {
-    problem = VfRangeProblem(std::string_view(value).substr(hash + 1), value, &selector.first_vf,
-                             &selector.last_vf);
-    if (!problem.empty()) return problem;
+  std::vector<PfNameSelector> selectors;
+  if (hash == std::string::npos) {
+    selectors.push_back({std::string(name), -1, -1});
+  } else {
+    // "NAME#R[,R...]": each comma-separated range is one selector.
+    std::string_view ranges = std::string_view(value).substr(hash + 1);
+    for (;;) {
+      const size_t comma = ranges.find(',');
+      PfNameSelector selector{std::string(name), -1, -1};
+      problem =
+          VfRangeProblem(ranges.substr(0, comma), value, &selector.first_vf, &selector.last_vf);
+      if (!problem.empty()) return problem;
+      selectors.push_back(std::move(selector));
+      if (comma == std::string_view::npos) break;
+      ranges.remove_prefix(comma + 1);
+    }
   }
-  *out = std::move(selector);
+  out->insert(out->end(), selectors.begin(), selectors.end());
   return "";
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 
@@ -31,10 +32,11 @@ inline constexpr size_t kMaxNetdevNameLength = 15;
 // Largest VF index accepted in a `pfNames` range.
 inline constexpr int kMaxVfIndex = 4095;
 
-// One non-empty `pfNames` value: "NAME", "NAME#N" or "NAME#N-M" with N <= M <= kMaxVfIndex
-// (decimal), where NAME is 1..15 characters without '/', '#' or whitespace. On success
-// fills *out ("NAME" -> {NAME, -1, -1}, "NAME#N" -> {NAME, N, N}) and returns "";
-// otherwise returns a message naming the value.
-std::string ParsePfNameSelector(const std::string& value, PfNameSelector* out);
+// One non-empty `pfNames` value: "NAME", or "NAME#" followed by a comma-separated list of
+// VF ranges "N" or "N-M" with N <= M <= kMaxVfIndex (decimal), e.g. "ens1f0#0,2-7"; NAME is
+// 1..15 characters without '/', '#' or whitespace. On success appends one selector per
+// range to *out ("NAME" -> {NAME, -1, -1}, "NAME#N" -> {NAME, N, N}) and returns "";
+// otherwise appends nothing and returns a message naming the value.
+std::string ParsePfNameSelectors(const std::string& value, std::vector<PfNameSelector>* out);
 
 }  // namespace hcashare::config

@@ -51,7 +51,7 @@ const std::vector<std::string>& TopLevelKeys() {
 const std::vector<std::string>& EntryKeys() {
   static const std::vector<std::string> keys = {"resourceName", "resourcePrefix", "mode",
                                                 "rdmaHcaMax",   "topologyAware",  "excludeTopology",
-                                                "devices",      "selectors"};
+                                                "cdiKind",      "devices",        "selectors"};
   return keys;
 }
 
@@ -138,6 +138,7 @@ class Validator {
   ResourceConfig ParseEntry(const json& entry, const std::string& path);
   std::string ParseResourceName(const json& entry, const std::string& path, bool required);
   std::string ParseResourcePrefix(const json& entry, const std::string& path);
+  std::string ParseCdiKind(const json& entry, const std::string& path);
   ModeCheck ParseMode(const json& entry, const std::string& path);
   int ParseRdmaHcaMax(const json& entry, const std::string& path, ModeCheck mode, bool required);
   int CheckRdmaHcaMax(const json& value, const std::string& path);
@@ -290,6 +291,7 @@ std::vector<ResourceConfig> Validator::ParseConfigList(const json& root, bool su
     return resources;
   }
   std::map<std::string, size_t> first_index;  // resourceName -> index of first use
+  std::map<std::string, size_t> kind_index;   // effective CDI kind -> index of first use
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string entry_path = JoinIndex(path, i);
     const json& entry = (*list)[i];
@@ -304,6 +306,18 @@ std::vector<ResourceConfig> Validator::ParseConfigList(const json& root, bool su
         Error(JoinKey(entry_path, "resourceName"),
               "duplicate resourceName " + Quote(resource.resource_name) + " (already used by " +
                   JoinIndex(path, it->second) + ")");
+      }
+    }
+    // Two specs of one CDI kind would both define "all" (or the same node names), which
+    // CDI registries refuse: each resource needs a kind of its own.
+    if (!resource.resource_name.empty() && !resource.resource_prefix.empty()) {
+      const std::string kind = resource.cdi_kind.empty() ? resource.FullName() : resource.cdi_kind;
+      auto [it, inserted] = kind_index.emplace(kind, i);
+      if (!inserted && first_index.count(resource.resource_name) &&
+          first_index[resource.resource_name] == i) {
+        Error(JoinKey(entry_path, "cdiKind"), "CDI kind " + Quote(kind) + " is already used by " +
+                                                  JoinIndex(path, it->second) +
+                                                  "; each resource needs its own kind");
       }
     }
     resources.push_back(std::move(resource));
@@ -322,6 +336,7 @@ ResourceConfig Validator::ParseEntry(const json& entry, const std::string& path)
   resource.mode = mode == ModeCheck::kExclusive ? PoolMode::kExclusive : PoolMode::kShared;
   resource.rdma_hca_max = ParseRdmaHcaMax(entry, path, mode, suggested.count("rdmaHcaMax") == 0);
   ParseTopology(entry, path, mode, &resource);
+  resource.cdi_kind = ParseCdiKind(entry, path);
   const bool selection_required =
       suggested.count("selectors") == 0 && suggested.count("devices") == 0;
   resource.selectors = ParseDeviceSelection(entry, path, selection_required);
@@ -354,6 +369,20 @@ std::string Validator::ParseResourcePrefix(const json& entry, const std::string&
   const std::string problem = ResourcePrefixProblem(prefix);
   if (!problem.empty()) Error(path, problem);
   return prefix;
+}
+
+// cdiKind: optional CDI kind ("" when absent or invalid, which is reported).
+std::string Validator::ParseCdiKind(const json& entry, const std::string& entry_path) {
+  const std::string path = JoinKey(entry_path, "cdiKind");
+  const json* value = FindSet(entry, "cdiKind");
+  if (value == nullptr || !ExpectString(*value, path)) return "";
+  const std::string& kind = value->get_ref<const std::string&>();
+  const std::string problem = CdiKindProblem(kind);
+  if (!problem.empty()) {
+    Error(path, problem);
+    return "";
+  }
+  return kind;
 }
 
 // mode: "shared" (default when absent or null) or "exclusive", case-sensitive. Never
@@ -523,7 +552,7 @@ void Validator::ParseStringList(const json& list, const std::string& path, Norma
   }
 }
 
-// pfNames: an array of "NAME", "NAME#N" or "NAME#N-M" strings (see ParsePfNameSelector);
+// pfNames: an array of "NAME" or "NAME#RANGES" strings (see ParsePfNameSelectors);
 // entries that parse to the same selector collapse into one.
 void Validator::ParsePfNames(const json& list, const std::string& path,
                              std::vector<PfNameSelector>* out) {
@@ -532,13 +561,13 @@ void Validator::ParsePfNames(const json& list, const std::string& path,
     const std::string item_path = JoinIndex(path, i);
     const std::string* value = ExpectNonEmptyString(list[i], item_path);
     if (value == nullptr) continue;
-    PfNameSelector selector;
-    std::string problem = ParsePfNameSelector(*value, &selector);
+    std::vector<PfNameSelector> selectors;
+    std::string problem = ParsePfNameSelectors(*value, &selectors);
     if (!problem.empty()) {
       Error(item_path, std::move(problem));
       continue;
     }
-    appender.Append(selector);
+    for (const auto& selector : selectors) appender.Append(selector);
   }
 }
 

@@ -127,7 +127,7 @@ void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
       v1beta1::Device* d = out->add_devices();
       d->set_id(h.address);
       // A device in use inside a pod cannot be checked from the host; it stays Healthy.
-      d->set_health(h.healthy || pool.in_use.count(h.address) ? "Healthy" : "Unhealthy");
+      d->set_health(h.healthy || pool.in_use.count(h.address) ? kHealthy : kUnhealthy);
       SetTopology(rc, {h.numa_node}, d);
     }
     return;
@@ -150,7 +150,7 @@ void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
     } else {
       SetTopology(rc, pool_nodes, d);
     }
-    d->set_health(healthy ? "Healthy" : "Unhealthy");
+    d->set_health(healthy ? kHealthy : kUnhealthy);
   }
 }
 

@@ -24,6 +24,8 @@ inline constexpr const char* kRdmaDevicesEnv = "HCASHARE_RDMA_DEVICES";
 //   exclusive: one device per function, ID = PCI address, Healthy when the function is (or
 //     is in use inside a pod), TopologyInfo = its node.
 // `excludeTopology` drops TopologyInfo. A blocked pool advertises no devices.
+inline constexpr const char* kHealthy = "Healthy";
+inline constexpr const char* kUnhealthy = "Unhealthy";
 std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc, const PoolState& pool);
 // The same list, appended to `out` (whose arena, if any, holds the devices).
 void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,

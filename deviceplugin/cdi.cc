@@ -33,7 +33,9 @@ nlohmann::ordered_json CdiDevice(const std::string& name, const std::vector<PciF
 
 }  // namespace
 
-std::string CdiKind(const config::ResourceConfig& rc) { return rc.FullName(); }
+std::string CdiKind(const config::ResourceConfig& rc) {
+  return rc.cdi_kind.empty() ? rc.FullName() : rc.cdi_kind;
+}
 
 std::string CdiAnnotationKey(const config::ResourceConfig& rc) {
   return "cdi.k8s.io/hcashare_" + ReplaceAny(rc.resource_prefix, "/.", '_') + "_" +

@@ -3,7 +3,8 @@
 //
 // Device names in a resource's spec: "all" (a shared pool), "numa<N>" (a topology-aware
 // shared pool, per NUMA node; "numa-unknown" for HCAs without one), or the PCI address (an
-// exclusive pool). The kind is "<resourcePrefix>/<resourceName>".
+// exclusive pool). The kind is the resource's `cdiKind`, by default
+// "<resourcePrefix>/<resourceName>".
 #pragma once
 
 #include <sys/types.h>

@@ -20,8 +20,9 @@ std::string DeviceInfoFileName(const config::ResourceConfig& rc, const std::stri
 // {"type":"pci","version":"1.1.0","pci":{"pci-address":…,"rdma-device":…[,"pf-pci-address":…]}}
 std::string DeviceInfoJson(const PciFunction& fn);
 
-// Writes the file of each of `fns` into `dir` (created if missing), each atomically
-// (temporary file, then rename). Returns the first error; files already written stay.
+// Writes the file of each of `fns` (SFs excepted: the spec has no auxiliary type) into
+// `dir` (created if missing), each atomically (temporary file, then rename). Returns the
+// first error; files already written stay.
 Status WriteDeviceInfoFiles(const std::string& dir, const config::ResourceConfig& rc,
                             const std::vector<const PciFunction*>& fns);
 

@@ -9,6 +9,7 @@ namespace hcashare::dp {
 namespace {
 
 constexpr const char* kPciDevices = "/sys/bus/pci/devices";
+constexpr const char* kAuxDevices = "/sys/bus/auxiliary/devices";
 
 // Maps a netdev ARPHRD type (sysfs `type`) to a link type name.
 std::string LinkTypeFromArp(const std::string& t) {
@@ -34,8 +35,13 @@ bool PciFunction::operator==(const PciFunction& o) const {
   return address == o.address && vendor == o.vendor && device == o.device &&
          class_code == o.class_code && numa_node == o.numa_node && driver == o.driver &&
          netdevs == o.netdevs && link_types == o.link_types && rdma == o.rdma && is_vf == o.is_vf &&
-         pf_address == o.pf_address && vf_index == o.vf_index && pf_netdevs == o.pf_netdevs &&
-         healthy == o.healthy && health_reason == o.health_reason;
+         is_sf == o.is_sf && sf_num == o.sf_num && pf_address == o.pf_address &&
+         vf_index == o.vf_index && pf_netdevs == o.pf_netdevs && healthy == o.healthy &&
+         health_reason == o.health_reason;
+}
+
+std::string SysfsDirOf(const PciFunction& fn) {
+  return std::string(fn.is_sf ? kAuxDevices : kPciDevices) + "/" + fn.address;
 }
 
 std::string ParseHexId(const std::string& raw) {
@@ -89,56 +95,76 @@ int Discoverer::VfIndex(const std::string& pf, const std::string& vf) const {
   return -1;
 }
 
-std::vector<std::string> Discoverer::NetdevsOf(const std::string& addr) const {
-  auto names = host_.ListDir(std::string(kPciDevices) + "/" + addr + "/net");
+std::vector<std::string> Discoverer::NetdevsOf(const std::string& dir) const {
+  auto names = host_.ListDir(dir + "/net");
   return names.ok() ? *names : std::vector<std::string>{};
 }
 
-bool Discoverer::ReadFunction(const std::string& addr, bool rdma_cm, PciFunction* out,
-                              Exclusion* excluded) const {
-  const std::string dir = std::string(kPciDevices) + "/" + addr;
+bool Discoverer::ReadPciIdentity(const std::string& pci_dir, PciFunction* f) const {
+  auto cls = host_.ReadTrimmed(pci_dir + "/class");
+  if (!cls.ok()) {
+    LogDebug("skipping PCI function: no class", {{"dir", pci_dir}});
+    return false;
+  }
+  f->class_code = static_cast<uint32_t>(std::strtoul(cls->c_str(), nullptr, 16));
+  if ((f->class_code >> 16) != 0x02) {
+    LogDebug("skipping RDMA function that is not a network controller",
+             {{"dir", pci_dir}, {"class", *cls}});
+    return false;
+  }
+  f->vendor = ParseHexId(host_.ReadFile(pci_dir + "/vendor").value_or(""));
+  f->device = ParseHexId(host_.ReadFile(pci_dir + "/device").value_or(""));
+  auto numa = host_.ReadTrimmed(pci_dir + "/numa_node");
+  f->numa_node = numa.ok() && !numa->empty() ? std::atoi(numa->c_str()) : -1;
+  if (f->numa_node < 0) f->numa_node = -1;
+  return true;
+}
+
+bool Discoverer::ReadFunction(const std::string& addr, const std::string& dir, bool aux,
+                              bool rdma_cm, PciFunction* out, Exclusion* excluded) const {
   // RDMA first: it is one failed opendir for the many functions without it, so they are
   // skipped before anything else is read.
   auto ibdevs = host_.ListDir(dir + "/infiniband");
   if (!ibdevs.ok() || ibdevs->empty()) {
-    LogDebug("skipping PCI function without RDMA", {{"pci", addr}});
+    LogDebug("skipping device without RDMA", {{"device", addr}});
     return false;
   }
-  auto cls = host_.ReadTrimmed(dir + "/class");
-  if (!cls.ok()) {
-    LogDebug("skipping PCI function: no class", {{"pci", addr}});
-    return false;
-  }
-  uint32_t class_code = static_cast<uint32_t>(std::strtoul(cls->c_str(), nullptr, 16));
-  if ((class_code >> 16) != 0x02) {
-    LogDebug("skipping RDMA function that is not a network controller",
-             {{"pci", addr}, {"class", *cls}});
+  PciFunction f;
+  f.address = addr;
+  if (aux) {
+    // An SF's directory sits inside its PF's: /sys/devices/.../<pf>/<sf name>.
+    auto target = host_.ReadLink(dir);
+    const std::string parent =
+        target.ok() ? BaseName(target->substr(0, target->find_last_of('/'))) : "";
+    if (parent.empty() || !ReadPciIdentity(std::string(kPciDevices) + "/" + parent, &f)) {
+      LogDebug("skipping auxiliary RDMA device without a PCI network parent", {{"device", addr}});
+      return false;
+    }
+    f.is_sf = true;
+    f.pf_address = parent;
+    f.pf_netdevs = NetdevsOf(std::string(kPciDevices) + "/" + parent);
+    auto sfnum = host_.ReadTrimmed(dir + "/sfnum");
+    if (sfnum.ok() && !sfnum->empty()) f.sf_num = std::atoi(sfnum->c_str());
+  } else if (!ReadPciIdentity(dir, &f)) {
     return false;
   }
   auto driver = host_.ReadLink(dir + "/driver");
   if (!driver.ok()) {
-    LogDebug("skipping RDMA function without a bound driver", {{"pci", addr}});
+    LogDebug("skipping RDMA function without a bound driver", {{"device", addr}});
     return false;
   }
-
-  PciFunction f;
-  f.address = addr;
-  f.class_code = class_code;
   f.driver = BaseName(*driver);
-  f.vendor = ParseHexId(host_.ReadFile(dir + "/vendor").value_or(""));
-  f.device = ParseHexId(host_.ReadFile(dir + "/device").value_or(""));
-  auto numa = host_.ReadTrimmed(dir + "/numa_node");
-  f.numa_node = numa.ok() && !numa->empty() ? std::atoi(numa->c_str()) : -1;
-  if (f.numa_node < 0) f.numa_node = -1;
-  f.netdevs = NetdevsOf(addr);
+  f.netdevs = NetdevsOf(dir);
   for (const auto& nd : f.netdevs) {
     auto t = host_.ReadTrimmed(dir + "/net/" + nd + "/type");
     if (t.ok()) AddUnique(&f.link_types, LinkTypeFromArp(*t));
   }
-  if (auto pf = host_.ReadLink(dir + "/physfn"); pf.ok()) {
+  if (aux) {
+    // pf_address and pf_netdevs are the parent's (above).
+  } else if (auto pf = host_.ReadLink(dir + "/physfn"); pf.ok()) {
     f.is_vf = true;
     f.pf_address = BaseName(*pf);
-    f.pf_netdevs = NetdevsOf(f.pf_address);
+    f.pf_netdevs = NetdevsOf(std::string(kPciDevices) + "/" + f.pf_address);
     f.vf_index = VfIndex(f.pf_address, addr);
   } else {
     f.pf_netdevs = f.netdevs;
@@ -200,7 +226,7 @@ bool Discoverer::ReadFunction(const std::string& addr, bool rdma_cm, PciFunction
 }
 
 void Discoverer::RefreshHealth(PciFunction* fn) const {
-  const std::string dir = std::string(kPciDevices) + "/" + fn->address;
+  const std::string dir = SysfsDirOf(*fn);
   std::string reason;
   for (const auto& r : fn->rdma) {
     const std::string ports_dir = dir + "/infiniband/" + r.name + "/ports";
@@ -231,14 +257,25 @@ Inventory Discoverer::Scan() const {
     return inv;
   }
   inv.present.insert(addrs->begin(), addrs->end());
-  for (const auto& addr : *addrs) {
-    PciFunction f;
-    Exclusion ex;
-    if (ReadFunction(addr, inv.rdma_cm_present, &f, &ex)) {
-      inv.functions.push_back(std::move(f));
-    } else if (!ex.address.empty()) {
-      inv.excluded.push_back(std::move(ex));
+  auto scan = [&](const std::vector<std::string>& ids, const char* bus, bool aux) {
+    for (const auto& id : ids) {
+      PciFunction f;
+      Exclusion ex;
+      if (ReadFunction(id, std::string(bus) + "/" + id, aux, inv.rdma_cm_present, &f, &ex)) {
+        inv.functions.push_back(std::move(f));
+      } else if (!ex.address.empty()) {
+        inv.excluded.push_back(std::move(ex));
+      }
     }
+  };
+  scan(*addrs, kPciDevices, false);
+  // Scalable functions: auxiliary devices with RDMA (a missing bus is no error).
+  if (auto aux = host_.ListDir(kAuxDevices); aux.ok() && !aux->empty()) {
+    inv.present.insert(aux->begin(), aux->end());
+    scan(*aux, kAuxDevices, true);
+    auto by_address = [](const auto& a, const auto& b) { return a.address < b.address; };
+    std::sort(inv.functions.begin(), inv.functions.end(), by_address);
+    std::sort(inv.excluded.begin(), inv.excluded.end(), by_address);
   }
   return inv;
 }

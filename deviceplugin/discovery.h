@@ -30,10 +30,11 @@ struct RdmaDeviceInfo {
   }
 };
 
-// A usable RDMA PCI function: bound to a driver, with an RDMA device and every required
-// char device present.
+// A usable RDMA PCI function, or scalable function (SF): bound to a driver, with an RDMA
+// device and every required char device present. An SF is an auxiliary device under a PF
+// (e.g. "mlx5_core.sf.4"); it has the PF's vendor, device, class and NUMA node.
 struct PciFunction {
-  std::string address;                  // "0000:3b:00.0"
+  std::string address;                  // "0000:3b:00.0", or the SF's auxiliary device name
   std::string vendor;                   // "15b3"
   std::string device;                   // "1017"
   uint32_t class_code = 0;              // 0x020700
@@ -43,7 +44,9 @@ struct PciFunction {
   std::vector<std::string> link_types;  // distinct, from netdev `type` and RDMA link_layer
   std::vector<RdmaDeviceInfo> rdma;     // usually one
   bool is_vf = false;
-  std::string pf_address;               // for VFs
+  bool is_sf = false;                   // an auxiliary device (scalable function)
+  int sf_num = -1;                      // `sfnum` of an SF, -1 if unknown
+  std::string pf_address;               // for VFs and SFs
   int vf_index = -1;                    // N of the PF's virtfnN link, for VFs
   std::vector<std::string> pf_netdevs;  // netdevs of the PF (of itself for a PF)
   // Health: every RDMA port ACTIVE and no netdev down. The reason names what is not.
@@ -62,12 +65,15 @@ struct Exclusion {
 // The result of one scan.
 struct Inventory {
   std::vector<PciFunction> functions;  // sorted by address
-  // Every PCI address listed in /sys/bus/pci/devices, usable or not. An exclusive device
-  // whose RDMA device moved into a pod is still listed here.
+  // Every PCI address listed in /sys/bus/pci/devices and every auxiliary device name,
+  // usable or not. An exclusive device whose RDMA device moved into a pod is still here.
   std::set<std::string> present;
   std::vector<Exclusion> excluded;  // sorted by address
   bool rdma_cm_present = false;
 };
+
+// The sysfs directory of `fn` (under /sys/bus/pci/devices or /sys/bus/auxiliary/devices).
+std::string SysfsDirOf(const PciFunction& fn);
 
 // Scans a host through `host`, which must outlive the Discoverer.
 class Discoverer {
@@ -85,11 +91,17 @@ class Discoverer {
   // RDMA device name -> char device host paths, for the function at sysfs dir `dir`.
   std::map<std::string, std::vector<std::string>> CharDevicesOf(
       const std::string& dir, const std::vector<std::string>& rdma_names) const;
-  bool ReadFunction(const std::string& addr, bool rdma_cm, PciFunction* out,
-                    Exclusion* excluded) const;
+  // Reads the device `id` at sysfs directory `dir` (`aux`: an auxiliary device whose PCI
+  // details come from its parent function). False when it is not offered; `excluded` is
+  // filled when it is RDMA-capable but unusable.
+  bool ReadFunction(const std::string& id, const std::string& dir, bool aux, bool rdma_cm,
+                    PciFunction* out, Exclusion* excluded) const;
+  // Fills the PCI identity (class, vendor, device, NUMA node) of `f` from the PCI function
+  // at `pci_dir`. False when it has no class or is not a network controller.
+  bool ReadPciIdentity(const std::string& pci_dir, PciFunction* f) const;
   // The N of `pf`'s virtfnN link that points at `vf`, or -1.
   int VfIndex(const std::string& pf, const std::string& vf) const;
-  std::vector<std::string> NetdevsOf(const std::string& addr) const;
+  std::vector<std::string> NetdevsOf(const std::string& dir) const;
 
   const Host& host_;
 };

@@ -246,10 +246,7 @@ void PluginManager::Publish(bool force_resend) {
     }
     if (Metrics()) {
       auto snap = it->second->state().Current();
-      const auto& list = *snap->list;
-      int healthy = 0;
-      for (const auto& d : list.devices()) healthy += d.health() == "Healthy";
-      Metrics()->Published(rc.FullName(), list.devices_size(), healthy);
+      Metrics()->Published(rc.FullName(), snap->devices, snap->healthy_devices);
     }
   }
 }
@@ -377,12 +374,11 @@ void PluginManager::Loop() {
   using std::chrono::milliseconds;
   auto interval = [this] { return std::chrono::seconds(config_.periodic_update_seconds); };
   auto next_rescan = Clock::now() + interval();
-  auto next_check = Clock::now() + opts_.socket_check_interval;
   const bool poll_health = opts_.health_poll_interval.count() > 0;
   auto next_health = Clock::now() + opts_.health_poll_interval;
   for (;;) {
     auto now = Clock::now();
-    auto deadline = std::min(next_check, health_due_);
+    auto deadline = health_due_;
     if (config_.periodic_update_seconds > 0) deadline = std::min(deadline, next_rescan);
     if (poll_health) deadline = std::min(deadline, next_health);
     // While the device-plugins directory is not watched yet, look for it more often.
@@ -409,21 +405,22 @@ void PluginManager::Loop() {
     }
     if (rescan) Rescan(false);
     now = Clock::now();
+    bool tick = dp_wd_ < 0;  // a periodic wake-up: also re-check the sockets
     if (config_.periodic_update_seconds > 0 && now >= next_rescan) {
       // Resend even when nothing changed, so a kubelet that drifted is corrected.
       Rescan(/*force_resend=*/true);
       next_rescan = now + interval();
+      tick = true;
     }
-    if (health_now || (poll_health && now >= next_health)) {
+    const bool poll_due = poll_health && now >= next_health;
+    if (health_now || poll_due) {
       RefreshHealth();
       next_health = now + opts_.health_poll_interval;
+      tick = tick || poll_due;
     } else if (now >= health_due_) {
       Publish(/*force_resend=*/false);  // a held health change is due
     }
-    if (now >= next_check || dp_wd_ < 0) {
-      CheckKubeletSocket();
-      next_check = now + opts_.socket_check_interval;
-    }
+    if (tick) CheckKubeletSocket();
   }
 }
 

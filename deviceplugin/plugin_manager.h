@@ -49,9 +49,9 @@ struct ManagerOptions {
   std::string config_path;
   // With server.use_cdi: where each resource's CDI spec is written (a host path as given).
   std::string cdi_spec_dir = kDefaultCdiSpecDir;
-  // How often sockets and kubelet.sock are re-checked with stat(), in case inotify is
-  // silent (e.g. a stale bind mount of a re-created directory).
-  std::chrono::milliseconds socket_check_interval{5000};
+  // Sockets and kubelet.sock are also re-checked with stat() on every health poll and
+  // rescan, in case inotify is silent (e.g. a stale bind mount of a re-created directory);
+  // there is no separate timer, so an idle daemon wakes only for those two.
 };
 
 class PluginManager {

@@ -1,6 +1,7 @@
 #include "deviceplugin/plugin_service.h"
 
 #include <chrono>
+#include <vector>
 
 #include "common/log.h"
 #include "common/strings.h"
@@ -32,49 +33,46 @@ grpc::Status ToGrpc(const Status& s) {
   }
 }
 
-grpc::Status DevicePluginService::GetDevicePluginOptions(grpc::ServerContext*,
-                                                         const v1beta1::Empty*,
-                                                         v1beta1::DevicePluginOptions* resp) {
+namespace {
+
+// Finishes a unary call with `st` on the context's default reactor.
+grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const grpc::Status& st) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reactor->Finish(st);
+  return reactor;
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* DevicePluginService::GetDevicePluginOptions(
+    grpc::CallbackServerContext* ctx, const v1beta1::Empty*, v1beta1::DevicePluginOptions* resp) {
   resp->set_pre_start_required(false);
   resp->set_get_preferred_allocation_available(true);
-  return grpc::Status::OK;
+  return Done(ctx, grpc::Status::OK);
 }
 
-grpc::Status DevicePluginService::ListAndWatch(
-    grpc::ServerContext* ctx, const v1beta1::Empty*,
-    grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
-  auto snap = state_.Current();
-  const std::string name = snap->rc.FullName();
-  LogInfo("ListAndWatch started", {{"resource", name}});
-  events_.stream_changed(+1, false);
-  uint64_t sent = 0;
-  bool by_peer = false;
-  for (;;) {
-    if (stopping_.load()) break;
-    if (ctx->IsCancelled()) {
-      by_peer = true;
-      break;
-    }
-    if (snap->generation != sent) {
-      if (!writer->Write(*snap->list)) {
-        by_peer = !stopping_.load();
-        break;
-      }
-      sent = snap->generation;
-      LogDebug("sent device list", {{"resource", name},
-                                    {"devices", std::to_string(snap->list->devices_size())},
-                                    {"generation", std::to_string(sent)}});
-    }
-    // Bounded wait so that a kubelet that went away is noticed via IsCancelled().
-    snap = state_.WaitNewer(sent, stopping_, std::chrono::milliseconds(250));
-  }
-  LogInfo("ListAndWatch ended", {{"resource", name}, {"by", by_peer ? "kubelet" : "plugin"}});
-  events_.stream_changed(-1, by_peer);
-  return grpc::Status::OK;
+grpc::ServerWriteReactor<grpc::ByteBuffer>* DevicePluginService::ListAndWatch(
+    grpc::CallbackServerContext*, const grpc::ByteBuffer*) {
+  auto stream = std::make_unique<ListWatchStream>(state_, events_, [this](ListWatchStream* s) {
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    streams_.erase(s);
+  });
+  ListWatchStream* raw = stream.get();
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  streams_.emplace(raw, std::move(stream));
+  raw->Begin();
+  if (finishing_) raw->End();
+  return raw;
 }
 
-grpc::Status DevicePluginService::GetPreferredAllocation(
-    grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* req,
+void DevicePluginService::FinishStreams() {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  finishing_ = true;
+  for (auto& [raw, stream] : streams_) stream->End();
+}
+
+grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
+    grpc::CallbackServerContext* ctx, const v1beta1::PreferredAllocationRequest* req,
     v1beta1::PreferredAllocationResponse* resp) {
   auto snap = state_.Current();
   for (const auto& c : req->container_requests()) {
@@ -86,12 +84,12 @@ grpc::Status DevicePluginService::GetPreferredAllocation(
       out->add_deviceids(std::move(id));
     }
   }
-  return grpc::Status::OK;
+  return Done(ctx, grpc::Status::OK);
 }
 
-grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
-                                           const v1beta1::AllocateRequest* req,
-                                           v1beta1::AllocateResponse* resp) {
+grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerContext* ctx,
+                                                        const v1beta1::AllocateRequest* req,
+                                                        v1beta1::AllocateResponse* resp) {
   const auto start = std::chrono::steady_clock::now();
   auto snap = state_.Current();
   grpc::Status st = DoAllocate(*snap, *req, resp);
@@ -100,7 +98,7 @@ grpc::Status DevicePluginService::Allocate(grpc::ServerContext*,
         snap->rc.FullName(), st.ok(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  return st;
+  return Done(ctx, st);
 }
 
 grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
@@ -135,27 +133,27 @@ grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
   return grpc::Status::OK;
 }
 
-grpc::Status DevicePluginService::PreStartContainer(grpc::ServerContext*,
-                                                    const v1beta1::PreStartContainerRequest*,
-                                                    v1beta1::PreStartContainerResponse*) {
-  return grpc::Status::OK;
+grpc::ServerUnaryReactor* DevicePluginService::PreStartContainer(
+    grpc::CallbackServerContext* ctx, const v1beta1::PreStartContainerRequest*,
+    v1beta1::PreStartContainerResponse*) {
+  return Done(ctx, grpc::Status::OK);
 }
 
-grpc::Status RegistrationService::GetInfo(grpc::ServerContext*,
-                                          const pluginregistration::InfoRequest*,
-                                          pluginregistration::PluginInfo* resp) {
+grpc::ServerUnaryReactor* RegistrationService::GetInfo(grpc::CallbackServerContext* ctx,
+                                                       const pluginregistration::InfoRequest*,
+                                                       pluginregistration::PluginInfo* resp) {
   resp->set_type("DevicePlugin");
   resp->set_name(resource_name_);
   resp->set_endpoint(endpoint_);
   resp->add_supported_versions("v1beta1");
-  return grpc::Status::OK;
+  return Done(ctx, grpc::Status::OK);
 }
 
-grpc::Status RegistrationService::NotifyRegistrationStatus(
-    grpc::ServerContext*, const pluginregistration::RegistrationStatus* req,
+grpc::ServerUnaryReactor* RegistrationService::NotifyRegistrationStatus(
+    grpc::CallbackServerContext* ctx, const pluginregistration::RegistrationStatus* req,
     pluginregistration::RegistrationStatusResponse*) {
   events_.registration_status(req->plugin_registered(), req->error());
-  return grpc::Status::OK;
+  return Done(ctx, grpc::Status::OK);
 }
 
 }  // namespace hcashare::dp

@@ -1,5 +1,7 @@
 #include "deviceplugin/plugin_state.h"
 
+#include <google/protobuf/arena.h>
+
 namespace hcashare::dp {
 namespace {
 
@@ -7,18 +9,31 @@ std::shared_ptr<const Snapshot> MakeSnapshot(const config::ResourceConfig& rc, P
                                              uint64_t generation) {
   auto s = std::make_shared<Snapshot>();
   s->rc = rc;
-  google::protobuf::ArenaOptions options;
-  options.start_block_size = 4096;
-  options.max_block_size = 64 * 1024;
-  s->arena = std::make_unique<google::protobuf::Arena>(options);
-  s->list = google::protobuf::Arena::CreateMessage<v1beta1::ListAndWatchResponse>(s->arena.get());
-  AppendDeviceList(rc, pool, s->list);
+  {
+    // Built on a short-lived arena (a few blocks instead of thousands of allocations),
+    // serialized, and dropped.
+    google::protobuf::ArenaOptions options;
+    options.start_block_size = 4096;
+    options.max_block_size = 64 * 1024;
+    google::protobuf::Arena arena(options);
+    auto* list = google::protobuf::Arena::CreateMessage<v1beta1::ListAndWatchResponse>(&arena);
+    AppendDeviceList(rc, pool, list);
+    s->devices = list->devices_size();
+    for (const auto& d : list->devices()) s->healthy_devices += d.health() == kHealthy;
+    list->SerializeToString(&s->list_bytes);
+  }
   s->pool = std::move(pool);
   s->generation = generation;
   return s;
 }
 
 }  // namespace
+
+v1beta1::ListAndWatchResponse Snapshot::List() const {
+  v1beta1::ListAndWatchResponse list;
+  list.ParseFromString(list_bytes);
+  return list;
+}
 
 PluginState::PluginState(config::ResourceConfig rc) : current_(MakeSnapshot(rc, PoolState{}, 1)) {}
 
@@ -32,7 +47,8 @@ bool PluginState::Publish(const config::ResourceConfig& rc, PoolState pool, bool
     std::lock_guard<std::mutex> lock(mu_);
     current_ = std::move(next);
   }
-  cv_.notify_all();
+  std::lock_guard<std::mutex> lock(watchers_mu_);
+  for (StateWatcher* w : watchers_) w->OnPublished();
   return changed;
 }
 
@@ -41,16 +57,14 @@ std::shared_ptr<const Snapshot> PluginState::Current() const {
   return current_;
 }
 
-std::shared_ptr<const Snapshot> PluginState::WaitNewer(uint64_t seen, const std::atomic<bool>& stop,
-                                                       std::chrono::milliseconds timeout) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait_for(lock, timeout, [&] { return stop.load() || current_->generation != seen; });
-  return current_;
+void PluginState::AddWatcher(StateWatcher* w) const {
+  std::lock_guard<std::mutex> lock(watchers_mu_);
+  watchers_.insert(w);
 }
 
-void PluginState::WakeAll() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  cv_.notify_all();
+void PluginState::RemoveWatcher(StateWatcher* w) const {
+  std::lock_guard<std::mutex> lock(watchers_mu_);
+  watchers_.erase(w);
 }
 
 }  // namespace hcashare::dp

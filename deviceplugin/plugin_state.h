@@ -1,20 +1,17 @@
 // PluginState: the latest published view of one resource, shared between the discovery
 // loop (writer) and the gRPC handlers (readers).
 //
-// Publishing never blocks on the kubelet: the writer swaps in an immutable snapshot and
-// bumps a generation counter; each ListAndWatch stream sends the newest snapshot when it
-// wakes, so intermediate states may be skipped and the latest always wins.
-// Thread-safe.
+// Publishing never blocks on the kubelet: the writer swaps in an immutable snapshot, bumps
+// a generation counter and tells the watchers (the open ListAndWatch streams), which send
+// the newest snapshot once their previous write is done, so intermediate states may be
+// skipped and the latest always wins. Thread-safe.
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
-
-#include <google/protobuf/arena.h>
+#include <set>
+#include <string>
 
 #include "config/config.h"
 #include "deviceplugin/allocation.h"
@@ -26,11 +23,24 @@ namespace hcashare::dp {
 struct Snapshot {
   config::ResourceConfig rc;
   PoolState pool;
-  // The full device list to send, allocated on `arena`: thousands of small messages in a
-  // few blocks instead of one heap allocation each.
-  std::unique_ptr<google::protobuf::Arena> arena;
-  v1beta1::ListAndWatchResponse* list = nullptr;  // owned by `arena`
+  // The full device list, serialized once: the form it is sent in, and several times
+  // smaller than thousands of live Device messages.
+  std::string list_bytes;
+  int devices = 0;          // devices in the list
+  int healthy_devices = 0;  // of which Healthy
   uint64_t generation = 0;
+
+  // Parses list_bytes (for tools and tests; streams send the bytes as they are).
+  v1beta1::ListAndWatchResponse List() const;
+};
+
+// Told about every new generation. OnPublished runs on the publishing thread, possibly
+// concurrently with the watcher's other methods, and must not block.
+class StateWatcher {
+ public:
+  virtual ~StateWatcher() = default;
+  // A new snapshot is current.
+  virtual void OnPublished() = 0;
 };
 
 class PluginState {
@@ -46,18 +56,17 @@ class PluginState {
   // The current snapshot (never null).
   std::shared_ptr<const Snapshot> Current() const;
 
-  // Blocks until the generation differs from `seen`, `stop` becomes true, or `timeout`
-  // passes; returns the current snapshot. Callers check `stop` and the generation.
-  std::shared_ptr<const Snapshot> WaitNewer(uint64_t seen, const std::atomic<bool>& stop,
-                                            std::chrono::milliseconds timeout) const;
-
-  // Wakes every waiter (used when a stream must notice a stop flag).
-  void WakeAll() const;
+  // Adds `w`, which is told about every later generation until RemoveWatcher(w) returns.
+  void AddWatcher(StateWatcher* w) const;
+  // After this returns, `w` is not called any more and may be destroyed.
+  void RemoveWatcher(StateWatcher* w) const;
 
  private:
   mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
   std::shared_ptr<const Snapshot> current_;  // guarded by mu_
+  // Held while watchers are told, so that RemoveWatcher waits for a running notification.
+  mutable std::mutex watchers_mu_;
+  mutable std::set<StateWatcher*> watchers_;  // guarded by watchers_mu_
 };
 
 }  // namespace hcashare::dp

@@ -39,6 +39,9 @@ PoolState BuildPool(const config::ResourceConfig& rc, const Inventory& inv,
   pool.blocked_reason = blocked_reason;
   if (!blocked_reason.empty()) return pool;
   for (const auto& fn : inv.functions) {
+    // Scalable functions are offered whole, one pod each: shared pools keep to PCI
+    // functions (as the Mellanox plugin does), so adding SFs to a host changes no pool.
+    if (fn.is_sf && rc.mode != config::PoolMode::kExclusive) continue;
     if (Matches(rc.selectors, fn)) pool.hcas.push_back(fn);
   }
   if (rc.mode == config::PoolMode::kExclusive && previous != nullptr) {

@@ -53,7 +53,6 @@ const char* RegistrationModeName(RegistrationMode m) {
 
 // One gRPC server bound to one socket. Services must outlive the server, so they live here.
 struct ResourceServer::Incarnation {
-  std::atomic<bool> stopping{false};
   std::unique_ptr<DevicePluginService> plugin;
   std::unique_ptr<RegistrationService> registration;
   std::unique_ptr<grpc::Server> server;
@@ -273,8 +272,7 @@ void ResourceServer::Supervise() {
 
 void ResourceServer::StopIncarnation() {
   if (!inc_) return;
-  inc_->stopping = true;
-  state_.WakeAll();
+  inc_->plugin->FinishStreams();
   inc_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
   inc_->server->Wait();
   ::unlink(inc_->private_path.c_str());  // normally gone already (renamed)
@@ -319,8 +317,8 @@ bool ResourceServer::DoRestart(const std::string& reason) {
                                             {"mode", RegistrationModeName(mode)},
                                             {"socket", public_path}});
 
-  inc->plugin = std::make_unique<DevicePluginService>(
-      state_, host_, inc->stopping, events_, opts_.device_info_dir, opts_.use_cdi, opts_.metrics);
+  inc->plugin = std::make_unique<DevicePluginService>(state_, host_, events_, opts_.device_info_dir,
+                                                      opts_.use_cdi, opts_.metrics);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + inc->private_path, grpc::InsecureServerCredentials());
   builder.RegisterService(inc->plugin.get());
@@ -328,10 +326,6 @@ bool ResourceServer::DoRestart(const std::string& reason) {
     inc->registration = std::make_unique<RegistrationService>(full_name_, public_path, events_);
     builder.RegisterService(inc->registration.get());
   }
-  // A small poller pool keeps idle memory low; each open stream holds one thread.
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
-  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
   const auto build_start = Clock::now();
   inc->server = builder.BuildAndStart();
   if (!inc->server) {

@@ -894,6 +894,42 @@ ParseOutcome WithMode(const std::string& mode_json) {
                R"(, "selectors": {"ifNames": ["ib0"]}})");
 }
 
+// --- cdiKind -------------------------------------------------------------------------
+
+TEST(ConfigCdiKind, DefaultsToEmptyAndKeepsAValidKind) {
+  EXPECT_EQ(OnlyResource(Entry(R"({"resourceName": "r", "rdmaHcaMax": 1,
+      "selectors": {"vendors": ["15b3"]}})"))
+                .cdi_kind,
+            "");
+  EXPECT_EQ(OnlyResource(Entry(R"({"resourceName": "r", "rdmaHcaMax": 1, "cdiKind":
+      "nvidia.com/rdma_hca-1", "selectors": {"vendors": ["15b3"]}})"))
+                .cdi_kind,
+            "nvidia.com/rdma_hca-1");
+}
+
+TEST(ConfigCdiKind, InvalidKindsAreErrors) {
+  for (const char* bad : {"rdma", "/rdma", "example.com/", "example.com/a.b", "-x.com/rdma",
+                          "example.com/rdma/", "example.com/rdma_", "exa mple.com/r"}) {
+    SCOPED_TRACE(bad);
+    ExpectOnlyError(Entry(std::string(R"({"resourceName": "r", "rdmaHcaMax": 1, "cdiKind": ")") +
+                          bad + R"(", "selectors": {"vendors": ["15b3"]}})"),
+                    "$.configList[0].cdiKind", std::string("\"") + bad + "\" is not a CDI kind");
+  }
+  ExpectOnlyError(Entry(R"({"resourceName": "r", "rdmaHcaMax": 1, "cdiKind": 5,
+      "selectors": {"vendors": ["15b3"]}})"),
+                  "$.configList[0].cdiKind", "string");
+}
+
+TEST(ConfigCdiKind, TwoResourcesMayNotShareAKind) {
+  // The second entry's custom kind is the first entry's default kind.
+  const ParseOutcome outcome = Json(R"({"configList": [
+    {"resourceName": "a", "rdmaHcaMax": 1, "selectors": {"vendors": ["15b3"]}},
+    {"resourceName": "b", "rdmaHcaMax": 1, "cdiKind": "rdma/a",
+     "selectors": {"vendors": ["15b3"]}}]})");
+  ExpectOnlyError(outcome, "$.configList[1].cdiKind",
+                  "CDI kind \"rdma/a\" is already used by $.configList[0]");
+}
+
 TEST(ConfigMode, DefaultsToShared) {
   const ResourceConfig r = OnlyResource(WithMax("5"));
   EXPECT_EQ(r.mode, PoolMode::kShared);
@@ -1116,7 +1152,24 @@ TEST(ConfigPfNames, ReversedRangeHasExactMessage) {
   ASSERT_EQ(outcome.errors.size(), 1u) << FormatIssues(outcome);
   EXPECT_EQ(outcome.errors[0].ToString(),
             "$.configList[0].selectors.pfNames[1]: invalid VF range \"ens1f0#3-1\" (want NAME, "
-            "NAME#N or NAME#N-M with N <= M)");
+            "NAME#N or NAME#N-M with N <= M, or a comma-separated list of ranges as in "
+            "NAME#0,2-7)");
+}
+
+TEST(ConfigPfNames, CommaSeparatedRanges) {
+  const Selectors s = SelectorsOf(WithPfNames(R"(["ens1f0#0,2-7", "ens2f0#3,3,1-2"])"));
+  EXPECT_EQ(s.pf_names,
+            (std::vector<PfNameSelector>{
+                {"ens1f0", 0, 0}, {"ens1f0", 2, 7}, {"ens2f0", 3, 3}, {"ens2f0", 1, 2}}));
+}
+
+TEST(ConfigPfNames, BadRangeInAListRejectsTheWholeEntry) {
+  for (const char* bad : {"ens1f0#1,", "ens1f0#,1", "ens1f0#1,,2", "ens1f0#0,3-1", "ens1f0#0,x"}) {
+    SCOPED_TRACE(bad);
+    ExpectOnlyError(WithPfNames(std::string(R"(["ens1f1", ")") + bad + R"("])"),
+                    "$.configList[0].selectors.pfNames[1]",
+                    std::string("invalid VF range \"") + bad + "\" (want NAME");
+  }
 }
 
 TEST(ConfigPfNames, BadRangeSyntaxIsAnError) {

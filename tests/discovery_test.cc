@@ -188,6 +188,63 @@ TEST_F(DiscoveryTest, VfReportsItsPf) {
   EXPECT_THAT(v.pf_netdevs, ElementsAre("enp59s0f0"));
 }
 
+// A scalable function (auxiliary device under its PF) is discovered with the PF's PCI
+// identity, its own netdev, RDMA device and char devices, and its health inputs.
+TEST_F(DiscoveryTest, ScalableFunctionUnderItsPf) {
+  SimPciFunction pf = RocePf("0000:3b:00.0", "enp59s0f0", "mlx5_0");
+  pf.numa_node = 1;
+  Add(pf);
+  SimSubFunction sf;
+  sf.name = "mlx5_core.sf.4";
+  sf.parent = "0000:3b:00.0";
+  sf.sfnum = 88;
+  sf.netdevs = {"enp59s0f0s88"};
+  sf.rdma_device = "mlx5_4";
+  ASSERT_TRUE(sim_.AddSubFunction(sf).ok());
+
+  Inventory inv = Scan();
+  ASSERT_THAT(Addresses(inv.functions), ElementsAre("0000:3b:00.0", "mlx5_core.sf.4"));
+  EXPECT_TRUE(inv.present.count("mlx5_core.sf.4"));
+  const PciFunction& f = inv.functions[1];
+  EXPECT_TRUE(f.is_sf);
+  EXPECT_FALSE(f.is_vf);
+  EXPECT_EQ(f.sf_num, 88);
+  EXPECT_EQ(f.pf_address, "0000:3b:00.0");
+  EXPECT_THAT(f.pf_netdevs, ElementsAre("enp59s0f0"));
+  EXPECT_EQ(f.vendor, "15b3");
+  EXPECT_EQ(f.numa_node, 1);
+  EXPECT_EQ(f.driver, "mlx5_core.sf");
+  EXPECT_THAT(f.netdevs, ElementsAre("enp59s0f0s88"));
+  ASSERT_THAT(f.rdma, SizeIs(1));
+  EXPECT_EQ(f.rdma[0].name, "mlx5_4");
+  EXPECT_THAT(f.rdma[0].char_devices, ElementsAre("/dev/infiniband/issm1", "/dev/infiniband/umad1",
+                                                  "/dev/infiniband/uverbs1"));
+  EXPECT_EQ(SysfsDirOf(f), "/sys/bus/auxiliary/devices/mlx5_core.sf.4");
+
+  // Health is read from the SF's own directory.
+  ASSERT_TRUE(sim_.SetPortState("mlx5_core.sf.4", 1, "1: DOWN").ok());
+  PciFunction copy = f;
+  Discoverer(*host_).RefreshHealth(&copy);
+  EXPECT_FALSE(copy.healthy);
+  EXPECT_EQ(copy.health_reason, "mlx5_4 port 1 is 1: DOWN");
+
+  // Hot-removal of the SF.
+  ASSERT_TRUE(sim_.RemovePciFunction("mlx5_core.sf.4").ok());
+  EXPECT_THAT(Addresses(Scan().functions), ElementsAre("0000:3b:00.0"));
+}
+
+// An auxiliary device without RDMA (e.g. mlx5_core.eth.0) is skipped quietly.
+TEST_F(DiscoveryTest, AuxiliaryDeviceWithoutRdmaIsSkipped) {
+  Add(RocePf("0000:3b:00.0", "enp59s0f0", "mlx5_0"));
+  SimSubFunction eth;
+  eth.name = "mlx5_core.eth.0";
+  eth.parent = "0000:3b:00.0";
+  ASSERT_TRUE(sim_.AddSubFunction(eth).ok());
+  Inventory inv = Scan();
+  EXPECT_THAT(Addresses(inv.functions), ElementsAre("0000:3b:00.0"));
+  EXPECT_THAT(inv.excluded, IsEmpty());
+}
+
 // A two-port HCA gets both umad and both issm nodes, and one link layer per port.
 TEST_F(DiscoveryTest, MultiPortHcaHasCharDevicesOfEveryPort) {
   SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");

@@ -76,7 +76,7 @@ class ServerTest : public ::testing::Test {
     o.server.backoff_initial = milliseconds(20);
     o.server.backoff_max = milliseconds(200);
     o.server.stream_check_delay = milliseconds(1000);
-    o.socket_check_interval = milliseconds(200);
+    o.health_poll_interval = milliseconds(200);
     return o;
   }
 
@@ -401,6 +401,54 @@ TEST_F(ServerTest, ExclusiveModeOneDevicePerFunction) {
             StatusCode::kInvalidArgument);
 }
 
+// Scalable functions: one exclusive device each, keyed by the auxiliary device name, with
+// their own char devices; shared pools leave them out.
+TEST_F(ServerTest, ExclusiveScalableFunctions) {
+  SimPciFunction pf;
+  pf.address = "0000:5e:00.0";
+  pf.netdevs = {"ens1f0"};
+  pf.rdma_device = "mlx5_pf";
+  ASSERT_TRUE(node_->AddPciFunction(pf).ok());
+  for (int i : {1, 2}) {
+    SimSubFunction sf;
+    sf.name = "mlx5_core.sf." + std::to_string(i);
+    sf.parent = pf.address;
+    sf.sfnum = i;
+    sf.netdevs = {"ens1f0s" + std::to_string(i)};
+    sf.rdma_device = "mlx5_sf" + std::to_string(i);
+    ASSERT_TRUE(node_->AddSubFunction(sf).ok());
+  }
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.server.device_info_dir = tmp_.path() + "/devinfo";
+  StartManager(R"({"periodicUpdateInterval": 0, "configList": [
+    {"resourceName": "sfs", "mode": "exclusive", "selectors": {"pfNames": ["ens1f0"]}},
+    {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"pfNames": ["ens1f0"]}}]})",
+               opts);
+  ASSERT_TRUE(WaitListed("rdma/sfs", 3));  // the PF and its two SFs
+  auto v = kubelet_->View("rdma/sfs");
+  EXPECT_EQ(v.devices[0].id(), "0000:5e:00.0");
+  EXPECT_EQ(v.devices[1].id(), "mlx5_core.sf.1");
+  EXPECT_EQ(v.devices[2].id(), "mlx5_core.sf.2");
+
+  auto resp = kubelet_->Allocate("rdma/sfs", {"mlx5_core.sf.2"});
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  const auto& c = resp->container_responses(0);
+  EXPECT_EQ(c.envs().at("PCIDEVICE_RDMA_SFS"), "mlx5_core.sf.2");
+  EXPECT_EQ(c.envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_sf2");
+  std::vector<std::string> paths;
+  for (const auto& d : c.devices()) paths.push_back(d.host_path());
+  EXPECT_EQ(paths.size(), 4u);  // issm, umad, uverbs of the SF, and rdma_cm
+  EXPECT_EQ(paths.back(), "/dev/infiniband/rdma_cm");
+  EXPECT_FALSE(fs::exists(tmp_.path() + "/devinfo/rdma-sfs-mlx5_core.sf.2-device.json"))
+      << "the device-info spec has no auxiliary type";
+
+  // The shared pool over the same PF holds the PF only.
+  auto shared = kubelet_->Allocate(kResA, {"0"});
+  ASSERT_TRUE(shared.ok());
+  EXPECT_EQ(shared->container_responses(0).envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_pf");
+}
+
 // A device whose RDMA device moved into a pod (gone from host sysfs, PCI function still
 // there) stays advertised and Healthy; a hot-removed function goes.
 TEST_F(ServerTest, ExclusiveDeviceInPodStaysAdvertised) {
@@ -636,6 +684,25 @@ TEST_F(ServerTest, CdiSpecsAndAllocation) {
   m->Stop();
   EXPECT_TRUE(fs::exists(spec_a));
   EXPECT_TRUE(fs::exists(cdi + "/vendor-other.json"));
+}
+
+// A configured cdiKind names the spec's kind and the CDI names Allocate returns.
+TEST_F(ServerTest, CdiKindIsConfigurable) {
+  const std::string cdi = tmp_.path() + "/cdi";
+  ASSERT_TRUE(kubelet_->Start().ok());
+  StartManager(R"({"periodicUpdateInterval": 0, "configList": [
+    {"resourceName": "hca_a", "rdmaHcaMax": 2, "cdiKind": "example.com/rdma",
+     "selectors": {"ifNames": ["ib0"]}}]})",
+               CdiOptions(Options(), cdi));
+  ASSERT_TRUE(WaitListed(kResA, 2));
+  auto spec =
+      nlohmann::json::parse(ReadTextFile(cdi + "/hcashare-rdma_hca_a.json"), nullptr, false);
+  ASSERT_FALSE(spec.is_discarded());
+  EXPECT_EQ(spec["kind"], "example.com/rdma");
+  auto resp = kubelet_->Allocate(kResA, {"0"});
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  ASSERT_EQ(resp->container_responses(0).cdi_devices_size(), 1);
+  EXPECT_EQ(resp->container_responses(0).cdi_devices(0).name(), "example.com/rdma=all");
 }
 
 // On shutdown the specs this instance wrote are removed.

@@ -177,7 +177,8 @@ Status FakeKubelet::Connect(const std::string& resource, const std::string& sock
   std::shared_ptr<Endpoint> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    old = endpoints_[resource];
+    auto it = endpoints_.find(resource);
+    if (it != endpoints_.end()) old = it->second;
     endpoints_[resource] = ep;
     ResourceView& v = views_[resource];
     ++v.registrations;
@@ -194,7 +195,10 @@ void FakeKubelet::Follow(std::shared_ptr<Endpoint> ep, std::string resource) {
   auto reader = ep->stub->ListAndWatch(&ep->stream_ctx, v1beta1::Empty());
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (endpoints_[resource] == ep) views_[resource].connected = true;
+    // find(), not []: after Stop() swapped the map out, this endpoint is gone and must
+    // not come back as an empty entry.
+    auto it = endpoints_.find(resource);
+    if (it != endpoints_.end() && it->second == ep) views_[resource].connected = true;
   }
   cv_.notify_all();
   v1beta1::ListAndWatchResponse resp;

@@ -1,0 +1,137 @@
+// ListWatchStream and DevicePluginService::FinishStreams over a real gRPC unix socket:
+// the first list at once, the latest of a burst of publishes always delivered, and the
+// stream ends reported as by the plugin or by the kubelet.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "common/host.h"
+#include "common/temp_dir.h"
+#include "deviceplugin/plugin_service.h"
+
+namespace hcashare::dp {
+namespace {
+
+using std::chrono::milliseconds;
+
+config::ResourceConfig Resource(int max) {
+  config::ResourceConfig rc;
+  rc.resource_name = "hca_a";
+  rc.resource_prefix = "rdma";
+  rc.rdma_hca_max = max;
+  return rc;
+}
+
+class ListWatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    events_.stream_changed = [this](int delta, bool by_peer) {
+      open_ += delta;
+      if (delta < 0 && by_peer) ++ended_by_peer_;
+      if (delta < 0 && !by_peer) ++ended_by_plugin_;
+    };
+    events_.registration_status = [](bool, const std::string&) {};
+    service_ = std::make_unique<DevicePluginService>(state_, *host_, events_, tmp_.path(),
+                                                     /*use_cdi=*/false, nullptr);
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + tmp_.path() + "/dp.sock", grpc::InsecureServerCredentials());
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    stub_ = v1beta1::DevicePlugin::NewStub(grpc::CreateChannel("unix://" + tmp_.path() + "/dp.sock",
+                                                               grpc::InsecureChannelCredentials()));
+  }
+  void TearDown() override {
+    service_->FinishStreams();
+    server_->Shutdown(std::chrono::system_clock::now() + milliseconds(500));
+    server_->Wait();
+  }
+
+  bool WaitOpen(int n) {
+    for (int i = 0; i < 500 && open_.load() != n; ++i) std::this_thread::sleep_for(milliseconds(5));
+    return open_.load() == n;
+  }
+
+  TempDir tmp_{"hcashare-lw-"};
+  std::unique_ptr<Host> host_ = NewRootedHost(tmp_.path());
+  PluginState state_{Resource(1)};
+  ServiceEvents events_;
+  std::atomic<int> open_{0}, ended_by_peer_{0}, ended_by_plugin_{0};
+  std::unique_ptr<DevicePluginService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1beta1::DevicePlugin::Stub> stub_;
+};
+
+TEST_F(ListWatchTest, BurstOfPublishesEndsOnTheLatest) {
+  grpc::ClientContext ctx;
+  auto reader = stub_->ListAndWatch(&ctx, v1beta1::Empty());
+  v1beta1::ListAndWatchResponse resp;
+  ASSERT_TRUE(reader->Read(&resp));
+  EXPECT_EQ(resp.devices_size(), 1);  // the current list, at once
+  ASSERT_TRUE(WaitOpen(1));
+
+  constexpr int kPublishes = 300;
+  for (int i = 2; i <= kPublishes; ++i) state_.Publish(Resource(i), PoolState{}, false);
+  int received = 1;
+  while (resp.devices_size() != kPublishes) {
+    ASSERT_TRUE(reader->Read(&resp)) << "stream ended after " << received << " lists";
+    ++received;
+  }
+  // Intermediate generations may be skipped, never repeated; the latest always arrives.
+  EXPECT_LE(received, kPublishes);
+  EXPECT_EQ(resp.devices(kPublishes - 1).id(), std::to_string(kPublishes - 1));
+
+  service_->FinishStreams();
+  EXPECT_FALSE(reader->Read(&resp));
+  EXPECT_TRUE(reader->Finish().ok());
+  ASSERT_TRUE(WaitOpen(0));
+  EXPECT_EQ(ended_by_plugin_.load(), 1);
+  EXPECT_EQ(ended_by_peer_.load(), 0);
+}
+
+TEST_F(ListWatchTest, KubeletCancelEndsTheStreamAsByPeer) {
+  {
+    grpc::ClientContext ctx;
+    auto reader = stub_->ListAndWatch(&ctx, v1beta1::Empty());
+    v1beta1::ListAndWatchResponse resp;
+    ASSERT_TRUE(reader->Read(&resp));
+    ASSERT_TRUE(WaitOpen(1));
+    ctx.TryCancel();
+    EXPECT_FALSE(reader->Read(&resp));
+  }
+  ASSERT_TRUE(WaitOpen(0));
+  EXPECT_EQ(ended_by_peer_.load(), 1);
+  // Publishing with no stream open touches nothing.
+  state_.Publish(Resource(5), PoolState{}, false);
+}
+
+TEST_F(ListWatchTest, StreamOpenedAfterFinishStreamsEndsAtOnce) {
+  service_->FinishStreams();
+  grpc::ClientContext ctx;
+  auto reader = stub_->ListAndWatch(&ctx, v1beta1::Empty());
+  v1beta1::ListAndWatchResponse resp;
+  while (reader->Read(&resp)) {
+  }
+  EXPECT_TRUE(reader->Finish().ok());
+  ASSERT_TRUE(WaitOpen(0));
+  EXPECT_EQ(ended_by_plugin_.load(), 1);
+}
+
+TEST(PluginStateTest, SnapshotCarriesSerializedListAndCounts) {
+  PluginState state(Resource(3));
+  auto snap = state.Current();
+  EXPECT_EQ(snap->devices, 3);
+  EXPECT_EQ(snap->healthy_devices, 0);  // no HCA in the pool
+  auto list = snap->List();
+  ASSERT_EQ(list.devices_size(), 3);
+  EXPECT_EQ(list.devices(2).health(), kUnhealthy);
+  EXPECT_FALSE(state.Publish(Resource(3), PoolState{}, false));
+  EXPECT_EQ(state.Current()->generation, snap->generation);
+  EXPECT_FALSE(state.Publish(Resource(3), PoolState{}, true));  // forced: same content
+  EXPECT_EQ(state.Current()->generation, snap->generation + 1);
+}
+
+}  // namespace
+}  // namespace hcashare::dp
