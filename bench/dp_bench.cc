@@ -145,6 +145,9 @@ int Main(int argc, char** argv) {
   app.add_option("--plugin", plugin, "daemon binary")->capture_default_str();
   bool trace = false;
   app.add_flag("--trace", trace, "print the plugin's debug log of each start-up");
+  std::string health_poll = "2";
+  app.add_option("--health-poll", health_poll, "the daemon's --health-poll-interval")
+      ->capture_default_str();
   double idle_seconds = 10;
   app.add_option("--idle-seconds", idle_seconds, "how long idle wake-ups are counted")
       ->capture_default_str();
@@ -165,7 +168,7 @@ int Main(int argc, char** argv) {
     auto wall0 = std::chrono::system_clock::now();
     auto proc = Subprocess::Spawn(
         {plugin, "--config", env.config, "--host-root", env.host, "--kubelet-root-dir", env.kubelet,
-         "--log-level", trace ? "debug" : "warn"},
+         "--log-level", trace ? "debug" : "warn", "--health-poll-interval", health_poll},
         env.tmp.path() + "/plugin.log");
     if (!proc.ok()) return 1;
     double worst = 0;
@@ -223,9 +226,9 @@ int Main(int argc, char** argv) {
         if (d > 0) busy += " " + thread + "=" + std::to_string(d);
       }
       std::printf(
-          "idle_wakeups (%.0f s, health poll 2 s, rescan 60 s): %ld context switches, "
+          "idle_wakeups (%.0f s, health poll %s s, rescan 60 s): %ld context switches, "
           "%.0f ms CPU\n",
-          idle_seconds, total, CpuMillis(proc->pid()) - cpu_before);
+          idle_seconds, health_poll.c_str(), total, CpuMillis(proc->pid()) - cpu_before);
       if (inspect) std::printf("  by thread:%s\n", busy.c_str());
     }
     (void)proc->Signal(SIGTERM);

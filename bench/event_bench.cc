@@ -2,7 +2,7 @@
 // the uevent seam, since the test machine has no RDMA hardware) until the fake kubelet
 // receives the updated device list, with periodic rescans off. Also the same for a port
 // state change picked up by the health poll. Reports p50/p99/max.
-// Run: build/bin/event_bench [--rounds 200]
+// Run: build/bin/event_bench [--rounds 200] [--health-poll 2]
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +41,9 @@ int Main(int argc, char** argv) {
   int rounds = 200;
   CLI::App app{"event_bench: uevent/port change -> ListAndWatch latency"};
   app.add_option("--rounds", rounds, "changes to measure")->capture_default_str();
+  double poll_seconds = 2;
+  app.add_option("--health-poll", poll_seconds, "health poll interval (the daemon's default: 2)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   SetLogLevel(LogLevel::kError);
 
@@ -55,8 +58,8 @@ int Main(int argc, char** argv) {
   dp::ManagerOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
   opts.server.mode = dp::RegistrationMode::kKubelet;
-  opts.health_poll_interval = milliseconds(2000);  // the default
-  opts.watch_links = true;                         // as the daemon runs
+  opts.health_poll_interval = milliseconds(static_cast<int>(poll_seconds * 1000));
+  opts.watch_links = true;  // as the daemon runs
   dp::PluginManager manager(opts, *host, rdma, &uevents);
   auto cfg = config::ParseConfig(R"({"periodicUpdateInterval": 0, "configList": [
     {"resourceName": "hca", "rdmaHcaMax": 16, "selectors": {"vendors": ["15b3"]}}]})");
@@ -89,7 +92,7 @@ int Main(int argc, char** argv) {
   }
   Report("hotplug_uevent_to_listandwatch", hotplug);
 
-  // Port state: no uevent exists for it; the health poll (2 s) finds it.
+  // Port state: no uevent exists for it; the health poll finds it.
   std::vector<double> port;
   for (int i = 0; i < std::min(rounds, 10); ++i) {
     const bool down = i % 2 == 0;

@@ -1,0 +1,154 @@
+#include "cni/env.h"
+
+#include <optional>
+#include <utility>
+
+#include "cni/syntax.h"
+#include "common/strings.h"
+#include "config/document.h"
+
+namespace hcashare::cni {
+
+namespace {
+
+enum class Use { kRequired, kOptional };
+
+// One variable a verb reads: where it goes and how it is checked.
+struct VarRule {
+  const char* name;
+  std::string CniEnv::*field;
+  Use use;
+  Problem (*check)(std::string_view);
+};
+
+Problem CheckNoProblem(std::string_view) { return std::nullopt; }
+
+Problem CheckCniPath(std::string_view s) {
+  for (const std::string& dir : SplitPathList(s)) {
+    if (Problem problem = CheckAbsolutePath(dir)) {
+      return "has a directory " + config::Quote(dir) + " that " + *problem;
+    }
+  }
+  return std::nullopt;
+}
+
+// The variables `verb` reads, beyond CNI_COMMAND.
+std::vector<VarRule> RulesFor(Verb verb) {
+  const VarRule container_id{"CNI_CONTAINERID", &CniEnv::container_id, Use::kRequired,
+                             CheckIdentifier};
+  const VarRule ifname{"CNI_IFNAME", &CniEnv::ifname, Use::kRequired, CheckIfName};
+  const VarRule args{"CNI_ARGS", &CniEnv::args, Use::kOptional, CheckNoProblem};
+  VarRule path{"CNI_PATH", &CniEnv::path, Use::kRequired, CheckCniPath};
+  VarRule netns{"CNI_NETNS", &CniEnv::netns, Use::kRequired, CheckAbsolutePath};
+  switch (verb) {
+    case Verb::kAdd:
+    case Verb::kCheck:
+      return {container_id, netns, ifname, args, path};
+    case Verb::kDel:
+      netns.use = Use::kOptional;
+      return {container_id, netns, ifname, args, path};
+    case Verb::kGc:
+      return {path};
+    case Verb::kStatus:
+      path.use = Use::kOptional;
+      return {path};
+    case Verb::kVersion:
+      break;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> SplitPathList(std::string_view list) {
+  std::vector<std::string> dirs;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t colon = list.find(':', start);
+    if (colon == std::string_view::npos) colon = list.size();
+    if (colon > start) dirs.emplace_back(list.substr(start, colon - start));
+    start = colon + 1;
+  }
+  return dirs;
+}
+
+std::string CniEnv::Arg(std::string_view key) const {
+  const auto it = cni_args.find(std::string(key));
+  return it == cni_args.end() ? "" : it->second;
+}
+
+CniOr<std::map<std::string, std::string>> ParseCniArgs(std::string_view args) {
+  std::map<std::string, std::string> out;
+  if (args.empty()) return out;
+  size_t start = 0;
+  while (start <= args.size()) {
+    size_t semi = args.find(';', start);
+    if (semi == std::string_view::npos) semi = args.size();
+    const std::string_view pair = args.substr(start, semi - start);
+    start = semi + 1;
+    const size_t eq = pair.find('=');
+    if (eq == std::string_view::npos || pair.find('=', eq + 1) != std::string_view::npos) {
+      return CniError{
+          kErrInvalidEnv,
+          "CNI_ARGS has a malformed pair " + config::Quote(std::string(pair)) + " (want KEY=VALUE)",
+          ""};
+    }
+    std::string key(pair.substr(0, eq));
+    if (key.empty()) {
+      return CniError{kErrInvalidEnv,
+                      "CNI_ARGS has a pair with an empty key: " + config::Quote(std::string(pair)),
+                      ""};
+    }
+    if (out.count(key)) {
+      return CniError{kErrInvalidEnv, "CNI_ARGS repeats the key " + config::Quote(key), ""};
+    }
+    out.emplace(std::move(key), std::string(pair.substr(eq + 1)));
+  }
+  return out;
+}
+
+CniOr<CniEnv> ParseCniEnv(const EnvMap& env) {
+  auto value_of = [&env](const char* name) -> std::string {
+    const auto it = env.find(name);
+    return it == env.end() ? "" : it->second;
+  };
+  CniEnv out;
+  out.command = value_of("CNI_COMMAND");
+  if (out.command.empty()) return CniError{kErrInvalidEnv, "CNI_COMMAND is not set", ""};
+  const std::optional<Verb> verb = ParseVerb(out.command);
+  if (!verb) {
+    return CniError{kErrInvalidEnv,
+                    "CNI_COMMAND " + config::Quote(out.command) +
+                        " must be one of ADD, DEL, CHECK, STATUS, GC, VERSION",
+                    ""};
+  }
+  out.verb = *verb;
+
+  std::vector<std::string> problems;
+  for (const VarRule& rule : RulesFor(out.verb)) {
+    std::string value = value_of(rule.name);
+    if (value.empty()) {
+      if (rule.use == Use::kRequired) {
+        problems.push_back(std::string(rule.name) + " is required for " + out.command);
+      }
+      continue;
+    }
+    if (Problem problem = rule.check(value)) {
+      problems.push_back(std::string(rule.name) + " " + config::Quote(value) + " " + *problem);
+      continue;
+    }
+    out.*rule.field = std::move(value);
+  }
+  if (!out.args.empty()) {
+    CniOr<std::map<std::string, std::string>> args = ParseCniArgs(out.args);
+    if (args.ok()) {
+      out.cni_args = std::move(args).value();
+    } else {
+      problems.push_back(args.error().msg);
+    }
+  }
+  if (!problems.empty()) return CniError{kErrInvalidEnv, Join(problems, "; "), ""};
+  return out;
+}
+
+}  // namespace hcashare::cni

@@ -1,0 +1,292 @@
+#include "cni/netconf.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "cni/env.h"
+#include "cni/json_fields.h"
+#include "cni/version.h"
+#include "common/strings.h"
+#include "config/document.h"
+#include "config/suggest.h"
+
+namespace hcashare::cni {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kValidAttachmentsKey = "cni.dev/valid-attachments";
+
+const std::vector<std::string>& KnownKeys() {
+  static const std::vector<std::string> kKeys = {
+      // CNI spec and libcni.
+      "cniVersion", "cniVersions", "name", "type", "args", "dns", "ipam", "prevResult",
+      "runtimeConfig", "capabilities", "disableCheck", "disableGC", "cni.dev/attachments",
+      std::string(kValidAttachmentsKey),
+      // sriov-cni.
+      "deviceID", "pciBusID", "resourceName", "vlan", "vlanQoS", "vlanProto", "mac", "mtu",
+      "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "logLevel", "logFile",
+      // hcashare.
+      "kubeletRootDir", "stateDir", "hostRoot"};
+  return kKeys;
+}
+
+// Reads the configuration into a NetConf, collecting problems in `errors`.
+class NetConfReader {
+ public:
+  NetConfReader(const json& root, Verb verb, NetConf* conf, std::vector<std::string>* errors)
+      : top_(root, "", errors), verb_(verb), conf_(*conf), errors_(*errors) {}
+
+  void ReadAll() {
+    runtime_ = top_.Object("runtimeConfig");
+    if (runtime_) conf_.runtime_config = *runtime_;
+    ReadIdentity();
+    ReadDevice();
+    ReadVlan();
+    ReadVfSettings();
+    ReadIpam();
+    ReadHostAndLogging();
+    ReadRuntimeInputs();
+    WarnAboutTypos();
+  }
+
+ private:
+  // REQUIRES: runtime_ != nullptr.
+  FieldReader RuntimeReader() { return FieldReader(*runtime_, "runtimeConfig", &errors_); }
+
+  bool NeedsDevice() const { return verb_ == Verb::kAdd || verb_ == Verb::kCheck; }
+
+  // A string member that `check` must accept.
+  std::optional<std::string> Checked(FieldReader& reader, std::string_view key,
+                                     Problem (*check)(std::string_view),
+                                     Need need = Need::kOptional) {
+    std::optional<std::string> value = reader.String(key, need);
+    if (!value) return std::nullopt;
+    if (Problem problem = check(*value)) {
+      reader.Fail(key, *problem + ", got " + config::Quote(*value));
+      return std::nullopt;
+    }
+    return value;
+  }
+
+  // An "on"/"off" member.
+  std::optional<bool> OnOff(std::string_view key) {
+    const auto index = top_.Choice(key, {"on", "off"});
+    if (!index) return std::nullopt;
+    return *index == 0;
+  }
+
+  std::optional<int> SmallInt(std::string_view key, int min, int max) {
+    const auto value = top_.Integer(key, min, max);
+    if (!value) return std::nullopt;
+    return static_cast<int>(*value);
+  }
+
+  void ReadIdentity() {
+    // cniVersion is checked by the caller.
+    conf_.name = Checked(top_, "name", CheckIdentifier, Need::kRequired).value_or("");
+    conf_.type = Checked(top_, "type", CheckPluginName, Need::kRequired).value_or("");
+    conf_.resource_name = top_.String("resourceName");
+  }
+
+  void ReadDevice() {
+    const std::optional<std::string> device_id = top_.String("deviceID");
+    const std::optional<std::string> pci_bus_id = top_.String("pciBusID");
+    std::optional<std::string> runtime_device_id;
+    if (runtime_) runtime_device_id = RuntimeReader().String("deviceID");
+    const struct {
+      const std::optional<std::string>& value;
+      const char* path;
+      DeviceIdSource source;
+    } candidates[] = {
+        {device_id, "deviceID", DeviceIdSource::kDeviceId},
+        {pci_bus_id, "pciBusID", DeviceIdSource::kPciBusId},
+        {runtime_device_id, "runtimeConfig.deviceID", DeviceIdSource::kRuntimeConfig}};
+    for (const auto& candidate : candidates) {
+      if (!candidate.value) continue;
+      const std::optional<DeviceName> name = ParseDeviceName(*candidate.value);
+      if (!name) {
+        errors_.push_back(std::string(candidate.path) +
+                          ": must be a PCI address (DDDD:BB:DD.F) or an auxiliary device name "
+                          "(e.g. mlx5_core.sf.4), got " +
+                          config::Quote(*candidate.value));
+        return;
+      }
+      conf_.device = DeviceId{name->value, name->kind, candidate.source};
+      return;
+    }
+    // A candidate of the wrong type has been reported already.
+    const bool any_given = top_.Find("deviceID") || top_.Find("pciBusID") ||
+                           (runtime_ && RuntimeReader().Find("deviceID"));
+    if (NeedsDevice() && !any_given) {
+      errors_.push_back(
+          "deviceID: required (Multus sets it from the pod's device allocation; or set "
+          "deviceID, pciBusID or runtimeConfig.deviceID)");
+    }
+  }
+
+  void ReadVlan() {
+    conf_.vlan = SmallInt("vlan", 0, kMaxVlan);
+    conf_.vlan_qos = SmallInt("vlanQoS", 0, kMaxVlanQos);
+    if (const auto proto = top_.Choice("vlanProto", {"802.1q", "802.1ad"})) {
+      conf_.vlan_proto = *proto == 0 ? "802.1q" : "802.1ad";
+    }
+    // Cross-field rules (sriov-cni's). Only a vlan that was present counts as missing.
+    const bool vlan_present = top_.Find("vlan") != nullptr;
+    const bool untagged = conf_.vlan && *conf_.vlan == 0;
+    if (conf_.vlan_qos && !vlan_present) top_.Fail("vlanQoS", "requires vlan");
+    if (conf_.vlan_qos && *conf_.vlan_qos != 0 && untagged) {
+      top_.Fail("vlanQoS", "a non-zero QoS requires a non-zero vlan");
+    }
+    if (conf_.vlan_proto && !vlan_present) top_.Fail("vlanProto", "requires vlan");
+    if (conf_.vlan_proto == "802.1ad" && untagged) {
+      top_.Fail("vlanProto", "\"802.1ad\" requires a non-zero vlan");
+    }
+  }
+
+  void ReadVfSettings() {
+    conf_.mac = Mac(top_, "mac");
+    if (runtime_) {
+      FieldReader runtime_reader = RuntimeReader();
+      conf_.runtime_mac = Mac(runtime_reader, "mac");
+    }
+    conf_.spoofchk = OnOff("spoofchk");
+    conf_.trust = OnOff("trust");
+    if (const auto state = top_.Choice("link_state", {"auto", "enable", "disable"})) {
+      conf_.link_state = static_cast<LinkState>(*state);  // the choices are in LinkState order
+    }
+    conf_.min_tx_rate = top_.Integer("min_tx_rate", 0, kMaxTxRate);
+    conf_.max_tx_rate = top_.Integer("max_tx_rate", 0, kMaxTxRate);
+    const int64_t min_rate = conf_.min_tx_rate.value_or(0);
+    const int64_t max_rate = conf_.max_tx_rate.value_or(0);
+    if (min_rate != 0 && max_rate != 0 && max_rate < min_rate) {
+      top_.Fail("max_tx_rate", "must be >= min_tx_rate (" + std::to_string(min_rate) + "), got " +
+                                   std::to_string(max_rate));
+    }
+    conf_.mtu = SmallInt("mtu", kMinMtu, kMaxMtu);
+  }
+
+  std::optional<std::string> Mac(FieldReader& reader, std::string_view key) {
+    const std::optional<std::string> value = reader.String(key);
+    if (!value) return std::nullopt;
+    std::string problem;
+    std::optional<std::string> mac = ParseUnicastMac(*value, &problem);
+    if (!mac) reader.Fail(key, problem + ", got " + config::Quote(*value));
+    return mac;
+  }
+
+  void ReadIpam() {
+    const json* ipam = top_.Object("ipam");
+    if (!ipam) return;
+    FieldReader ipam_reader(*ipam, "ipam", &errors_);
+    const std::optional<std::string> type = Checked(ipam_reader, "type", CheckPluginName);
+    if (!type) return;
+    conf_.ipam = *ipam;
+    conf_.ipam_type = *type;
+  }
+
+  void ReadHostAndLogging() {
+    const struct {
+      const char* key;
+      std::string* field;
+    } dirs[] = {{"kubeletRootDir", &conf_.kubelet_root_dir},
+                {"stateDir", &conf_.state_dir},
+                {"hostRoot", &conf_.host_root}};
+    for (const auto& dir : dirs) {
+      if (auto value = Checked(top_, dir.key, CheckAbsolutePath)) *dir.field = std::move(*value);
+    }
+    conf_.log_file = Checked(top_, "logFile", CheckAbsolutePath);
+    if (const auto level = top_.String("logLevel")) {
+      Result<LogLevel> parsed = ParseLogLevel(*level);
+      if (parsed.ok()) {
+        conf_.log_level = *parsed;
+      } else {
+        conf_.warnings.push_back("logLevel: unknown level " + config::Quote(*level) +
+                                 "; using info");
+      }
+    }
+  }
+
+  void ReadRuntimeInputs() {
+    if (const json* prev =
+            top_.Object("prevResult", verb_ == Verb::kCheck ? Need::kRequired : Need::kOptional)) {
+      conf_.prev_result = *prev;
+    }
+    const Need need = verb_ == Verb::kGc ? Need::kRequired : Need::kOptional;
+    if (!top_.Find(kValidAttachmentsKey) && need == Need::kOptional) return;
+    std::vector<Attachment> attachments;
+    ForEachObject(top_, kValidAttachmentsKey, need, [&attachments](FieldReader& entry) {
+      auto container_id = entry.String("containerID", Need::kRequired);
+      auto ifname = entry.String("ifname", Need::kRequired);
+      if (container_id && ifname) attachments.push_back({*container_id, *ifname});
+    });
+    conf_.valid_attachments = std::move(attachments);
+  }
+
+  void WarnAboutTypos() {
+    for (const auto& item : conf_.raw.items()) {
+      const std::string& key = item.key();
+      const auto& known = KnownKeys();
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      if (const auto suggestion = config::SuggestKey(key, known)) {
+        conf_.warnings.push_back("unknown key " + config::Quote(key) + "; did you mean " +
+                                 config::Quote(*suggestion) + "?");
+      }
+    }
+  }
+
+  FieldReader top_;
+  Verb verb_;
+  NetConf& conf_;
+  std::vector<std::string>& errors_;
+  const json* runtime_ = nullptr;  // "runtimeConfig" when it is an object
+};
+
+}  // namespace
+
+bool NetConf::RequestsPfSideSettings() const {
+  return vlan || vlan_qos || vlan_proto || mac || runtime_mac || spoofchk || trust || link_state ||
+         min_tx_rate || max_tx_rate;
+}
+
+CniOr<NetConf> ParseNetConf(std::string_view text, Verb verb) {
+  CniOr<json> root = DecodeJson(text, "network configuration");
+  if (!root.ok()) return root.error();
+  if (!root->is_object()) {
+    return CniError{kErrDecode, "cannot decode network configuration",
+                    "must be a JSON object, got " + DescribeValue(*root)};
+  }
+  NetConf conf;
+  conf.raw = std::move(root).value();
+  std::vector<std::string> errors;
+  const std::optional<std::string> version =
+      FieldReader(conf.raw, "", &errors).String("cniVersion", Need::kRequired);
+  if (version) {
+    if (MaybeError error = CheckConfigVersion(version, verb)) return *error;
+    conf.cni_version = *version;
+  }
+  NetConfReader(conf.raw, verb, &conf, &errors).ReadAll();
+  if (!errors.empty()) {
+    return CniError{kErrInvalidNetConf, "invalid network configuration", Join(errors, "; ")};
+  }
+  return conf;
+}
+
+CniOr<std::optional<std::string>> SelectMac(const NetConf& conf,
+                                            const std::map<std::string, std::string>& cni_args) {
+  if (conf.runtime_mac) return conf.runtime_mac;
+  const auto arg = cni_args.find(std::string(kArgMac));
+  if (arg != cni_args.end()) {
+    std::string problem;
+    std::optional<std::string> mac = ParseUnicastMac(arg->second, &problem);
+    if (!mac) {
+      return CniError{kErrInvalidEnv, "CNI_ARGS MAC " + config::Quote(arg->second) + ": " + problem,
+                      ""};
+    }
+    return mac;
+  }
+  return conf.mac;
+}
+
+}  // namespace hcashare::cni

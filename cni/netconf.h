@@ -1,0 +1,115 @@
+// The network configuration hcashare-cni reads from stdin: the sriov-cni schema (deviceID,
+// vlan, mac, spoofchk, ... ipam) plus hcashare's own keys, validated strictly. Every
+// problem is collected and reported in one code-7 error, each with its JSON path.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cni/error.h"
+#include "cni/syntax.h"
+#include "cni/verb.h"
+#include "common/log.h"
+
+namespace hcashare::cni {
+
+inline constexpr std::string_view kDefaultKubeletRootDir = "/var/lib/kubelet";
+inline constexpr std::string_view kDefaultStateDir = "/var/lib/cni/hcashare";
+inline constexpr std::string_view kDefaultHostRoot = "/";
+// VLAN IDs 0..4094 (4095 is reserved by 802.1Q; sriov-cni rejects it too). 0 = untagged.
+inline constexpr int kMaxVlan = 4094;
+inline constexpr int kMaxVlanQos = 7;
+inline constexpr int kMinMtu = 68;
+inline constexpr int kMaxMtu = 65535;
+// Rates are Mbps in a 32-bit netlink field.
+inline constexpr int64_t kMaxTxRate = UINT32_MAX;
+
+// Where the device ID came from, in order of precedence.
+enum class DeviceIdSource {
+  kDeviceId,       // "deviceID" (what Multus injects)
+  kPciBusId,       // "pciBusID"
+  kRuntimeConfig,  // "runtimeConfig.deviceID" (capability args, e.g. cnitool CAP_ARGS)
+};
+
+// The device the attachment uses.
+struct DeviceId {
+  std::string value;  // normalised: "0000:3b:00.2" or "mlx5_core.sf.4"
+  DeviceKind kind = DeviceKind::kPciFunction;
+  DeviceIdSource source = DeviceIdSource::kDeviceId;
+};
+
+// The VF link state set on the PF side.
+enum class LinkState { kAuto, kEnable, kDisable };
+
+// One entry of GC's "cni.dev/valid-attachments".
+struct Attachment {
+  std::string container_id;
+  std::string ifname;
+};
+
+// A parsed network configuration. Optional members are set only when the configuration
+// sets them, so later code knows whether a PF-side setting was asked for.
+struct NetConf {
+  std::string cni_version;
+  std::string name;
+  std::string type;
+  std::optional<DeviceId> device;  // required for ADD and CHECK
+  std::optional<std::string> resource_name;
+
+  // PF-side VF settings.
+  std::optional<int> vlan;                 // 0..4094
+  std::optional<int> vlan_qos;             // 0..7; needs vlan (non-zero needs vlan != 0)
+  std::optional<std::string> vlan_proto;   // "802.1q" or "802.1ad" (lower case); needs vlan
+  std::optional<std::string> mac;          // "mac", unicast, lower case
+  std::optional<std::string> runtime_mac;  // "runtimeConfig.mac", likewise
+  std::optional<bool> spoofchk;            // "on" -> true, "off" -> false
+  std::optional<bool> trust;
+  std::optional<LinkState> link_state;
+  std::optional<int64_t> min_tx_rate;  // Mbps, 0 = no limit
+  std::optional<int64_t> max_tx_rate;
+
+  std::optional<int> mtu;  // 68..65535
+
+  // The "ipam" object; set only when it has a "type" (an "ipam": {} means no IPAM).
+  std::optional<nlohmann::json> ipam;
+  std::string ipam_type;  // ipam["type"], "" without IPAM
+
+  std::string kubelet_root_dir{kDefaultKubeletRootDir};
+  std::string state_dir{kDefaultStateDir};
+  std::string host_root{kDefaultHostRoot};
+  std::optional<LogLevel> log_level;  // unset also when the value was not understood
+  std::optional<std::string> log_file;
+
+  std::optional<nlohmann::json> prev_result;                 // kept as given; required for CHECK
+  std::optional<nlohmann::json> runtime_config;              // kept as given
+  std::optional<std::vector<Attachment>> valid_attachments;  // GC; required there
+
+  nlohmann::json raw;  // the whole configuration
+  // Problems that do not stop the plugin (likely typos of known keys, an unknown
+  // logLevel), for the caller to log.
+  std::vector<std::string> warnings;
+
+  // True when any PF-side VF setting (vlan*, mac, runtime_mac, spoofchk, trust,
+  // link_state, *_tx_rate) is set.
+  bool RequestsPfSideSettings() const;
+};
+
+// Parses and validates the configuration for `verb`. Not JSON, not an object, or nested
+// too deeply -> code 6. cniVersion unsupported or too old for `verb` -> code 1 (see
+// CheckConfigVersion). Any other problem -> one code-7 error, msg "invalid network
+// configuration", details "path: problem" entries joined by "; ". Unknown keys are ignored;
+// those close to a known key produce a warning.
+CniOr<NetConf> ParseNetConf(std::string_view text, Verb verb);
+
+// The MAC for the interface, in sriov-cni's precedence: runtimeConfig.mac, else CNI_ARGS
+// "MAC", else "mac"; std::nullopt when none is set. An invalid CNI_ARGS MAC -> code 4.
+CniOr<std::optional<std::string>> SelectMac(const NetConf& conf,
+                                            const std::map<std::string, std::string>& cni_args);
+
+}  // namespace hcashare::cni

@@ -1,0 +1,230 @@
+#include "cni/result.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "cni/json_fields.h"
+#include "cni/syntax.h"
+#include "cni/version.h"
+#include "common/strings.h"
+#include "config/document.h"
+
+namespace hcashare::cni {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kDecodeMsg = "cannot decode CNI result";
+constexpr int64_t kMaxU32 = UINT32_MAX;
+constexpr int64_t kMaxScope = 255;
+
+// A string member that must be a CIDR.
+std::optional<std::string> ReadCidr(FieldReader& reader, std::string_view key, Need need) {
+  std::optional<std::string> value = reader.String(key, need);
+  if (value && !CidrFamily(*value)) {
+    reader.Fail(key, "must be an address with a prefix length, got " + config::Quote(*value));
+    return std::nullopt;
+  }
+  return value;
+}
+
+// A string member that must be a bare IP address.
+std::optional<std::string> ReadIp(FieldReader& reader, std::string_view key) {
+  std::optional<std::string> value = reader.String(key);
+  if (value && !IsIpAddress(*value)) {
+    reader.Fail(key, "must be an IP address, got " + config::Quote(*value));
+    return std::nullopt;
+  }
+  return value;
+}
+
+ResultInterface ReadInterface(FieldReader& r) {
+  ResultInterface out;
+  out.name = r.String("name", Need::kRequired).value_or("");
+  out.mac = r.String("mac").value_or("");
+  out.sandbox = r.String("sandbox").value_or("");
+  out.mtu = r.Integer("mtu", 0, kMaxU32);
+  out.socket_path = r.String("socketPath");
+  out.pci_id = r.String("pciID");
+  return out;
+}
+
+ResultIp ReadIpEntry(FieldReader& r, bool legacy) {
+  ResultIp out;
+  out.address = ReadCidr(r, "address", Need::kRequired).value_or("");
+  out.gateway = ReadIp(r, "gateway");
+  if (const auto index = r.Integer("interface", 0, INT32_MAX)) {
+    out.interface = static_cast<int>(*index);
+  }
+  if (!legacy) return out;  // 1.0.0 dropped "version"; an old field is ignored.
+  const auto version = r.Choice("version", {"4", "6"});
+  const auto family = CidrFamily(out.address);
+  if (version && family && (*version == 0 ? 4 : 6) != *family) {
+    r.Fail("version", "\"" + std::to_string(*version == 0 ? 4 : 6) +
+                          "\" does not match the address " + config::Quote(out.address));
+  }
+  return out;
+}
+
+ResultRoute ReadRoute(FieldReader& r) {
+  ResultRoute out;
+  out.dst = ReadCidr(r, "dst", Need::kRequired).value_or("");
+  out.gw = ReadIp(r, "gw");
+  out.mtu = r.Integer("mtu", 0, kMaxU32);
+  out.advmss = r.Integer("advmss", 0, kMaxU32);
+  out.priority = r.Integer("priority", 0, kMaxU32);
+  out.table = r.Integer("table", 0, kMaxU32);
+  out.scope = r.Integer("scope", 0, kMaxScope);
+  return out;
+}
+
+ResultDns ReadDns(FieldReader& top) {
+  ResultDns out;
+  const json* dns = top.Object("dns");
+  if (!dns) return out;
+  FieldReader r(*dns, "dns", top.errors());
+  out.nameservers = r.Strings("nameservers").value_or(std::vector<std::string>{});
+  out.domain = r.String("domain").value_or("");
+  out.search = r.Strings("search").value_or(std::vector<std::string>{});
+  out.options = r.Strings("options").value_or(std::vector<std::string>{});
+  return out;
+}
+
+template <typename T>
+void PutIfSet(json& out, const char* key, const std::optional<T>& value) {
+  if (value) out[key] = *value;
+}
+
+template <typename T>
+void PutIfNotEmpty(json& out, const char* key, const T& value) {
+  if (!value.empty()) out[key] = value;
+}
+
+json InterfaceJson(const ResultInterface& in, bool v110) {
+  json out = {{"name", in.name}};
+  PutIfNotEmpty(out, "mac", in.mac);
+  PutIfNotEmpty(out, "sandbox", in.sandbox);
+  if (v110) {
+    PutIfSet(out, "mtu", in.mtu);
+    PutIfSet(out, "socketPath", in.socket_path);
+    PutIfSet(out, "pciID", in.pci_id);
+  }
+  return out;
+}
+
+json IpJson(const ResultIp& ip, bool legacy) {
+  json out = {{"address", ip.address}};
+  if (legacy) out["version"] = ip.address.find(':') == std::string::npos ? "4" : "6";
+  PutIfSet(out, "gateway", ip.gateway);
+  PutIfSet(out, "interface", ip.interface);
+  return out;
+}
+
+json RouteJson(const ResultRoute& route, bool v110) {
+  json out = {{"dst", route.dst}};
+  PutIfSet(out, "gw", route.gw);
+  if (v110) {
+    PutIfSet(out, "mtu", route.mtu);
+    PutIfSet(out, "advmss", route.advmss);
+    PutIfSet(out, "priority", route.priority);
+    PutIfSet(out, "table", route.table);
+    PutIfSet(out, "scope", route.scope);
+  }
+  return out;
+}
+
+json DnsJson(const ResultDns& dns) {
+  json out = json::object();
+  PutIfNotEmpty(out, "nameservers", dns.nameservers);
+  PutIfNotEmpty(out, "domain", dns.domain);
+  PutIfNotEmpty(out, "search", dns.search);
+  PutIfNotEmpty(out, "options", dns.options);
+  return out;
+}
+
+// Every list member of `items` mapped through `to_json`; std::nullopt for none.
+template <typename T, typename Fn>
+std::optional<json> ListJson(const std::vector<T>& items, Fn to_json) {
+  if (items.empty()) return std::nullopt;
+  json out = json::array();
+  for (const T& item : items) out.push_back(to_json(item));
+  return out;
+}
+
+bool IsEmpty(const ResultDns& dns) {
+  return dns.nameservers.empty() && dns.domain.empty() && dns.search.empty() && dns.options.empty();
+}
+
+}  // namespace
+
+CniOr<CniResult> ParseResult(const json& j) {
+  if (!j.is_object()) {
+    return CniError{kErrDecode, kDecodeMsg, "must be a JSON object, got " + DescribeValue(j)};
+  }
+  std::vector<std::string> errors;
+  FieldReader top(j, "", &errors);
+  const std::optional<std::string> version = top.String("cniVersion", Need::kRequired);
+  if (!version) return CniError{kErrDecode, kDecodeMsg, Join(errors, "; ")};
+  if (MaybeError error = CheckConfigVersion(version, Verb::kAdd)) return *error;
+
+  CniResult result;
+  result.cni_version = *version;
+  const bool legacy = !VersionAtLeast(*version, "1.0.0");
+  ForEachObject(top, "interfaces", Need::kOptional,
+                [&result](FieldReader& r) { result.interfaces.push_back(ReadInterface(r)); });
+  ForEachObject(top, "ips", Need::kOptional, [&result, legacy](FieldReader& r) {
+    result.ips.push_back(ReadIpEntry(r, legacy));
+  });
+  ForEachObject(top, "routes", Need::kOptional,
+                [&result](FieldReader& r) { result.routes.push_back(ReadRoute(r)); });
+  result.dns = ReadDns(top);
+  // An IPAM result has no interfaces, so an index can only be checked against a list.
+  const size_t interface_count = result.interfaces.size();
+  for (size_t i = 0; i < result.ips.size(); ++i) {
+    const std::optional<int> index = result.ips[i].interface;
+    if (index && interface_count > 0 && static_cast<size_t>(*index) >= interface_count) {
+      errors.push_back(IndexPath("ips", i) + ".interface: " + std::to_string(*index) +
+                       " is not an index into interfaces (" + std::to_string(interface_count) +
+                       " entries)");
+    }
+  }
+  if (!errors.empty()) return CniError{kErrDecode, kDecodeMsg, Join(errors, "; ")};
+  return result;
+}
+
+CniOr<CniResult> ParseResultText(std::string_view text) {
+  CniOr<json> j = DecodeJson(text, "CNI result");
+  if (!j.ok()) return j.error();
+  return ParseResult(*j);
+}
+
+CniOr<json> ToJson(const CniResult& result, std::string_view cni_version) {
+  const std::string version(cni_version);
+  if (MaybeError error = CheckConfigVersion(version, Verb::kAdd)) return *error;
+  const bool legacy = !VersionAtLeast(version, "1.0.0");
+  const bool v110 = VersionAtLeast(version, "1.1.0");
+  json out = {{"cniVersion", version}};
+  PutIfSet(out, "interfaces", ListJson(result.interfaces, [v110](const ResultInterface& i) {
+             return InterfaceJson(i, v110);
+           }));
+  PutIfSet(out, "ips",
+           ListJson(result.ips, [legacy](const ResultIp& ip) { return IpJson(ip, legacy); }));
+  PutIfSet(out, "routes", ListJson(result.routes, [v110](const ResultRoute& route) {
+             return RouteJson(route, v110);
+           }));
+  out["dns"] = DnsJson(result.dns);
+  return out;
+}
+
+CniResult MergeIpamResult(CniResult ours, const CniResult& ipam) {
+  for (ResultIp ip : ipam.ips) {
+    ip.interface = 0;
+    ours.ips.push_back(std::move(ip));
+  }
+  ours.routes.insert(ours.routes.end(), ipam.routes.begin(), ipam.routes.end());
+  if (IsEmpty(ours.dns)) ours.dns = ipam.dns;
+  return ours;
+}
+
+}  // namespace hcashare::cni

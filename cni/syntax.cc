@@ -1,0 +1,179 @@
+#include "cni/syntax.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cctype>
+#include <vector>
+
+namespace hcashare::cni {
+
+namespace {
+
+// Longest device name accepted (PCI addresses are 12 bytes; aux names are short too).
+constexpr size_t kMaxDeviceNameLength = 128;
+// Longest address text handed to inet_pton.
+constexpr size_t kMaxAddressLength = INET6_ADDRSTRLEN;
+
+bool IsControlOrSpace(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u <= 0x20 || u == 0x7f;
+}
+
+bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+bool AllOf(std::string_view s, bool (*pred)(char)) {
+  for (char c : s) {
+    if (!pred(c)) return false;
+  }
+  return true;
+}
+
+int HexValue(std::string_view s) { return std::stoi(std::string(s), nullptr, 16); }
+
+// "a.b.c" -> {"a", "b", "c"}.
+std::vector<std::string_view> SplitDots(std::string_view s) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = s.find('.', start);
+    parts.push_back(s.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+// "DDDD:BB:DD.F" -> normalised, or std::nullopt.
+std::optional<std::string> ParsePciAddress(std::string_view s) {
+  if (s.size() == 7) return ParsePciAddress("0000:" + std::string(s));
+  if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return std::nullopt;
+  const std::string_view domain = s.substr(0, 4), bus = s.substr(5, 2), dev = s.substr(8, 2);
+  const char function = s[11];
+  if (!AllOf(domain, IsHex) || !AllOf(bus, IsHex) || !AllOf(dev, IsHex)) return std::nullopt;
+  if (HexValue(dev) > 0x1f || function < '0' || function > '7') return std::nullopt;
+  return ToLowerAscii(s);
+}
+
+// "mlx5_core.sf.4": at least three dot-separated words, the last one decimal.
+bool IsAuxDeviceName(std::string_view s) {
+  const std::vector<std::string_view> parts = SplitDots(s);
+  if (parts.size() < 3) return false;
+  for (std::string_view part : parts) {
+    if (part.empty() || !AllOf(part, IsWordChar)) return false;
+  }
+  return AllOf(parts.back(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The family of a bare address, or std::nullopt.
+std::optional<int> AddressFamily(std::string_view s) {
+  if (s.empty() || s.size() > kMaxAddressLength) return std::nullopt;
+  const std::string text(s);
+  unsigned char buf[sizeof(struct in6_addr)];
+  if (inet_pton(AF_INET, text.c_str(), buf) == 1) return 4;
+  if (inet_pton(AF_INET6, text.c_str(), buf) == 1) return 6;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ToLowerAscii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Problem CheckIdentifier(std::string_view s) {
+  if (s.empty()) return "is empty";
+  if (s.size() > kMaxIdentifierLength) {
+    return "is longer than " + std::to_string(kMaxIdentifierLength) + " bytes";
+  }
+  if (!std::isalnum(static_cast<unsigned char>(s[0]))) return "must start with a letter or digit";
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+      return "may contain only letters, digits, '_', '.' and '-'";
+    }
+  }
+  return std::nullopt;
+}
+
+Problem CheckIfName(std::string_view s) {
+  if (s.empty()) return "is empty";
+  if (s.size() > kMaxIfNameLength) {
+    return "is longer than " + std::to_string(kMaxIfNameLength) + " bytes";
+  }
+  if (s == "." || s == "..") return "must not be \".\" or \"..\"";
+  for (char c : s) {
+    if (c == '/' || c == ':') return std::string("must not contain '") + c + "'";
+    if (IsControlOrSpace(c)) return "must not contain whitespace or control characters";
+  }
+  return std::nullopt;
+}
+
+Problem CheckAbsolutePath(std::string_view s) {
+  if (s.empty() || s[0] != '/') return "must be an absolute path";
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return "must not contain control characters";
+    }
+  }
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t slash = s.find('/', start);
+    if (slash == std::string_view::npos) slash = s.size();
+    if (s.substr(start, slash - start) == "..") return "must not contain a \"..\" component";
+    start = slash + 1;
+  }
+  return std::nullopt;
+}
+
+Problem CheckPluginName(std::string_view s) {
+  if (s.empty()) return "is empty";
+  if (s == "." || s == "..") return "must not be \".\" or \"..\"";
+  for (char c : s) {
+    if (c == '/') return "must be a plugin name, not a path";
+    if (IsControlOrSpace(c)) return "must not contain whitespace or control characters";
+  }
+  return std::nullopt;
+}
+
+std::optional<DeviceName> ParseDeviceName(std::string_view s) {
+  if (s.size() > kMaxDeviceNameLength) return std::nullopt;
+  if (auto pci = ParsePciAddress(s)) return DeviceName{DeviceKind::kPciFunction, *pci};
+  if (IsAuxDeviceName(s)) return DeviceName{DeviceKind::kAuxDevice, std::string(s)};
+  return std::nullopt;
+}
+
+std::optional<std::string> ParseUnicastMac(std::string_view s, std::string* problem) {
+  auto fail = [problem](const char* why) -> std::optional<std::string> {
+    if (problem) *problem = why;
+    return std::nullopt;
+  };
+  if (s.size() != 17) return fail("must be six hex octets separated by ':'");
+  for (size_t i = 0; i < s.size(); ++i) {
+    const bool colon_slot = i % 3 == 2;
+    if (colon_slot ? s[i] != ':' : !IsHex(s[i])) {
+      return fail("must be six hex octets separated by ':'");
+    }
+  }
+  if (HexValue(s.substr(0, 2)) & 1) return fail("must be a unicast address");
+  if (s == "00:00:00:00:00:00") return fail("must not be all zeros");
+  return ToLowerAscii(s);
+}
+
+bool IsIpAddress(std::string_view s) { return AddressFamily(s).has_value(); }
+
+std::optional<int> CidrFamily(std::string_view s) {
+  const size_t slash = s.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  const auto family = AddressFamily(s.substr(0, slash));
+  const std::string_view prefix = s.substr(slash + 1);
+  if (!family || prefix.empty() || prefix.size() > 3) return std::nullopt;
+  if (!AllOf(prefix, [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  const int bits = std::stoi(std::string(prefix));
+  if (bits > (*family == 4 ? 32 : 128)) return std::nullopt;
+  return family;
+}
+
+}  // namespace hcashare::cni

@@ -1,0 +1,67 @@
+// Syntax checks of the names and addresses that reach hcashare-cni from the runtime and
+// the network configuration. Each Check* returns why `s` is invalid (a phrase such as
+// "contains '/'"), or std::nullopt when it is valid. Nothing here touches the host.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hcashare::cni {
+
+// Longest container ID or network name accepted.
+inline constexpr size_t kMaxIdentifierLength = 256;
+// Longest interface name (IFNAMSIZ - 1).
+inline constexpr size_t kMaxIfNameLength = 15;
+
+// A reason, or std::nullopt when valid.
+using Problem = std::optional<std::string>;
+
+// A container ID or network name: 1..kMaxIdentifierLength bytes of [A-Za-z0-9_.-],
+// starting with a letter or digit (the rule libcni and skel apply).
+Problem CheckIdentifier(std::string_view s);
+
+// A Linux interface name: 1..15 bytes, not "." or "..", no '/', ':', whitespace or control
+// characters.
+Problem CheckIfName(std::string_view s);
+
+// An absolute path with no ".." component and no control characters.
+Problem CheckAbsolutePath(std::string_view s);
+
+// A delegated plugin's name (e.g. ipam.type): non-empty, not "." or "..", no '/',
+// whitespace or control characters.
+Problem CheckPluginName(std::string_view s);
+
+// What a device ID names.
+enum class DeviceKind {
+  kPciFunction,  // a PCI address, e.g. a VF "0000:3b:00.2"
+  kAuxDevice,    // an auxiliary device, e.g. a scalable function "mlx5_core.sf.4"
+};
+
+// A validated, normalised device ID.
+struct DeviceName {
+  DeviceKind kind = DeviceKind::kPciFunction;
+  std::string value;
+};
+
+// Accepts a PCI address "DDDD:BB:DD.F" (hex; device <= 1f, function <= 7) or its short
+// form "BB:DD.F", normalised to lower case with a "0000:" domain; or an auxiliary device
+// name "[A-Za-z0-9_]+(.[A-Za-z0-9_]+)+.[0-9]+" (kept as is). std::nullopt otherwise.
+std::optional<DeviceName> ParseDeviceName(std::string_view s);
+
+// Accepts a unicast, non-zero MAC "xx:xx:xx:xx:xx:xx" (hex, either case) and returns it
+// lower-cased; `problem` (when not null) receives why it was rejected.
+std::optional<std::string> ParseUnicastMac(std::string_view s, std::string* problem = nullptr);
+
+// An IPv4 or IPv6 address (no prefix).
+bool IsIpAddress(std::string_view s);
+
+// The IP version, 4 or 6, of an address with a prefix length ("10.1.2.3/24",
+// "fd00::5/64"); std::nullopt when `s` is not one.
+std::optional<int> CidrFamily(std::string_view s);
+
+// ASCII lower-case copy of `s`.
+std::string ToLowerAscii(std::string_view s);
+
+}  // namespace hcashare::cni
