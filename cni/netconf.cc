@@ -55,7 +55,8 @@ class NetConfReader {
   // REQUIRES: runtime_ != nullptr.
   FieldReader RuntimeReader() { return FieldReader(*runtime_, "runtimeConfig", &errors_); }
 
-  bool NeedsDevice() const { return verb_ == Verb::kAdd || verb_ == Verb::kCheck; }
+  // CHECK and DEL act on the device recorded by ADD.
+  bool NeedsDevice() const { return verb_ == Verb::kAdd; }
 
   // A string member that `check` must accept.
   std::optional<std::string> Checked(FieldReader& reader, std::string_view key,
@@ -119,10 +120,12 @@ class NetConfReader {
     // A candidate of the wrong type has been reported already.
     const bool any_given = top_.Find("deviceID") || top_.Find("pciBusID") ||
                            (runtime_ && RuntimeReader().Find("deviceID"));
-    if (NeedsDevice() && !any_given) {
+    if (NeedsDevice() && !any_given && !conf_.resource_name) {
       errors_.push_back(
-          "deviceID: required (Multus sets it from the pod's device allocation; or set "
-          "deviceID, pciBusID or runtimeConfig.deviceID)");
+          "deviceID: required when there is no resourceName (Multus sets it from the pod's "
+          "device allocation when the NetworkAttachmentDefinition carries the "
+          "k8s.v1.cni.cncf.io/resourceName annotation; or set deviceID, pciBusID or "
+          "runtimeConfig.deviceID, or resourceName to look the pod's devices up)");
     }
   }
 

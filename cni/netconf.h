@@ -59,7 +59,7 @@ struct NetConf {
   std::string cni_version;
   std::string name;
   std::string type;
-  std::optional<DeviceId> device;  // required for ADD and CHECK
+  std::optional<DeviceId> device;  // ADD needs it or resource_name
   std::optional<std::string> resource_name;
 
   // PF-side VF settings.

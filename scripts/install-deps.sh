@@ -13,6 +13,7 @@ PACKAGES=(
   googletest libgmock-dev libgtest-dev libbenchmark-dev
   libcli11-dev
   iproute2 procps clang-format
+  containernetworking-plugins  # reference IPAM plugins (host-local) for the CNI tests
 )
 
 missing=()

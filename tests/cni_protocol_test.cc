@@ -895,13 +895,19 @@ TEST(CniNetConfTest, DeviceIdPrecedence) {
   EXPECT_TRUE(FailsWith(Parse(bad_runtime), 7, "runtimeConfig.deviceID: must be a PCI address"));
 }
 
-TEST(CniNetConfTest, DeviceIdRequiredForAddAndCheckOnly) {
+TEST(CniNetConfTest, DeviceIdRequiredForAddWithoutResourceNameOnly) {
   json conf = BaseConf();
   conf.erase("deviceID");
-  EXPECT_TRUE(FailsWith(Parse(conf), 7, "deviceID: required"));
+  EXPECT_TRUE(FailsWith(Parse(conf), 7, "deviceID: required when there is no resourceName"));
+  json by_resource = conf;
+  by_resource["resourceName"] = "rdma/vf_pool_a";
+  const CniOr<NetConf> add = Parse(by_resource);
+  ASSERT_TRUE(add.ok());
+  EXPECT_FALSE(add->device);
+  EXPECT_EQ(add->resource_name, "rdma/vf_pool_a");
   json check = conf;
   check["prevResult"] = {{"cniVersion", "1.0.0"}};
-  EXPECT_TRUE(FailsWith(Parse(check, Verb::kCheck), 7, "deviceID: required"));
+  EXPECT_TRUE(Parse(check, Verb::kCheck).ok()) << "CHECK uses the device ADD recorded";
   const CniOr<NetConf> del = Parse(conf, Verb::kDel);
   ASSERT_TRUE(del.ok());
   EXPECT_FALSE(del->device);

@@ -1,0 +1,58 @@
+// The CNI verbs for one attachment: ADD (device lookup, PF-side VF settings, moving the
+// netdev into the pod, IPAM), DEL (the reverse, best effort and idempotent) and CHECK.
+//
+// ADD saves the attachment's state before its first change, then does its steps, each
+// with an undo action; any failure undoes every step done so far, in reverse. DEL
+// restores what the state records; a failure keeps the state so a retry can complete.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cni/env.h"
+#include "cni/error.h"
+#include "cni/netconf.h"
+#include "cni/state.h"
+#include "common/host.h"
+#include "common/netdev.h"
+#include "common/sriov.h"
+
+namespace hcashare::cni {
+
+// Resource name -> device IDs assigned to the pod, and where that came from.
+struct PodDeviceMap {
+  std::map<std::string, std::vector<std::string>> by_resource;
+  std::string source;
+};
+// Looks up the pod's devices (the kubelet pod-resources API in the binary).
+using PodDeviceLookup = std::function<Result<PodDeviceMap>()>;
+
+// What the verbs act through. Everything must outlive the call.
+struct AttachContext {
+  const Host& host;   // sysfs, under hostRoot
+  NetdevOps& netdev;  // netdev changes (in whichever namespace the thread is in)
+  VfOps& vf;          // PF-side VF settings
+  const StateStore& store;
+  PodDeviceLookup pod_devices;  // used when the config has no deviceID
+  std::chrono::milliseconds lock_wait{5000};
+};
+
+// ADD: returns the result JSON in the config's cniVersion.
+CniOr<nlohmann::json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
+// DEL: std::nullopt on success.
+MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
+// CHECK: the attachment exists and its interface is in the pod with the recorded MAC.
+MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
+
+// Picks the device for this attachment among `candidates` (the pod's devices of one
+// resource): the one this attachment already holds, else the first without a live owner.
+// Busy (code 101) when every candidate is held by another attachment.
+CniOr<std::string> ChooseDevice(const std::vector<std::string>& candidates, const CniEnv& env,
+                                const StateStore& store, const std::string& resource);
+
+}  // namespace hcashare::cni

@@ -1,0 +1,18 @@
+// The CNI verbs that do not act on one attachment: GC (release attachments the runtime no
+// longer knows) and STATUS (can ADD work at all).
+#pragma once
+
+#include "cni/attach.h"
+
+namespace hcashare::cni {
+
+// GC: every attachment of this network (same `name`) in the state dir that is not in
+// `cni.dev/valid-attachments` is deleted as DEL would (interface back to the host, IPAM
+// released, PF-side settings reset, marker and state removed). Failures are logged and
+// the first is returned after every attachment was tried.
+MaybeError CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
+
+// STATUS: std::nullopt when the state dir is usable; code 50 otherwise.
+MaybeError CmdStatus(const NetConf& conf);
+
+}  // namespace hcashare::cni

@@ -1,0 +1,309 @@
+#include "cni/podresources.h"
+
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "cni/api/podresources_v1.grpc.pb.h"
+#include "cni/api/podresources_v1alpha1.grpc.pb.h"
+#include "common/log.h"
+
+namespace hcashare::cni {
+
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kBackoffCap{1000};
+
+const char* GrpcCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN:
+      return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED:
+      return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNRECOGNIZED_CODE";
+  }
+}
+
+bool Contains(const std::string& s, const char* needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+// "CODE: message" (or just "CODE").
+std::string Describe(const grpc::Status& st) {
+  std::string s = GrpcCodeName(st.error_code());
+  if (!st.error_message().empty()) s += ": " + st.error_message();
+  return s;
+}
+
+// A channel with its own connection (gRPC C++ otherwise shares subchannels between channels
+// to the same address, so a stale connection to a previous socket inode could be reused).
+std::shared_ptr<grpc::Channel> Dial(const std::string& socket_path, int max_receive_bytes) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetMaxReceiveMessageSize(max_receive_bytes);
+  // "unix:///abs/path"; a relative path needs the "unix:rel/path" form.
+  std::string target =
+      (!socket_path.empty() && socket_path[0] == '/' ? "unix://" : "unix:") + socket_path;
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+}
+
+// `base` scaled by a random factor in [0.5, 1].
+milliseconds Jittered(milliseconds base) {
+  thread_local std::minstd_rand rng{std::random_device{}()};
+  std::uniform_real_distribution<double> factor(0.5, 1.0);
+  return milliseconds(static_cast<long long>(static_cast<double>(base.count()) * factor(rng)));
+}
+
+// RESOURCE_EXHAUSTED from the kubelet's rate limiter, worth retrying. gRPC also uses the
+// code for a response over the receive limit ("Received message larger than max"), which a
+// retry cannot fix.
+bool IsRateLimited(const grpc::Status& st) {
+  return st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+         !Contains(st.error_message(), "larger than max");
+}
+
+// One lookup's calls: per-call deadline and RESOURCE_EXHAUSTED retries.
+class Caller {
+ public:
+  Caller(const PodResourcesOptions& opts, std::string socket)
+      : opts_(opts), socket_(std::move(socket)) {}
+
+  // Runs `call(ctx)` until it answers something other than RESOURCE_EXHAUSTED or the
+  // attempts are used up. `attempts` receives the number of calls made.
+  template <typename Fn>
+  grpc::Status Call(Fn&& call, int* attempts) {
+    const int max_attempts = std::max(1, opts_.resource_exhausted_attempts);
+    milliseconds backoff = std::clamp(opts_.backoff_initial, milliseconds(0), kBackoffCap);
+    for (int attempt = 1;; ++attempt) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + opts_.timeout);
+      grpc::Status st = call(&ctx);
+      *attempts = attempt;
+      if (!IsRateLimited(st) || attempt >= max_attempts) return st;
+      LogDebug(
+          "pod-resources call rate-limited, retrying",
+          {{"attempt", std::to_string(attempt)}, {"backoff_ms", std::to_string(backoff.count())}});
+      std::this_thread::sleep_for(Jittered(backoff));
+      backoff = std::min(backoff * 2, kBackoffCap);
+    }
+  }
+
+  // The Unavailable error for a failed call of `method`.
+  Status Error(const char* method, const grpc::Status& st, int attempts) const {
+    std::string msg = "kubelet pod-resources " + socket_ + ": " + method + ": " + Describe(st);
+    if (IsRateLimited(st)) {
+      msg += " (rate-limited on all " + std::to_string(attempts) + " attempts)";
+    } else if (st.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      msg += " (the receive limit is " + std::to_string(opts_.max_receive_bytes) + " bytes)";
+    }
+    return Status::Unavailable(msg);
+  }
+
+ private:
+  const PodResourcesOptions& opts_;
+  const std::string socket_;
+};
+
+// Adds the devices of one PodResources message (v1 or v1alpha1) to `out`.
+class DeviceCollector {
+ public:
+  template <typename PodResourcesMsg>
+  void Add(const PodResourcesMsg& pod) {
+    for (const auto& container : pod.containers()) {
+      for (const auto& dev : container.devices()) {
+        if (dev.device_ids().empty()) continue;
+        std::vector<std::string>& list = out_[dev.resource_name()];
+        std::set<std::string>& seen = seen_[dev.resource_name()];
+        for (const std::string& id : dev.device_ids()) {
+          if (seen.insert(id).second) list.push_back(id);
+        }
+      }
+    }
+  }
+  DevicesByResource Take() { return std::move(out_); }
+
+ private:
+  DevicesByResource out_;
+  std::map<std::string, std::set<std::string>> seen_;
+};
+
+// The devices of the pods named `pod` in a List response (v1 or v1alpha1). Without a UID
+// in the response, a recreated pod of the same name may be listed twice by kubelets
+// <= 1.33 (terminal pods included); like Multus, every match is merged.
+template <typename ListResponse>
+DevicesByResource FromList(const ListResponse& resp, const PodRef& pod, int* matches) {
+  DeviceCollector c;
+  *matches = 0;
+  for (const auto& p : resp.pod_resources()) {
+    if (p.name() == pod.name && p.namespace_() == pod.ns) {
+      c.Add(p);
+      ++*matches;
+    }
+  }
+  return c.Take();
+}
+
+Result<PodDevices> Answer(std::string source, DevicesByResource devices, const PodRef& pod) {
+  LogDebug("pod-resources lookup answered", {{"source", source},
+                                             {"pod", pod.ns + "/" + pod.name},
+                                             {"resources", std::to_string(devices.size())}});
+  return PodDevices{std::move(devices), std::move(source)};
+}
+
+Result<PodDevices> LookupGrpc(const PodResourcesOptions& opts, const std::string& socket,
+                              const PodRef& pod) {
+  if (pod.ns.empty() || pod.name.empty()) {
+    return Status::InvalidArgument(
+        "the pod namespace and name (K8S_POD_NAMESPACE and K8S_POD_NAME in CNI_ARGS) are "
+        "required to query the kubelet pod-resources API");
+  }
+  auto channel = Dial(socket, opts.max_receive_bytes);
+  Caller caller(opts, socket);
+  int attempts = 0;
+
+  // 1. v1 Get.
+  auto v1_stub = v1::PodResourcesLister::NewStub(channel);
+  {
+    v1::GetPodResourcesRequest req;
+    req.set_pod_name(pod.name);
+    req.set_pod_namespace(pod.ns);
+    v1::GetPodResourcesResponse resp;
+    grpc::Status st = caller.Call(
+        [&](grpc::ClientContext* ctx) {
+          resp.Clear();
+          return v1_stub->Get(ctx, req, &resp);
+        },
+        &attempts);
+    const std::string& m = st.error_message();
+    if (st.ok()) {
+      DeviceCollector c;
+      c.Add(resp.pod_resources());
+      return Answer("v1 Get", c.Take(), pod);
+    }
+    const bool unknown_or_not_found = st.error_code() == grpc::StatusCode::UNKNOWN ||
+                                      st.error_code() == grpc::StatusCode::NOT_FOUND;
+    // The kubelet answers UNKNOWN "pod <name> not found in namespace <ns>". Pod names cannot
+    // hold spaces, so the phrase cannot come from the name.
+    if (unknown_or_not_found && Contains(m, " not found")) {
+      return Answer("v1 Get", {}, pod);
+    }
+    if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED ||
+        (unknown_or_not_found && Contains(m, "disabled"))) {
+      LogDebug("pod-resources v1 Get not available, trying v1 List", {{"reason", Describe(st)}});
+    } else {
+      return caller.Error("v1 Get", st, attempts);
+    }
+  }
+
+  // 2. v1 List.
+  int matches = 0;
+  {
+    v1::ListPodResourcesResponse resp;
+    grpc::Status st = caller.Call(
+        [&](grpc::ClientContext* ctx) {
+          resp.Clear();
+          return v1_stub->List(ctx, v1::ListPodResourcesRequest(), &resp);
+        },
+        &attempts);
+    if (st.ok()) {
+      auto devices = FromList(resp, pod, &matches);
+      if (matches > 1) {
+        LogDebug("pod listed more than once by v1 List; devices merged",
+                 {{"pod", pod.ns + "/" + pod.name}, {"entries", std::to_string(matches)}});
+      }
+      return Answer("v1 List", std::move(devices), pod);
+    }
+    if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED ||
+        Contains(st.error_message(), "unknown service v1.PodResourcesLister")) {
+      LogDebug("pod-resources v1 not served, trying v1alpha1 List", {{"reason", Describe(st)}});
+    } else {
+      return caller.Error("v1 List", st, attempts);
+    }
+  }
+
+  // 3. v1alpha1 List.
+  auto alpha_stub = v1alpha1::PodResourcesLister::NewStub(channel);
+  v1alpha1::ListPodResourcesResponse resp;
+  grpc::Status st = caller.Call(
+      [&](grpc::ClientContext* ctx) {
+        resp.Clear();
+        return alpha_stub->List(ctx, v1alpha1::ListPodResourcesRequest(), &resp);
+      },
+      &attempts);
+  if (!st.ok()) return caller.Error("v1alpha1 List", st, attempts);
+  return Answer("v1alpha1 List", FromList(resp, pod, &matches), pod);
+}
+
+}  // namespace
+
+std::string PodResourcesSocketPath(const std::string& kubelet_root) {
+  return kubelet_root + "/pod-resources/kubelet.sock";
+}
+
+std::string KubeletCheckpointPath(const std::string& kubelet_root) {
+  return kubelet_root + "/device-plugins/kubelet_internal_checkpoint";
+}
+
+Result<PodDevices> LookupPodDevices(const PodResourcesOptions& opts, const PodRef& pod) {
+  const std::string socket = PodResourcesSocketPath(opts.kubelet_root);
+  struct stat sb;
+  if (::stat(socket.c_str(), &sb) == 0) return LookupGrpc(opts, socket, pod);
+
+  // No socket (a kubelet before 1.13, or the directory is not mounted): the checkpoint.
+  const int socket_errno = errno;
+  const std::string checkpoint = KubeletCheckpointPath(opts.kubelet_root);
+  LogDebug("pod-resources socket absent, reading the kubelet checkpoint",
+           {{"socket", socket}, {"checkpoint", checkpoint}});
+  if (::stat(checkpoint.c_str(), &sb) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
+    return Status::NotFound("neither the kubelet pod-resources socket " + socket + " (" +
+                            std::strerror(socket_errno) + ") nor its checkpoint " + checkpoint +
+                            " exists; is " + opts.kubelet_root + " the kubelet root directory?");
+  }
+  auto devices = ReadCheckpointDevices(checkpoint, pod.uid);
+  if (!devices.ok()) {
+    return devices.status().WithContext("no pod-resources socket at " + socket);
+  }
+  return Answer("checkpoint", std::move(devices).value(), pod);
+}
+
+}  // namespace hcashare::cni

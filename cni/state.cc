@@ -1,0 +1,220 @@
+#include "cni/state.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/atomic_file.h"
+#include "common/log.h"
+#include "common/netns.h"
+
+namespace hcashare::cni {
+namespace {
+
+using json = nlohmann::json;
+
+template <typename T>
+void PutOptional(json* j, const char* key, const std::optional<T>& v) {
+  if (v) (*j)[key] = *v;
+}
+
+template <typename T>
+std::optional<T> GetOptional(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  return j[key].get<T>();
+}
+
+json VfToJson(const VfSettings& s) {
+  json j = json::object();
+  PutOptional(&j, "vlan", s.vlan);
+  PutOptional(&j, "qos", s.qos);
+  PutOptional(&j, "vlanProto", s.vlan_proto);
+  PutOptional(&j, "mac", s.mac);
+  PutOptional(&j, "spoofchk", s.spoofchk);
+  PutOptional(&j, "trust", s.trust);
+  PutOptional(&j, "linkState", s.link_state);
+  PutOptional(&j, "minTxRate", s.min_tx_rate);
+  PutOptional(&j, "maxTxRate", s.max_tx_rate);
+  return j;
+}
+
+VfSettings VfFromJson(const json& j) {
+  VfSettings s;
+  s.vlan = GetOptional<uint32_t>(j, "vlan");
+  s.qos = GetOptional<uint32_t>(j, "qos");
+  s.vlan_proto = GetOptional<std::string>(j, "vlanProto");
+  s.mac = GetOptional<std::string>(j, "mac");
+  s.spoofchk = GetOptional<bool>(j, "spoofchk");
+  s.trust = GetOptional<bool>(j, "trust");
+  s.link_state = GetOptional<std::string>(j, "linkState");
+  s.min_tx_rate = GetOptional<uint32_t>(j, "minTxRate");
+  s.max_tx_rate = GetOptional<uint32_t>(j, "maxTxRate");
+  return s;
+}
+
+json OwnerToJson(const DeviceOwner& o) {
+  return {{"containerID", o.container_id}, {"ifname", o.ifname}, {"netns", o.netns},
+          {"podUID", o.pod_uid},           {"pod", o.pod_key},   {"resource", o.resource}};
+}
+
+DeviceOwner OwnerFromJson(const json& j) {
+  DeviceOwner o;
+  o.container_id = j.value("containerID", "");
+  o.ifname = j.value("ifname", "");
+  o.netns = j.value("netns", "");
+  o.pod_uid = j.value("podUID", "");
+  o.pod_key = j.value("pod", "");
+  o.resource = j.value("resource", "");
+  return o;
+}
+
+Result<json> ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return ErrnoStatus(errno, "open " + path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  json j = json::parse(buf.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::IoError(path + " is not a JSON object");
+  return j;
+}
+
+}  // namespace
+
+bool AttachmentState::Done(const std::string& step) const {
+  return std::find(steps.begin(), steps.end(), step) != steps.end();
+}
+
+bool IsStale(const DeviceOwner& owner) { return owner.netns.empty() || !IsNetnsPath(owner.netns); }
+
+Status StateStore::EnsureDir(const std::string& sub) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_ + "/" + sub, ec);
+  if (ec) return Status::IoError("create " + dir_ + "/" + sub + ": " + ec.message());
+  return Status::Ok();
+}
+
+std::string StateStore::AttachmentPath(const std::string& container_id,
+                                       const std::string& ifname) const {
+  return dir_ + "/attachments/" + container_id + "-" + ifname + ".json";
+}
+
+std::string StateStore::OwnerPath(const std::string& device) const {
+  return dir_ + "/owners/" + device + ".json";
+}
+
+Result<DeviceLock> StateStore::Lock(const std::string& device,
+                                    std::chrono::milliseconds wait) const {
+  RETURN_IF_ERROR(EnsureDir("locks"));
+  const std::string path = dir_ + "/locks/" + device + ".lock";
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return ErrnoStatus(errno, "flock " + path);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::Unavailable("device " + device + " is locked by another CNI invocation");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return DeviceLock(std::move(fd));
+}
+
+Status StateStore::Save(const AttachmentState& s) const {
+  RETURN_IF_ERROR(EnsureDir("attachments"));
+  json j = {{"owner", OwnerToJson(s.owner)},
+            {"device", s.device},
+            {"isSF", s.is_sf},
+            {"pfNetdev", s.pf_netdev},
+            {"vfIndex", s.vf_index},
+            {"hostIfname", s.host_ifname},
+            {"hostMac", s.host_mac},
+            {"hostMtu", s.host_mtu},
+            {"pfOriginal", VfToJson(s.pf_original)},
+            {"steps", s.steps},
+            {"netconf", s.netconf},
+            {"result", s.result}};
+  return WriteFileAtomically(AttachmentPath(s.owner.container_id, s.owner.ifname), j.dump());
+}
+
+Result<AttachmentState> StateStore::Load(const std::string& container_id,
+                                         const std::string& ifname) const {
+  const std::string path = AttachmentPath(container_id, ifname);
+  if (::access(path.c_str(), F_OK) != 0) {
+    return Status::NotFound("no state for " + container_id + "/" + ifname);
+  }
+  ASSIGN_OR_RETURN(json j, ReadJsonFile(path));
+  try {
+    AttachmentState s;
+    s.owner = OwnerFromJson(j.at("owner"));
+    s.device = j.at("device").get<std::string>();
+    s.is_sf = j.value("isSF", false);
+    s.pf_netdev = j.value("pfNetdev", "");
+    s.vf_index = j.value("vfIndex", -1);
+    s.host_ifname = j.value("hostIfname", "");
+    s.host_mac = j.value("hostMac", "");
+    s.host_mtu = j.value("hostMtu", 0u);
+    s.pf_original = VfFromJson(j.value("pfOriginal", json::object()));
+    s.steps = j.value("steps", std::vector<std::string>{});
+    s.netconf = j.value("netconf", json());
+    s.result = j.value("result", json());
+    return s;
+  } catch (const json::exception& e) {
+    return Status::IoError(path + ": " + e.what());
+  }
+}
+
+Status StateStore::Remove(const std::string& container_id, const std::string& ifname) const {
+  const std::string path = AttachmentPath(container_id, ifname);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, "unlink " + path);
+  return Status::Ok();
+}
+
+std::vector<AttachmentState> StateStore::List() const {
+  std::vector<AttachmentState> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir_ + "/attachments", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 6 || name.compare(name.size() - 5, 5, ".json") != 0 || name[0] == '.') {
+      continue;
+    }
+    auto j = ReadJsonFile(e.path().string());
+    if (!j.ok() || !j->contains("owner")) {
+      LogWarn("skipping unreadable CNI state file", {{"file", e.path().string()}});
+      continue;
+    }
+    const DeviceOwner owner = OwnerFromJson((*j)["owner"]);
+    auto s = Load(owner.container_id, owner.ifname);
+    if (s.ok()) out.push_back(std::move(s).value());
+  }
+  return out;
+}
+
+std::optional<DeviceOwner> StateStore::OwnerOf(const std::string& device) const {
+  auto j = ReadJsonFile(OwnerPath(device));
+  if (!j.ok()) return std::nullopt;
+  return OwnerFromJson(*j);
+}
+
+Status StateStore::SetOwner(const std::string& device, const DeviceOwner& owner) const {
+  RETURN_IF_ERROR(EnsureDir("owners"));
+  return WriteFileAtomically(OwnerPath(device), OwnerToJson(owner).dump());
+}
+
+Status StateStore::ReleaseOwner(const std::string& device, const std::string& container_id,
+                                const std::string& ifname) const {
+  auto owner = OwnerOf(device);
+  if (!owner || owner->container_id != container_id || owner->ifname != ifname) {
+    return Status::Ok();
+  }
+  const std::string path = OwnerPath(device);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, "unlink " + path);
+  return Status::Ok();
+}
+
+}  // namespace hcashare::cni

@@ -1,0 +1,99 @@
+// The CNI plugin's state directory: one file per attachment (what it changed, saved before
+// the first change), one owner marker per device, and per-device locks.
+//
+// Layout under the state dir:
+//   attachments/<containerID>-<ifname>.json   AttachmentState
+//   owners/<device>.json                      DeviceOwner (which attachment holds it)
+//   locks/<device>.lock                       flock target
+// Every write is atomic (temporary file, then rename).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/sriov.h"
+#include "common/status.h"
+#include "common/unique_fd.h"
+
+namespace hcashare::cni {
+
+// Which attachment holds a device.
+struct DeviceOwner {
+  std::string container_id;
+  std::string ifname;
+  std::string netns;  // the pod's netns path; a marker whose netns is gone is stale
+  std::string pod_uid;
+  std::string pod_key;  // "namespace/name" ("" outside Kubernetes)
+  std::string resource;
+};
+
+// Everything needed to undo an attachment. Saved before the first change and updated as
+// steps complete.
+struct AttachmentState {
+  DeviceOwner owner;
+  std::string device;  // PCI address or auxiliary name
+  bool is_sf = false;
+  std::string pf_netdev;  // for PF-side settings
+  int vf_index = -1;
+  std::string host_ifname;         // the netdev's name in the host namespace before ADD
+  std::string host_mac;            // its MAC before ADD
+  uint32_t host_mtu = 0;           // its MTU before ADD
+  VfSettings pf_original;          // PF-side values before ADD, only the fields ADD changes
+  std::vector<std::string> steps;  // completed steps, in order ("pf:vlan", "netdev", "ipam")
+  nlohmann::json netconf;          // the network configuration of ADD (for IPAM DEL)
+  nlohmann::json result;           // the ADD result, when ADD completed
+
+  bool Done(const std::string& step) const;
+};
+
+// An exclusive lock on one device, held while alive.
+class DeviceLock {
+ public:
+  DeviceLock() = default;
+  explicit DeviceLock(UniqueFd fd) : fd_(std::move(fd)) {}
+
+ private:
+  UniqueFd fd_;
+};
+
+class StateStore {
+ public:
+  explicit StateStore(std::string dir) : dir_(std::move(dir)) {}
+
+  // Takes the lock of `device`, waiting up to `wait`. Unavailable when another process
+  // holds it that long.
+  Result<DeviceLock> Lock(const std::string& device, std::chrono::milliseconds wait) const;
+
+  Status Save(const AttachmentState& state) const;
+  // NotFound when there is no state for (container_id, ifname).
+  Result<AttachmentState> Load(const std::string& container_id, const std::string& ifname) const;
+  // Removes the state file (absent is fine).
+  Status Remove(const std::string& container_id, const std::string& ifname) const;
+  // Every attachment state that can be read (unreadable files are logged and skipped).
+  std::vector<AttachmentState> List() const;
+
+  // The owner marker of `device`, if any (stale or not).
+  std::optional<DeviceOwner> OwnerOf(const std::string& device) const;
+  Status SetOwner(const std::string& device, const DeviceOwner& owner) const;
+  // Removes the marker when it names (container_id, ifname); any other owner is left.
+  Status ReleaseOwner(const std::string& device, const std::string& container_id,
+                      const std::string& ifname) const;
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string AttachmentPath(const std::string& container_id, const std::string& ifname) const;
+  std::string OwnerPath(const std::string& device) const;
+  Status EnsureDir(const std::string& sub) const;
+
+  std::string dir_;
+};
+
+// True when `owner`'s netns path no longer names a network namespace (the pod is gone).
+bool IsStale(const DeviceOwner& owner);
+
+}  // namespace hcashare::cni

@@ -1,0 +1,33 @@
+// Resolving the device an attachment uses (an SR-IOV VF or a scalable function) from sysfs,
+// through the Host seam.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/host.h"
+#include "common/status.h"
+
+namespace hcashare::cni {
+
+// What sysfs says about the device, in the host network namespace.
+struct VfDevice {
+  std::string id;         // PCI address or auxiliary device name
+  bool is_sf = false;     // an auxiliary device (scalable function)
+  std::string pf_pci;     // the PF's PCI address
+  std::string pf_netdev;  // the PF's netdev ("" when it has none)
+  int vf_index = -1;      // N of the PF's virtfnN link (-1 for an SF)
+  std::string netdev;     // the device's netdev in the host namespace ("" when none)
+  std::string driver;     // bound driver
+  std::vector<std::string> rdma_devices;  // RDMA devices under its infiniband/
+};
+
+// True for the userspace (DPDK) drivers: vfio-pci, igb_uio, uio_pci_generic.
+bool IsDpdkDriver(const std::string& driver);
+
+// Resolves `id` (a normalised PCI address or auxiliary name). NotFound when the device is
+// absent; FailedPrecondition when it is a PCI function that is not a VF (no physfn), is
+// bound to no driver, or to a DPDK driver (no netdev to move; not supported yet).
+Result<VfDevice> ResolveVf(const Host& host, const std::string& id, bool is_aux);
+
+}  // namespace hcashare::cni

@@ -1,0 +1,117 @@
+#include "common/netdev.h"
+
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <netlink/netlink.h>
+#include <netlink/route/addr.h>
+#include <netlink/route/link.h>
+#include <netlink/route/route.h>
+#include <sys/socket.h>
+
+#include "common/nl_util.h"
+
+namespace hcashare {
+namespace {
+
+class NetlinkNetdevOps final : public NetdevOps {
+ public:
+  Result<LinkState> Get(const std::string& name) override { return links_->GetLink(name); }
+
+  Status MoveToNetns(const std::string& name, const Netns& target) override {
+    return Change(name, "move to another netns",
+                  [&](rtnl_link* c) { rtnl_link_set_ns_fd(c, target.fd()); });
+  }
+  Status MoveAndChange(const std::string& name, const Netns& target,
+                       const LinkChanges& changes) override {
+    NlAddr mac;
+    if (changes.mac) {
+      ASSIGN_OR_RETURN(mac, ParseNlAddr(*changes.mac, AF_LLC));
+    }
+    return Change(name, "move to another netns and configure", [&](rtnl_link* c) {
+      rtnl_link_set_ns_fd(c, target.fd());
+      if (changes.name) rtnl_link_set_name(c, changes.name->c_str());
+      if (mac) rtnl_link_set_addr(c, mac.get());
+      if (changes.mtu) rtnl_link_set_mtu(c, *changes.mtu);
+      if (changes.up && *changes.up) rtnl_link_set_flags(c, IFF_UP);
+      if (changes.up && !*changes.up) rtnl_link_unset_flags(c, IFF_UP);
+    });
+  }
+  Status Rename(const std::string& name, const std::string& new_name) override {
+    return Change(name, "rename to " + new_name,
+                  [&](rtnl_link* c) { rtnl_link_set_name(c, new_name.c_str()); });
+  }
+  Status SetMac(const std::string& name, const std::string& mac) override {
+    ASSIGN_OR_RETURN(NlAddr addr, ParseNlAddr(mac, AF_LLC));
+    return Change(name, "set MAC " + mac, [&](rtnl_link* c) { rtnl_link_set_addr(c, addr.get()); });
+  }
+  Status SetMtu(const std::string& name, uint32_t mtu) override {
+    return Change(name, "set MTU " + std::to_string(mtu),
+                  [&](rtnl_link* c) { rtnl_link_set_mtu(c, mtu); });
+  }
+  Status SetUp(const std::string& name, bool up) override {
+    return Change(name, up ? "set up" : "set down", [&](rtnl_link* c) {
+      if (up) {
+        rtnl_link_set_flags(c, IFF_UP);
+      } else {
+        rtnl_link_unset_flags(c, IFF_UP);
+      }
+    });
+  }
+  Status AddAddress(const std::string& name, const std::string& cidr) override {
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), name));
+    ASSIGN_OR_RETURN(NlAddr local, ParseNlAddr(cidr, AF_UNSPEC));
+    std::unique_ptr<rtnl_addr, NlObjectPut<rtnl_addr, rtnl_addr_put>> addr(rtnl_addr_alloc());
+    rtnl_addr_set_ifindex(addr.get(), rtnl_link_get_ifindex(link.get()));
+    rtnl_addr_set_local(addr.get(), local.get());
+    int err = rtnl_addr_add(sock.get(), addr.get(), 0);
+    if (err < 0) return NlStatus(err, "add address " + cidr + " to " + name);
+    return Status::Ok();
+  }
+  Status AddRoute(const std::string& name, const std::string& dst,
+                  const std::string& gateway) override {
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), name));
+    ASSIGN_OR_RETURN(NlAddr to, ParseNlAddr(dst, AF_UNSPEC));
+    std::unique_ptr<rtnl_route, NlObjectPut<rtnl_route, rtnl_route_put>> route(rtnl_route_alloc());
+    rtnl_route_set_family(route.get(), nl_addr_get_family(to.get()));
+    rtnl_route_set_dst(route.get(), to.get());
+    rtnl_route_set_table(route.get(), RT_TABLE_MAIN);
+    rtnl_route_set_protocol(route.get(), RTPROT_BOOT);
+    rtnl_route_set_scope(route.get(), gateway.empty() ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE);
+    rtnl_nexthop* nh = rtnl_route_nh_alloc();  // owned by the route once added
+    rtnl_route_nh_set_ifindex(nh, rtnl_link_get_ifindex(link.get()));
+    NlAddr gw;
+    if (!gateway.empty()) {
+      ASSIGN_OR_RETURN(gw, ParseNlAddr(gateway, nl_addr_get_family(to.get())));
+      rtnl_route_nh_set_gateway(nh, gw.get());
+    }
+    rtnl_route_add_nexthop(route.get(), nh);
+    int err = rtnl_route_add(sock.get(), route.get(), NLM_F_EXCL);
+    if (err < 0) {
+      return NlStatus(
+          err, "add route " + dst + (gateway.empty() ? "" : " via " + gateway) + " dev " + name);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  template <typename Fn>
+  Status Change(const std::string& name, const std::string& what, Fn&& fill) {
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), name));
+    NlLink changes(rtnl_link_alloc());
+    fill(changes.get());
+    int err = rtnl_link_change(sock.get(), link.get(), changes.get(), 0);
+    if (err < 0) return NlStatus(err, name + ": " + what);
+    return Status::Ok();
+  }
+
+  std::unique_ptr<LinkProvider> links_ = NewNetlinkLinkProvider();
+};
+
+}  // namespace
+
+std::unique_ptr<NetdevOps> NewNetlinkNetdevOps() { return std::make_unique<NetlinkNetdevOps>(); }
+
+}  // namespace hcashare

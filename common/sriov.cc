@@ -1,0 +1,159 @@
+#include "common/sriov.h"
+
+#include <linux/if_ether.h>
+#include <linux/if_link.h>
+#include <netlink/route/link/sriov.h>
+#include <sys/socket.h>
+
+#include "common/nl_util.h"
+
+namespace hcashare {
+namespace {
+
+using NlVf = std::unique_ptr<rtnl_link_vf, NlObjectPut<rtnl_link_vf, rtnl_link_vf_put>>;
+
+constexpr std::pair<const char*, uint32_t> kLinkStates[] = {
+    {"auto", IFLA_VF_LINK_STATE_AUTO},
+    {"enable", IFLA_VF_LINK_STATE_ENABLE},
+    {"disable", IFLA_VF_LINK_STATE_DISABLE},
+};
+
+template <typename T>
+void Merge(std::optional<T>* into, const std::optional<T>& from) {
+  if (from) *into = from;
+}
+
+class NetlinkVfOps final : public VfOps {
+ public:
+  Result<VfSettings> Get(const std::string& pf, int vf) override {
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), pf));
+    NlVf info(rtnl_link_vf_get(link.get(), static_cast<uint32_t>(vf)));
+    if (!info) return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
+    VfSettings s;
+    nl_vf_vlans_t* vlans = nullptr;
+    if (rtnl_link_vf_get_vlans(info.get(), &vlans) == 0 && vlans != nullptr && vlans->size > 0) {
+      s.vlan = vlans->vlans[0].vf_vlan;
+      s.qos = vlans->vlans[0].vf_vlan_qos;
+      s.vlan_proto = vlans->vlans[0].vf_vlan_proto == ETH_P_8021AD ? "802.1ad" : "802.1q";
+    } else {
+      s.vlan = 0;
+      s.qos = 0;
+      s.vlan_proto = "802.1q";
+    }
+    nl_addr* mac = nullptr;
+    if (rtnl_link_vf_get_addr(info.get(), &mac) == 0 && mac != nullptr) {
+      char buf[64];
+      s.mac = nl_addr2str(mac, buf, sizeof(buf));
+    }
+    uint32_t v = 0;
+    if (rtnl_link_vf_get_spoofchk(info.get(), &v) == 0) s.spoofchk = v != 0;
+    if (rtnl_link_vf_get_trust(info.get(), &v) == 0) s.trust = v != 0;
+    if (rtnl_link_vf_get_linkstate(info.get(), &v) == 0) {
+      for (const auto& [name, value] : kLinkStates) {
+        if (value == v) s.link_state = name;
+      }
+    }
+    nl_vf_rate rate{};
+    rate.api = RTNL_LINK_VF_RATE_API_NEW;
+    if (rtnl_link_vf_get_rate(info.get(), &rate) == 0) {
+      s.min_tx_rate = rate.min_tx_rate;
+      s.max_tx_rate = rate.max_tx_rate;
+    }
+    return s;
+  }
+
+  Status Set(const std::string& pf, int vf, const VfSettings& s) override {
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), pf));
+    NlVf info(rtnl_link_vf_alloc());
+    rtnl_link_vf_set_index(info.get(), static_cast<uint32_t>(vf));
+    nl_vf_vlans_t* vlans = nullptr;
+    if (s.vlan) {
+      if (rtnl_link_vf_vlan_alloc(&vlans, 1) < 0) return Status::Internal("vlan alloc");
+      vlans->vlans[0].vf_vlan = *s.vlan;
+      vlans->vlans[0].vf_vlan_qos = s.qos.value_or(0);
+      vlans->vlans[0].vf_vlan_proto =
+          s.vlan_proto.value_or("802.1q") == "802.1ad" ? ETH_P_8021AD : ETH_P_8021Q;
+      rtnl_link_vf_set_vlans(info.get(), vlans);
+      rtnl_link_vf_vlan_put(vlans);  // the VF holds its own reference
+    }
+    NlAddr mac;
+    if (s.mac) {
+      ASSIGN_OR_RETURN(mac, ParseNlAddr(*s.mac, AF_LLC));
+      rtnl_link_vf_set_addr(info.get(), mac.get());
+    }
+    if (s.spoofchk) rtnl_link_vf_set_spoofchk(info.get(), *s.spoofchk ? 1 : 0);
+    if (s.trust) rtnl_link_vf_set_trust(info.get(), *s.trust ? 1 : 0);
+    if (s.link_state) {
+      for (const auto& [name, value] : kLinkStates) {
+        if (*s.link_state == name) rtnl_link_vf_set_linkstate(info.get(), value);
+      }
+    }
+    if (s.min_tx_rate || s.max_tx_rate) {
+      nl_vf_rate rate{};
+      rate.api = RTNL_LINK_VF_RATE_API_NEW;
+      rate.min_tx_rate = s.min_tx_rate.value_or(0);
+      rate.max_tx_rate = s.max_tx_rate.value_or(0);
+      rtnl_link_vf_set_rate(info.get(), &rate);
+    }
+    NlLink changes(rtnl_link_alloc());
+    int err = rtnl_link_vf_add(changes.get(), info.get());
+    if (err < 0) return NlStatus(err, "PF " + pf + " VF " + std::to_string(vf));
+    err = rtnl_link_change(sock.get(), link.get(), changes.get(), 0);
+    if (err < 0) return NlStatus(err, "set PF " + pf + " VF " + std::to_string(vf));
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+bool VfSettings::operator==(const VfSettings& o) const {
+  return vlan == o.vlan && qos == o.qos && vlan_proto == o.vlan_proto && mac == o.mac &&
+         spoofchk == o.spoofchk && trust == o.trust && link_state == o.link_state &&
+         min_tx_rate == o.min_tx_rate && max_tx_rate == o.max_tx_rate;
+}
+
+std::unique_ptr<VfOps> NewNetlinkVfOps() { return std::make_unique<NetlinkVfOps>(); }
+
+Result<VfSettings> RecordingVfOps::Get(const std::string& pf, int vf) {
+  calls_.push_back("get " + pf + "/" + std::to_string(vf));
+  auto it = vfs_.find({pf, vf});
+  if (it == vfs_.end())
+    return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
+  return it->second;
+}
+
+Status RecordingVfOps::Set(const std::string& pf, int vf, const VfSettings& s) {
+  calls_.push_back("set " + pf + "/" + std::to_string(vf));
+  if (fail_countdown_ > 0 && --fail_countdown_ == 0) return fail_error_;
+  auto it = vfs_.find({pf, vf});
+  if (it == vfs_.end())
+    return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
+  VfSettings& cur = it->second;
+  Merge(&cur.vlan, s.vlan);
+  Merge(&cur.qos, s.qos);
+  Merge(&cur.vlan_proto, s.vlan_proto);
+  Merge(&cur.mac, s.mac);
+  Merge(&cur.spoofchk, s.spoofchk);
+  Merge(&cur.trust, s.trust);
+  Merge(&cur.link_state, s.link_state);
+  Merge(&cur.min_tx_rate, s.min_tx_rate);
+  Merge(&cur.max_tx_rate, s.max_tx_rate);
+  return Status::Ok();
+}
+
+void RecordingVfOps::AddVf(const std::string& pf, int vf, VfSettings initial) {
+  vfs_[{pf, vf}] = std::move(initial);
+}
+
+void RecordingVfOps::FailSet(int n, Status error) {
+  fail_countdown_ = n;
+  fail_error_ = std::move(error);
+}
+
+const VfSettings& RecordingVfOps::settings(const std::string& pf, int vf) const {
+  return vfs_.at({pf, vf});
+}
+
+}  // namespace hcashare

@@ -1,0 +1,439 @@
+// The CNI attachment steps against real network namespaces: a simulated host tree whose
+// VFs' netdevs are real veth interfaces, a real pod namespace, real IPAM (host-local from
+// containernetworking-plugins) and a recording double for the PF-side VF settings.
+// Each test runs inside its own "host" namespace, so the machine's network is untouched.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "cni/attach.h"
+#include "cni/env.h"
+#include "cni/netconf.h"
+#include "common/host.h"
+#include "common/netdev.h"
+#include "common/netns.h"
+#include "common/sim_node.h"
+#include "common/temp_dir.h"
+
+namespace hcashare::cni {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr const char* kIpamDir = "/usr/lib/cni";
+
+bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+// A named network namespace, deleted on destruction.
+class NamedNetns {
+ public:
+  explicit NamedNetns(std::string name) : name_(std::move(name)) {
+    ok_ = Sh("ip netns add " + name_);
+  }
+  ~NamedNetns() {
+    if (ok_) Sh("ip netns del " + name_);
+  }
+  NamedNetns(const NamedNetns&) = delete;
+  NamedNetns& operator=(const NamedNetns&) = delete;
+  bool ok() const { return ok_; }
+  const std::string& name() const { return name_; }
+  std::string path() const { return "/var/run/netns/" + name_; }
+  // Deletes it now (a pod that went away).
+  void Delete() {
+    if (ok_) Sh("ip netns del " + name_);
+    ok_ = false;
+  }
+
+ private:
+  std::string name_;
+  bool ok_ = false;
+};
+
+// Runs `fn` on a thread inside `ns` and waits for it.
+template <typename F>
+void RunIn(const NamedNetns& ns, F fn) {
+  std::thread t([&] {
+    auto handle = Netns::Open(ns.path());
+    ASSERT_TRUE(handle.ok()) << handle.status().ToString();
+    NetnsGuard guard(*handle);
+    ASSERT_TRUE(guard.status().ok());
+    fn();
+  });
+  t.join();
+}
+
+std::string Unique(const std::string& prefix) {
+  static std::atomic<int> n{0};
+  return prefix + std::to_string(::getpid() % 100000) + "x" + std::to_string(n++);
+}
+
+// One simulated node: a PF with `vfs` VFs whose netdevs are veths in the test's host
+// namespace, a pod namespace, a state dir and the CNI context.
+class CniAttachTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+    if (!fs::exists(std::string(kIpamDir) + "/host-local")) {
+      GTEST_SKIP() << "needs containernetworking-plugins";
+    }
+    host_ns_ = std::make_unique<NamedNetns>(Unique("hch"));
+    pod_ns_ = std::make_unique<NamedNetns>(Unique("hcp"));
+    ASSERT_TRUE(host_ns_->ok() && pod_ns_->ok());
+    node_ = std::make_unique<SimNode>(tmp_.path() + "/host");
+    SimPciFunction pf;
+    pf.address = "0000:3b:00.0";
+    pf.netdevs = {"pf0"};
+    ASSERT_TRUE(node_->AddPciFunction(pf).ok());
+    for (int i = 0; i < 2; ++i) AddVf(i);
+    host_ = NewRootedHost(tmp_.path() + "/host");
+    store_ = std::make_unique<StateStore>(tmp_.path() + "/state");
+  }
+
+  // VF i: PCI 0000:3b:00.(2+i), netdev a veth "<prefix>v<i>" in the host namespace.
+  void AddVf(int i) {
+    const std::string veth = Unique("hv");
+    ASSERT_TRUE(Sh("ip -n " + host_ns_->name() + " link add " + veth + " type veth peer name " +
+                   veth + "p"));
+    SimPciFunction vf;
+    vf.address = "0000:3b:00." + std::to_string(2 + i);
+    vf.physfn = "0000:3b:00.0";
+    vf.netdevs = {veth};
+    ASSERT_TRUE(node_->AddPciFunction(vf).ok());
+    vf_netdevs_.push_back(veth);
+  }
+
+  AttachContext Context() {
+    AttachContext ctx{*host_, *netdev_, vf_ops_, *store_, nullptr};
+    ctx.pod_devices = [this]() -> Result<PodDeviceMap> { return pod_devices_; };
+    ctx.lock_wait = std::chrono::milliseconds(2000);
+    return ctx;
+  }
+
+  CniEnv Env(const std::string& verb, const std::string& ifname = "net1",
+             const std::string& container = "c0ffee", std::string netns = "") {
+    EnvMap m = {{"CNI_COMMAND", verb},
+                {"CNI_CONTAINERID", container},
+                {"CNI_NETNS", netns.empty() ? pod_ns_->path() : netns},
+                {"CNI_IFNAME", ifname},
+                {"CNI_PATH", cni_path_},
+                {"CNI_ARGS", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p;K8S_POD_UID=uid-1"}};
+    if (netns == "-") m.erase("CNI_NETNS");
+    auto env = ParseCniEnv(m);
+    EXPECT_TRUE(env.ok()) << (env.ok() ? "" : env.error().msg + ": " + env.error().details);
+    return env.ok() ? *env : CniEnv{};
+  }
+
+  NetConf Conf(json extra = json::object(), Verb verb = Verb::kAdd) {
+    json conf = {{"cniVersion", "1.0.0"},
+                 {"name", "rdma-net"},
+                 {"type", "hcashare-cni"},
+                 {"deviceID", "0000:3b:00.2"}};
+    for (auto& [k, v] : extra.items()) {
+      if (v.is_null()) {
+        conf.erase(k);
+      } else {
+        conf[k] = v;
+      }
+    }
+    auto parsed = ParseNetConf(conf.dump(), verb);
+    EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().details);
+    return parsed.ok() ? *parsed : NetConf{};
+  }
+
+  json HostLocal() {
+    return {{"type", "host-local"},
+            {"subnet", "10.77.0.0/24"},
+            {"routes", json::array({{{"dst", "10.88.0.0/16"}}})},
+            {"gateway", "10.77.0.1"},
+            {"dataDir", tmp_.path() + "/ipam"}};
+  }
+
+  // The link `name` in `ns`, or NotFound.
+  Result<hcashare::LinkState> LinkIn(const NamedNetns& ns, const std::string& name) {
+    Result<hcashare::LinkState> out = Status::Internal("not run");
+    RunIn(ns, [&] { out = netdev_->Get(name); });
+    return out;
+  }
+
+  size_t StateFiles() {
+    size_t n = 0;
+    for (const char* sub : {"attachments", "owners"}) {
+      std::error_code ec;
+      for (auto it = fs::directory_iterator(tmp_.path() + "/state/" + sub, ec);
+           !ec && it != fs::directory_iterator(); ++it) {
+        ++n;
+      }
+    }
+    return n;
+  }
+
+  TempDir tmp_{"hcashare-cni-"};
+  std::unique_ptr<NamedNetns> host_ns_, pod_ns_;
+  std::unique_ptr<SimNode> node_;
+  std::unique_ptr<Host> host_;
+  std::unique_ptr<StateStore> store_;
+  std::unique_ptr<NetdevOps> netdev_ = NewNetlinkNetdevOps();
+  RecordingVfOps vf_ops_;
+  PodDeviceMap pod_devices_;
+  std::vector<std::string> vf_netdevs_;
+  std::string cni_path_ = kIpamDir;
+};
+
+TEST_F(CniAttachTest, AddMovesTheNetdevAndDelRestoresIt) {
+  auto before = LinkIn(*host_ns_, vf_netdevs_[0]);
+  ASSERT_TRUE(before.ok());
+  CniOr<json> added = CniError{};
+  RunIn(*host_ns_, [&] {
+    added = CmdAdd(Env("ADD"), Conf({{"mac", "02:11:22:33:44:55"}, {"mtu", 1400}}), Context());
+  });
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  EXPECT_EQ((*added)["cniVersion"], "1.0.0");
+  EXPECT_EQ((*added)["interfaces"][0]["name"], "net1");
+  EXPECT_EQ((*added)["interfaces"][0]["mac"], "02:11:22:33:44:55");
+  EXPECT_EQ((*added)["interfaces"][0]["sandbox"], pod_ns_->path());
+  EXPECT_FALSE((*added)["interfaces"][0].contains("pciID")) << "pciID is a 1.1.0 field";
+
+  auto in_pod = LinkIn(*pod_ns_, "net1");
+  ASSERT_TRUE(in_pod.ok()) << in_pod.status().ToString();
+  EXPECT_EQ(in_pod->mac, "02:11:22:33:44:55");
+  EXPECT_EQ(in_pod->mtu, 1400u) << "mtu is applied";
+  EXPECT_TRUE(in_pod->admin_up);
+  EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[0]).status().IsNotFound());
+  EXPECT_TRUE(vf_ops_.calls().empty() || vf_ops_.calls() == std::vector<std::string>{"get pf0/0"})
+      << "only the MAC was asked for: the PF is at most queried";
+  EXPECT_EQ(StateFiles(), 2u);
+
+  MaybeError deleted;
+  RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
+  ASSERT_FALSE(deleted) << deleted->msg << ": " << deleted->details;
+  auto after = LinkIn(*host_ns_, vf_netdevs_[0]);
+  ASSERT_TRUE(after.ok()) << "the netdev is back under its host name";
+  EXPECT_EQ(after->mac, before->mac);
+  EXPECT_EQ(after->mtu, before->mtu);
+  EXPECT_FALSE(after->admin_up);
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
+  EXPECT_EQ(StateFiles(), 0u);
+
+  // DEL again: nothing left to do, still success.
+  RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
+  EXPECT_FALSE(deleted);
+}
+
+TEST_F(CniAttachTest, NoPfSettingMeansThePfIsNeverQueried) {
+  CniOr<json> added = CniError{};
+  RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(), Context()); });
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  EXPECT_TRUE(vf_ops_.calls().empty());
+  MaybeError deleted;
+  RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
+  EXPECT_FALSE(deleted);
+  EXPECT_TRUE(vf_ops_.calls().empty());
+}
+
+TEST_F(CniAttachTest, HostLocalIpamAddressesInThePodAnd11ResultShape) {
+  CniOr<json> added = CniError{};
+  RunIn(*host_ns_, [&] {
+    added = CmdAdd(Env("ADD"), Conf({{"cniVersion", "1.1.0"}, {"ipam", HostLocal()}}), Context());
+  });
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  EXPECT_EQ((*added)["interfaces"][0]["pciID"], "0000:3b:00.2");
+  ASSERT_EQ((*added)["ips"].size(), 1u);
+  EXPECT_EQ((*added)["ips"][0]["address"], "10.77.0.2/24");
+  EXPECT_EQ((*added)["ips"][0]["interface"], 0);
+  EXPECT_TRUE(Sh("ip -n " + pod_ns_->name() + " addr show dev net1 | grep -q 10.77.0.2/24"));
+  EXPECT_TRUE(Sh("ip -n " + pod_ns_->name() + " route show 10.88.0.0/16 | grep -q 10.77.0.1"));
+  EXPECT_TRUE(fs::exists(tmp_.path() + "/ipam/rdma-net/10.77.0.2"));
+
+  MaybeError deleted;
+  RunIn(*host_ns_, [&] {
+    deleted = CmdDel(Env("DEL"), Conf({{"ipam", HostLocal()}}, Verb::kDel), Context());
+  });
+  ASSERT_FALSE(deleted) << deleted->msg;
+  EXPECT_FALSE(fs::exists(tmp_.path() + "/ipam/rdma-net/10.77.0.2")) << "IPAM released";
+}
+
+TEST_F(CniAttachTest, IpamFailureRollsEverythingBack) {
+  // An IPAM plugin that fails with a CNI error.
+  cni_path_ = tmp_.path() + "/bin";
+  fs::create_directories(cni_path_);
+  const std::string plugin = cni_path_ + "/failing-ipam";
+  std::ofstream(plugin)
+      << "#!/bin/sh\ncat >/dev/null\n"
+         "echo '{\"cniVersion\":\"1.0.0\",\"code\":11,\"msg\":\"no addresses left\"}'\n"
+         "exit 1\n";
+  fs::permissions(plugin, fs::perms::owner_all);
+  vf_ops_.AddVf("pf0", 0,
+                VfSettings{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u});
+  const VfSettings original = vf_ops_.settings("pf0", 0);
+  auto before = LinkIn(*host_ns_, vf_netdevs_[0]);
+  CniOr<json> added = json();
+  RunIn(*host_ns_, [&] {
+    added = CmdAdd(
+        Env("ADD"),
+        Conf({{"vlan", 100}, {"mac", "02:00:00:00:00:aa"}, {"ipam", {{"type", "failing-ipam"}}}}),
+        Context());
+  });
+  ASSERT_FALSE(added.ok());
+  EXPECT_EQ(added.error().code, 11) << "the IPAM plugin's own code is passed on";
+  EXPECT_NE(added.error().msg.find("failing-ipam"), std::string::npos);
+  auto after = LinkIn(*host_ns_, vf_netdevs_[0]);
+  ASSERT_TRUE(after.ok()) << "the netdev is back in the host under its name";
+  EXPECT_EQ(after->mac, before->mac);
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
+  EXPECT_TRUE(vf_ops_.settings("pf0", 0) == original) << "PF-side settings restored";
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+TEST_F(CniAttachTest, PfSettingFailureMidwayRollsBackTheEarlierOnes) {
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  vf_ops_.AddVf("pf0", 0, original);
+  vf_ops_.FailSet(3, Status::IoError("simulated driver failure"));  // vlan, spoofchk, then trust
+  CniOr<json> added = json();
+  RunIn(*host_ns_, [&] {
+    added = CmdAdd(Env("ADD"),
+                   Conf({{"vlan", 100}, {"vlanQoS", 3}, {"spoofchk", "off"}, {"trust", "on"}}),
+                   Context());
+  });
+  ASSERT_FALSE(added.ok());
+  EXPECT_EQ(added.error().code, kErrIo);
+  EXPECT_NE(added.error().msg.find("cannot set trust"), std::string::npos) << added.error().msg;
+  EXPECT_TRUE(vf_ops_.settings("pf0", 0) == original);
+  EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[0]).ok()) << "the netdev never moved";
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+TEST_F(CniAttachTest, PfSettingsAppliedAndResetOnDel) {
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  vf_ops_.AddVf("pf0", 0, original);
+  json extra = {{"vlan", 100},        {"vlanQoS", 3},        {"vlanProto", "802.1ad"},
+                {"spoofchk", "off"},  {"trust", "on"},       {"link_state", "enable"},
+                {"min_tx_rate", 100}, {"max_tx_rate", 1000}, {"mac", "02:00:00:00:00:bb"}};
+  CniOr<json> added = CniError{};
+  RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(extra), Context()); });
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  const VfSettings& now = vf_ops_.settings("pf0", 0);
+  EXPECT_EQ(now.vlan, 100u);
+  EXPECT_EQ(now.qos, 3u);
+  EXPECT_EQ(now.vlan_proto, "802.1ad");
+  EXPECT_EQ(now.spoofchk, false);
+  EXPECT_EQ(now.trust, true);
+  EXPECT_EQ(now.link_state, "enable");
+  EXPECT_EQ(now.min_tx_rate, 100u);
+  EXPECT_EQ(now.max_tx_rate, 1000u);
+  EXPECT_EQ(now.mac, "02:00:00:00:00:bb") << "the admin MAC too, as the PF reports the VF";
+  MaybeError deleted;
+  RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
+  ASSERT_FALSE(deleted) << deleted->msg;
+  EXPECT_TRUE(vf_ops_.settings("pf0", 0) == original);
+}
+
+TEST_F(CniAttachTest, DelWithTheNetnsGoneOrEmptySucceedsAndClearsState) {
+  for (const char* how : {"deleted", "empty"}) {
+    SCOPED_TRACE(how);
+    if (!pod_ns_->ok()) pod_ns_ = std::make_unique<NamedNetns>(Unique("hcp"));
+    CniOr<json> added = CniError{};
+    RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(), Context()); });
+    ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+    const std::string netns = pod_ns_->path();
+    pod_ns_->Delete();  // a veth is destroyed with its namespace
+    MaybeError deleted;
+    RunIn(*host_ns_, [&] {
+      deleted = CmdDel(Env("DEL", "net1", "c0ffee", std::string(how) == "empty" ? "-" : netns),
+                       Conf({}, Verb::kDel), Context());
+    });
+    ASSERT_FALSE(deleted) << deleted->msg << ": " << deleted->details;
+    EXPECT_EQ(StateFiles(), 0u);
+    // The next test round needs a VF netdev again.
+    ASSERT_TRUE(node_->RemovePciFunction("0000:3b:00.2").ok());
+    AddVf(0);
+  }
+}
+
+TEST_F(CniAttachTest, TwoAttachmentsOfOneResourceGetDifferentDevices) {
+  pod_devices_.source = "test";
+  pod_devices_.by_resource["rdma/vf_pool_a"] = {"0000:3b:00.2", "0000:3b:00.3"};
+  json by_resource = {{"deviceID", nullptr}, {"resourceName", "rdma/vf_pool_a"}};
+  CniOr<json> a = CniError{}, b = CniError{}, c = json();
+  RunIn(*host_ns_, [&] {
+    a = CmdAdd(Env("ADD", "net1"), Conf(by_resource), Context());
+    b = CmdAdd(Env("ADD", "net2"), Conf(by_resource), Context());
+    c = CmdAdd(Env("ADD", "net3"), Conf(by_resource), Context());
+  });
+  ASSERT_TRUE(a.ok()) << a.error().msg;
+  ASSERT_TRUE(b.ok()) << b.error().msg;
+  EXPECT_EQ((*a)["interfaces"][0]["name"], "net1");
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net1").ok());
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net2").ok());
+  EXPECT_EQ(store_->OwnerOf("0000:3b:00.2")->ifname, "net1");
+  EXPECT_EQ(store_->OwnerOf("0000:3b:00.3")->ifname, "net2");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code, kErrDeviceBusy);
+}
+
+TEST_F(CniAttachTest, MissingResourceErrorNamesPodResourceAndWhatWasFound) {
+  pod_devices_.source = "v1 Get";
+  pod_devices_.by_resource["nvidia.com/gpu"] = {"GPU-1"};
+  CniOr<json> added = json();
+  RunIn(*host_ns_, [&] {
+    added = CmdAdd(Env("ADD"), Conf({{"deviceID", nullptr}, {"resourceName", "rdma/vf_pool_a"}}),
+                   Context());
+  });
+  ASSERT_FALSE(added.ok());
+  EXPECT_EQ(added.error().code, kErrDeviceNotFound);
+  EXPECT_EQ(added.error().msg,
+            "pod ns/p has no devices of rdma/vf_pool_a (resources present: nvidia.com/gpu (1)); "
+            "does the pod request it and does the NAD carry the "
+            "k8s.v1.cni.cncf.io/resourceName annotation?");
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+TEST_F(CniAttachTest, NotAVfAndDpdkDriverAreClearErrors) {
+  CniOr<json> pf = json();
+  RunIn(*host_ns_, [&] {
+    pf = CmdAdd(Env("ADD"), Conf({{"deviceID", "0000:3b:00.0"}}), Context());
+  });
+  ASSERT_FALSE(pf.ok());
+  EXPECT_NE(pf.error().details.find("not an SR-IOV VF"), std::string::npos) << pf.error().details;
+  CniOr<json> missing = json();
+  RunIn(*host_ns_, [&] {
+    missing = CmdAdd(Env("ADD"), Conf({{"deviceID", "0000:99:00.1"}}), Context());
+  });
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, kErrDeviceNotFound);
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+TEST_F(CniAttachTest, ConcurrentAddsOnOneVfOneWins) {
+  std::atomic<int> ok{0}, busy{0};
+  std::vector<std::unique_ptr<NamedNetns>> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(std::make_unique<NamedNetns>(Unique("hcq")));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      RunIn(*host_ns_, [&] {
+        auto r = CmdAdd(Env("ADD", "net1", "ctr" + std::to_string(i), pods[i]->path()), Conf(),
+                        Context());
+        if (r.ok()) {
+          ++ok;
+        } else if (r.error().code == kErrDeviceBusy || r.error().code == kErrTryAgainLater) {
+          ++busy;
+        }
+      });
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(busy.load(), 3);
+  EXPECT_EQ(StateFiles(), 2u) << "the winner's state and owner marker only";
+}
+
+}  // namespace
+}  // namespace hcashare::cni
