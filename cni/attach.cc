@@ -346,6 +346,12 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     state.steps.push_back("ipam");
   }
 
+  if (conf.prev_result) {
+    // Chained after other plugins: keep what they reported and add ours.
+    auto prev = ParseResult(*conf.prev_result);
+    if (!prev.ok()) return prev.error();
+    result = ChainResult(std::move(prev).value(), result);
+  }
   auto out = ToJson(result, conf.cni_version);
   if (!out.ok()) return out.error();
   state.result = *out;
@@ -418,9 +424,9 @@ MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext&
   auto pod = Netns::Open(env.netns);
   if (!pod.ok())
     return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};
-  std::string want_mac;
-  if (state->result.contains("interfaces") && !state->result["interfaces"].empty()) {
-    want_mac = state->result["interfaces"][0].value("mac", "");
+  std::string want_mac;  // ours is the interface named CNI_IFNAME (chained: not always [0])
+  for (const auto& iface : state->result.value("interfaces", json::array())) {
+    if (iface.value("name", "") == env.ifname) want_mac = iface.value("mac", "");
   }
   Status st = InNetns(*pod, [&]() -> Status {
     auto link = ctx.netdev.Get(env.ifname);

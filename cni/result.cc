@@ -227,4 +227,16 @@ CniResult MergeIpamResult(CniResult ours, const CniResult& ipam) {
   return ours;
 }
 
+CniResult ChainResult(CniResult prev, const CniResult& ours) {
+  const int offset = static_cast<int>(prev.interfaces.size());
+  prev.interfaces.insert(prev.interfaces.end(), ours.interfaces.begin(), ours.interfaces.end());
+  for (ResultIp ip : ours.ips) {
+    if (ip.interface) *ip.interface += offset;
+    prev.ips.push_back(std::move(ip));
+  }
+  prev.routes.insert(prev.routes.end(), ours.routes.begin(), ours.routes.end());
+  if (IsEmpty(prev.dns)) prev.dns = ours.dns;
+  return prev;
+}
+
 }  // namespace hcashare::cni

@@ -80,4 +80,9 @@ CniOr<nlohmann::json> ToJson(const CniResult& result, std::string_view cni_versi
 // REQUIRES: ours.interfaces[0] is the attachment's interface.
 CniResult MergeIpamResult(CniResult ours, const CniResult& ipam);
 
+// A chained invocation's result: `prev` (the prevResult of earlier plugins) with `ours`
+// appended; our ips' interface indexes are shifted past prev's interfaces, and prev's dns
+// is kept unless it is empty.
+CniResult ChainResult(CniResult prev, const CniResult& ours);
+
 }  // namespace hcashare::cni

@@ -357,6 +357,69 @@ TEST_F(CniAttachTest, DelWithTheNetnsGoneOrEmptySucceedsAndClearsState) {
   }
 }
 
+// Chained after another plugin: its interfaces and addresses are kept, ours appended, and
+// our addresses point at our interface.
+TEST_F(CniAttachTest, PrevResultIsKeptWhenChained) {
+  json prev = {{"cniVersion", "1.0.0"},
+               {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", pod_ns_->path()}}})},
+               {"ips", json::array({{{"address", "10.0.0.5/24"}, {"interface", 0}}})},
+               {"dns", {{"nameservers", json::array({"10.0.0.10"})}}}};
+  CniOr<json> added = CniError{};
+  RunIn(*host_ns_, [&] {
+    added = CmdAdd(Env("ADD"), Conf({{"prevResult", prev}, {"ipam", HostLocal()}}), Context());
+  });
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_EQ((*added)["interfaces"].size(), 2u);
+  EXPECT_EQ((*added)["interfaces"][0]["name"], "eth0");
+  EXPECT_EQ((*added)["interfaces"][1]["name"], "net1");
+  ASSERT_EQ((*added)["ips"].size(), 2u);
+  EXPECT_EQ((*added)["ips"][0]["interface"], 0);
+  EXPECT_EQ((*added)["ips"][1]["interface"], 1);
+  EXPECT_EQ((*added)["dns"]["nameservers"][0], "10.0.0.10");
+  MaybeError checked;
+  RunIn(*host_ns_, [&] {
+    checked =
+        CmdCheck(Env("CHECK"), Conf({{"prevResult", *added}, {"ipam", HostLocal()}}, Verb::kCheck),
+                 Context());
+  });
+  EXPECT_FALSE(checked) << checked->msg << ": " << checked->details;
+}
+
+// A DEL that fails keeps the state, so that a retry completes it.
+TEST_F(CniAttachTest, FailedDelKeepsStateAndRetryCompletes) {
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  vf_ops_.AddVf("pf0", 0, original);
+  CniOr<json> added = CniError{};
+  RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf({{"vlan", 7}}), Context()); });
+  ASSERT_TRUE(added.ok()) << added.error().msg;
+  vf_ops_.FailSet(1, Status::Unavailable("PF busy"));
+  MaybeError deleted;
+  RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
+  ASSERT_TRUE(deleted);
+  EXPECT_NE(deleted->msg.find("PF-side settings"), std::string::npos) << deleted->msg;
+  EXPECT_EQ(StateFiles(), 2u) << "state and marker kept for the retry";
+  RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
+  EXPECT_FALSE(deleted);
+  EXPECT_TRUE(vf_ops_.settings("pf0", 0) == original);
+  EXPECT_EQ(StateFiles(), 0u);
+  EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[0]).ok()) << "the netdev came back on the first try";
+}
+
+// CNI_NETNS naming something that is not a network namespace: DEL still succeeds.
+TEST_F(CniAttachTest, DelWithANetnsPathThatIsNotANetns) {
+  CniOr<json> added = CniError{};
+  RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(), Context()); });
+  ASSERT_TRUE(added.ok()) << added.error().msg;
+  const std::string not_netns = tmp_.path() + "/not-a-netns";
+  std::ofstream(not_netns) << "x";
+  MaybeError deleted;
+  RunIn(*host_ns_, [&] {
+    deleted = CmdDel(Env("DEL", "net1", "c0ffee", not_netns), Conf({}, Verb::kDel), Context());
+  });
+  EXPECT_FALSE(deleted) << deleted->msg;
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
 TEST_F(CniAttachTest, TwoAttachmentsOfOneResourceGetDifferentDevices) {
   pod_devices_.source = "test";
   pod_devices_.by_resource["rdma/vf_pool_a"] = {"0000:3b:00.2", "0000:3b:00.3"};

@@ -1144,6 +1144,25 @@ CniResult FullResult() {
   return r;
 }
 
+TEST(CniResultTest, ChainResultAppendsOursAfterPrev) {
+  CniResult prev;
+  prev.interfaces.push_back(
+      {"eth0", "", "/var/run/netns/x", std::nullopt, std::nullopt, std::nullopt});
+  prev.ips.push_back({"10.0.0.5/24", std::nullopt, 0});
+  CniResult ours = FullResult();  // net1 with two ips on interface 0, dns set
+  const CniResult chained = ChainResult(prev, ours);
+  ASSERT_EQ(chained.interfaces.size(), 2u);
+  EXPECT_EQ(chained.interfaces[1].name, "net1");
+  ASSERT_EQ(chained.ips.size(), 3u);
+  EXPECT_EQ(chained.ips[0].interface, 0);
+  EXPECT_EQ(chained.ips[1].interface, 1);
+  EXPECT_EQ(chained.ips[2].interface, 1);
+  EXPECT_EQ(chained.routes.size(), ours.routes.size());
+  EXPECT_EQ(chained.dns.nameservers, ours.dns.nameservers) << "prev had no dns";
+  prev.dns.nameservers = {"10.0.0.10"};
+  EXPECT_EQ(ChainResult(prev, ours).dns.nameservers, std::vector<std::string>{"10.0.0.10"});
+}
+
 TEST(CniResultTest, LegacyShapes) {
   for (const char* version : {"0.3.0", "0.3.1", "0.4.0"}) {
     const CniOr<json> out = ToJson(FullResult(), version);
