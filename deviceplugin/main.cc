@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -221,5 +222,9 @@ int main(int argc, char** argv) {
   // One malloc arena: the daemon allocates little, and per-thread arenas (one per gRPC
   // thread) would each keep pages resident.
   mallopt(M_ARENA_MAX, 1);
+  // gRPC's client-channel backup poller wakes every 5 s to cover lost wake-ups in pollers
+  // the daemon does not use (epoll1 has none); the only client channel is kubelet.sock.
+  // An idle daemon should not wake for it. An operator's own setting wins.
+  setenv("GRPC_CLIENT_CHANNEL_BACKUP_POLL_INTERVAL_MS", "0", /*overwrite=*/0);
   return hcashare::dp::Run(argc, argv);
 }
