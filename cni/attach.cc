@@ -1,11 +1,18 @@
 #include "cni/attach.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
 #include <optional>
 
 #include "cni/ipam.h"
 #include "cni/result.h"
+#include "cni/steps.h"
 #include "cni/undo.h"
 #include "cni/vf.h"
+#include "common/atomic_file.h"
+#include "common/device_info_json.h"
 #include "common/log.h"
 #include "common/netns.h"
 #include "common/strings.h"
@@ -14,17 +21,6 @@ namespace hcashare::cni {
 namespace {
 
 using json = nlohmann::json;
-
-// Runs `fn` with the calling thread inside `ns`.
-Status InNetns(const Netns& ns, const std::function<Status()>& fn) {
-  NetnsGuard guard(ns);
-  if (!guard.status().ok()) return guard.status();
-  return fn();
-}
-
-std::string PodKey(const CniEnv& env) {
-  return env.PodNamespace().empty() ? "" : env.PodNamespace() + "/" + env.PodName();
-}
 
 // The error for a failed host step: code from the status, with the step named.
 CniError StepError(const Status& st, const std::string& step) { return FromStatus(st, step); }
@@ -67,131 +63,13 @@ CniOr<std::pair<std::string, bool>> FindDevice(const CniEnv& env, const NetConf&
   return std::make_pair(*chosen, aux);
 }
 
-// One group of PF-side settings applied together, and how to read its fields.
-struct PfGroup {
-  const char* name;
-  VfSettings wanted;
-};
-
-std::vector<PfGroup> PfGroups(const NetConf& conf, const std::optional<std::string>& mac) {
-  std::vector<PfGroup> groups;
-  if (mac) {
-    VfSettings s;
-    s.mac = *mac;
-    groups.push_back({"mac", s});
-  }
-  if (conf.vlan) {
-    VfSettings s;
-    s.vlan = static_cast<uint32_t>(*conf.vlan);
-    s.qos = static_cast<uint32_t>(conf.vlan_qos.value_or(0));
-    s.vlan_proto = conf.vlan_proto.value_or("802.1q");
-    groups.push_back({"vlan", s});
-  }
-  if (conf.spoofchk) {
-    VfSettings s;
-    s.spoofchk = *conf.spoofchk;
-    groups.push_back({"spoofchk", s});
-  }
-  if (conf.trust) {
-    VfSettings s;
-    s.trust = *conf.trust;
-    groups.push_back({"trust", s});
-  }
-  if (conf.link_state) {
-    VfSettings s;
-    static const char* kNames[] = {"auto", "enable", "disable"};
-    s.link_state = kNames[static_cast<int>(*conf.link_state)];
-    groups.push_back({"link_state", s});
-  }
-  if (conf.min_tx_rate || conf.max_tx_rate) {
-    VfSettings s;
-    s.min_tx_rate = static_cast<uint32_t>(conf.min_tx_rate.value_or(0));
-    s.max_tx_rate = static_cast<uint32_t>(conf.max_tx_rate.value_or(0));
-    groups.push_back({"rate", s});
-  }
-  return groups;
-}
-
-// The fields of `current` that `wanted` sets (what must be restored later).
-VfSettings OriginalOf(const VfSettings& current, const VfSettings& wanted) {
-  VfSettings o;
-  if (wanted.vlan) {
-    o.vlan = current.vlan.value_or(0);
-    o.qos = current.qos.value_or(0);
-    o.vlan_proto = current.vlan_proto.value_or("802.1q");
-  }
-  if (wanted.mac) o.mac = current.mac;
-  if (wanted.spoofchk) o.spoofchk = current.spoofchk;
-  if (wanted.trust) o.trust = current.trust;
-  if (wanted.link_state) o.link_state = current.link_state;
-  if (wanted.min_tx_rate || wanted.max_tx_rate) {
-    o.min_tx_rate = current.min_tx_rate.value_or(0);
-    o.max_tx_rate = current.max_tx_rate.value_or(0);
-  }
-  return o;
-}
-
-// Copies the set fields of `from` into `into`.
-void MergeInto(VfSettings* into, const VfSettings& from) {
-  auto merge = [](auto* a, const auto& b) {
-    if (b) *a = b;
-  };
-  merge(&into->vlan, from.vlan);
-  merge(&into->qos, from.qos);
-  merge(&into->vlan_proto, from.vlan_proto);
-  merge(&into->mac, from.mac);
-  merge(&into->spoofchk, from.spoofchk);
-  merge(&into->trust, from.trust);
-  merge(&into->link_state, from.link_state);
-  merge(&into->min_tx_rate, from.min_tx_rate);
-  merge(&into->max_tx_rate, from.max_tx_rate);
-}
-
-// Restores the PF-side settings recorded in `state` (best effort, all groups).
-Status RestorePf(const AttachmentState& state, VfOps& ops) {
-  if (state.pf_original == VfSettings{} || state.pf_netdev.empty()) return Status::Ok();
-  return ops.Set(state.pf_netdev, state.vf_index, state.pf_original);
-}
-
-// Adds the IPAM addresses and routes to `ifname` (in the current namespace).
-Status ApplyIpam(NetdevOps& netdev, const std::string& ifname, const CniResult& ipam) {
-  for (const auto& ip : ipam.ips) RETURN_IF_ERROR(netdev.AddAddress(ifname, ip.address));
-  for (const auto& route : ipam.routes) {
-    std::string gw = route.gw.value_or("");
-    if (gw.empty()) {
-      // As the reference plugins do: a route without gw goes via the gateway of an
-      // address of the same family.
-      const bool v6 = route.dst.find(':') != std::string::npos;
-      for (const auto& ip : ipam.ips) {
-        if (ip.gateway && (ip.gateway->find(':') != std::string::npos) == v6) {
-          gw = *ip.gateway;
-          break;
-        }
-      }
-    }
-    RETURN_IF_ERROR(netdev.AddRoute(ifname, route.dst, gw));
-  }
-  return Status::Ok();
-}
-
-// Moves the attachment's interface from the pod back to the host in one request, under
-// its host name, MAC and MTU, and down. The interface is looked for under `pod_ifname`,
-// then under its host name (an ADD that failed after the move but before the rename).
-// NotFound when the pod has neither.
-Status ReturnToHost(const AttachmentState& state, const std::string& pod_ifname, const Netns& pod,
-                    const Netns& host, NetdevOps& netdev) {
-  return InNetns(pod, [&]() -> Status {
-    for (const std::string& name : {pod_ifname, state.host_ifname}) {
-      if (name.empty() || !netdev.Get(name).ok()) continue;
-      LinkChanges back;
-      back.name = state.host_ifname.empty() ? name : state.host_ifname;
-      if (!state.host_mac.empty()) back.mac = state.host_mac;
-      if (state.host_mtu != 0) back.mtu = state.host_mtu;
-      back.up = false;
-      return netdev.MoveAndChange(name, host, back);
-    }
-    return Status::NotFound("no " + pod_ifname + " in the pod's network namespace");
-  });
+// Writes the Multus device-info document to `path` (its directory is created).
+Status WriteDeviceInfo(const std::string& path, const std::string& device,
+                       const std::vector<std::string>& rdma_devices, const std::string& pf_pci) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  if (ec) return Status::IoError("create the directory of " + path + ": " + ec.message());
+  return WriteFileAtomically(path, PciDeviceInfoJson(device, rdma_devices, pf_pci));
 }
 
 }  // namespace
@@ -213,14 +91,16 @@ CniOr<std::string> ChooseDevice(const std::vector<std::string>& candidates, cons
 
 CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   auto pod = Netns::Open(env.netns);
-  if (!pod.ok())
+  if (!pod.ok()) {
     return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};
+  }
   auto found = FindDevice(env, conf, ctx);
   if (!found.ok()) return found.error();
   const auto [device, is_aux] = *found;
   auto vf = ResolveVf(ctx.host, device, is_aux);
   if (!vf.ok()) return FromStatus(vf.status(), "cannot use device " + device);
-  if (vf->netdev.empty()) {
+  const bool dpdk = vf->dpdk;  // only PF-side settings: there is no netdev to move
+  if (!dpdk && vf->netdev.empty()) {
     return CniError{kErrDeviceNotFound, "device " + device + " has no netdev in the host namespace",
                     "is it attached to another pod, or bound to a driver without a netdev?"};
   }
@@ -228,12 +108,15 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
   if (!mac.ok()) return mac.error();
   const std::vector<PfGroup> groups = PfGroups(conf, *mac);
   // A MAC alone also works without the PF (the netdev gets it); anything else needs it.
-  const bool beyond_mac = groups.size() > (*mac ? 1u : 0u);
+  const bool beyond_mac = groups.size() > (*mac && !dpdk ? 1u : 0u);
   const bool pf_reachable = !vf->is_sf && !vf->pf_netdev.empty() && vf->vf_index >= 0;
   if (beyond_mac && !pf_reachable) {
     return CniError{kErrInvalidNetConf, "PF-side VF settings cannot be applied to " + device,
                     vf->is_sf ? "it is a scalable function" : "its PF has no netdev"};
   }
+  auto rdma_device =
+      dpdk ? CniOr<std::string>(std::string()) : PlanRdmaMove(conf.rdma, *vf, ctx.rdma);
+  if (!rdma_device.ok()) return rdma_device.error();
 
   auto lock = ctx.store.Lock(device, ctx.lock_wait);
   if (!lock.ok()) return CniError{kErrTryAgainLater, lock.status().message(), ""};
@@ -247,22 +130,26 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
                     "run DEL first"};
   }
 
-  // Save what will be restored before changing anything.
+  // Record what will be restored before changing anything.
   auto host = Netns::Current();
   if (!host.ok()) return FromStatus(host.status(), "cannot open the host network namespace");
-  auto link = ctx.netdev.Get(vf->netdev);
-  if (!link.ok()) return FromStatus(link.status(), "cannot read netdev " + vf->netdev);
   AttachmentState state;
   state.owner = {env.container_id, env.ifname,  env.netns,
                  env.PodUid(),     PodKey(env), conf.resource_name.value_or("")};
   state.device = device;
   state.is_sf = vf->is_sf;
+  state.dpdk = dpdk;
+  state.rdma_device = *rdma_device;
   state.pf_netdev = vf->pf_netdev;
   state.vf_index = vf->vf_index;
-  state.host_ifname = vf->netdev;
-  state.host_mac = link->mac;
-  state.host_mtu = link->mtu;
   state.netconf = conf.raw;
+  if (!dpdk) {
+    auto link = ctx.netdev.Get(vf->netdev);
+    if (!link.ok()) return FromStatus(link.status(), "cannot read netdev " + vf->netdev);
+    state.host_ifname = vf->netdev;
+    state.host_mac = link->mac;
+    state.host_mtu = link->mtu;
+  }
   // The PF is queried only when a PF-side setting (or a MAC) was asked for.
   std::optional<VfSettings> pf_current;
   if (!groups.empty() && pf_reachable) {
@@ -298,41 +185,54 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     (void)ctx.store.Save(state);
   }
 
-  // 2. The netdev: into the pod, renamed, with its MAC and MTU, and up, in one request.
-  LinkChanges into_pod;
-  into_pod.name = env.ifname;
-  into_pod.mac = *mac;
-  if (conf.mtu) into_pod.mtu = static_cast<uint32_t>(*conf.mtu);
-  into_pod.up = true;
-  undo.Push("netdev into the pod", [&]() -> Status {
-    Status back = ReturnToHost(state, env.ifname, *pod, *host, ctx.netdev);
-    return back.IsNotFound() ? Status::Ok() : back;  // it never left the host
-  });
-  if (Status st = ctx.netdev.MoveAndChange(vf->netdev, *pod, into_pod); !st.ok()) {
-    return StepError(st, "cannot move " + vf->netdev + " into the pod as " + env.ifname);
-  }
   CniResult result;
-  Status st = InNetns(*pod, [&]() -> Status {
-    auto now = ctx.netdev.Get(env.ifname);
-    if (!now.ok()) return now.status();
-    if (*mac && now->mac != **mac) {
-      return Status::FailedPrecondition("MAC of " + env.ifname + " reads back as " + now->mac +
-                                        ", not " + **mac);
+  ResultInterface iface;
+  iface.name = env.ifname;
+  iface.sandbox = env.netns;
+  if (!vf->is_sf) iface.pci_id = device;
+  if (!dpdk) {
+    // 2. The netdev: into the pod, renamed, with its MAC and MTU, and up, in one request.
+    LinkChanges into_pod;
+    into_pod.name = env.ifname;
+    into_pod.mac = *mac;
+    if (conf.mtu) into_pod.mtu = static_cast<uint32_t>(*conf.mtu);
+    into_pod.up = true;
+    undo.Push("netdev into the pod", [&]() -> Status {
+      Status back = ReturnToHost(state, env.ifname, *pod, *host, ctx.netdev);
+      return back.IsNotFound() ? Status::Ok() : back;  // it never left the host
+    });
+    if (Status st = ctx.netdev.MoveAndChange(vf->netdev, *pod, into_pod); !st.ok()) {
+      return StepError(st, "cannot move " + vf->netdev + " into the pod as " + env.ifname);
     }
-    ResultInterface iface;
-    iface.name = env.ifname;
-    iface.mac = now->mac;
-    iface.sandbox = env.netns;
-    iface.mtu = now->mtu;
-    if (!vf->is_sf) iface.pci_id = device;
-    result.interfaces.push_back(iface);
-    return Status::Ok();
-  });
-  if (!st.ok()) return StepError(st, "cannot configure " + env.ifname + " in the pod");
-  state.steps.push_back("netdev");
-  (void)ctx.store.Save(state);
+    Status st = InNetns(*pod, [&]() -> Status {
+      auto now = ctx.netdev.Get(env.ifname);
+      if (!now.ok()) return now.status();
+      if (*mac && now->mac != **mac) {
+        return Status::FailedPrecondition("MAC of " + env.ifname + " reads back as " + now->mac +
+                                          ", not " + **mac);
+      }
+      iface.mac = now->mac;
+      iface.mtu = now->mtu;
+      return Status::Ok();
+    });
+    if (!st.ok()) return StepError(st, "cannot configure " + env.ifname + " in the pod");
+    state.steps.push_back("netdev");
+    (void)ctx.store.Save(state);
+  }
+  result.interfaces.push_back(iface);
 
-  // 3. IPAM, applied inside the pod.
+  // 3. The RDMA device, after the netdev (DEL returns it first).
+  if (!state.rdma_device.empty()) {
+    undo.Push("RDMA device into the pod",
+              [&] { return ReturnRdmaToHost(state, *pod, *host, ctx.rdma); });
+    if (Status st = ctx.rdma.MoveToNetns(state.rdma_device, pod->fd()); !st.ok()) {
+      return StepError(st, "cannot move RDMA device " + state.rdma_device + " into the pod");
+    }
+    state.steps.push_back("rdma");
+    (void)ctx.store.Save(state);
+  }
+
+  // 4. IPAM, applied inside the pod (a DPDK VF has no interface: reported only).
   if (conf.ipam) {
     auto ipam = RunIpam(env, "ADD", conf.raw, conf.ipam_type);
     if (!ipam.ok()) return ipam.error();
@@ -340,10 +240,22 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
       auto del = RunIpam(env, "DEL", conf.raw, conf.ipam_type);
       return del.ok() ? Status::Ok() : Status::IoError(del.error().msg);
     });
-    st = InNetns(*pod, [&] { return ApplyIpam(ctx.netdev, env.ifname, **ipam); });
-    if (!st.ok()) return StepError(st, "cannot apply the IPAM result to " + env.ifname);
+    if (!dpdk) {
+      Status st = InNetns(*pod, [&] { return ApplyIpam(ctx.netdev, env.ifname, **ipam); });
+      if (!st.ok()) return StepError(st, "cannot apply the IPAM result to " + env.ifname);
+    }
     result = MergeIpamResult(std::move(result), **ipam);
     state.steps.push_back("ipam");
+  }
+
+  // 5. The Multus device-info file, when the runtime asked for one.
+  if (conf.device_info_file && !vf->is_sf) {
+    state.device_info_file = *conf.device_info_file;
+    if (Status st = WriteDeviceInfo(state.device_info_file, device, vf->rdma_devices, vf->pf_pci);
+        !st.ok()) {
+      return StepError(st, "cannot write the device-info file");
+    }
+    undo.Push("device-info file", [&] { return RemoveIfExists(state.device_info_file); });
   }
 
   if (conf.prev_result) {
@@ -361,88 +273,10 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
   undo.Commit();
   LogInfo("attached", {{"device", device},
                        {"ifname", env.ifname},
+                       {"rdma", state.rdma_device},
                        {"container", env.container_id},
                        {"pod", PodKey(env)}});
   return *out;
-}
-
-MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
-  auto ipam_del = [&](const json& netconf) -> MaybeError {
-    if (!conf.ipam) return std::nullopt;
-    auto r = RunIpam(env, "DEL", netconf.is_null() ? conf.raw : netconf, conf.ipam_type);
-    if (!r.ok()) return r.error();
-    return std::nullopt;
-  };
-  auto loaded = ctx.store.Load(env.container_id, env.ifname);
-  if (!loaded.ok()) {
-    if (!loaded.status().IsNotFound()) return FromStatus(loaded.status(), "cannot read state");
-    LogDebug("DEL without state: releasing IPAM only",
-             {{"container", env.container_id}, {"ifname", env.ifname}});
-    return ipam_del(json());
-  }
-  AttachmentState state = std::move(loaded).value();
-  auto lock = ctx.store.Lock(state.device, ctx.lock_wait);
-  if (!lock.ok()) return CniError{kErrTryAgainLater, lock.status().message(), ""};
-  auto host = Netns::Current();
-  if (!host.ok()) return FromStatus(host.status(), "cannot open the host network namespace");
-
-  // The interface, back to the host, when the pod's namespace still exists.
-  std::optional<Netns> pod;
-  if (!env.netns.empty()) {
-    auto opened = Netns::Open(env.netns);
-    if (opened.ok()) pod = std::move(opened).value();
-  }
-  if (pod && state.Done("netdev")) {
-    Status st = ReturnToHost(state, env.ifname, *pod, *host, ctx.netdev);
-    if (!st.ok() && !st.IsNotFound()) {
-      return FromStatus(st, "cannot return " + env.ifname + " to the host");
-    }
-  } else if (state.Done("netdev")) {
-    LogInfo("pod network namespace is gone; its interface returned to the host by itself",
-            {{"device", state.device}, {"netns", env.netns}});
-  }
-  if (MaybeError e = ipam_del(state.netconf)) return e;
-  if (Status st = RestorePf(state, ctx.vf); !st.ok()) {
-    return FromStatus(st, "cannot restore the PF-side settings of " + state.device);
-  }
-  if (Status st = ctx.store.ReleaseOwner(state.device, env.container_id, env.ifname); !st.ok()) {
-    return FromStatus(st, "cannot remove the owner marker");
-  }
-  if (Status st = ctx.store.Remove(env.container_id, env.ifname); !st.ok()) {
-    return FromStatus(st, "cannot remove the state file");
-  }
-  LogInfo("detached", {{"device", state.device}, {"ifname", env.ifname}});
-  return std::nullopt;
-}
-
-MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
-  auto state = ctx.store.Load(env.container_id, env.ifname);
-  if (!state.ok()) {
-    return CniError{kErrUnknownContainer, "no attachment " + env.container_id + "/" + env.ifname,
-                    ""};
-  }
-  auto pod = Netns::Open(env.netns);
-  if (!pod.ok())
-    return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};
-  std::string want_mac;  // ours is the interface named CNI_IFNAME (chained: not always [0])
-  for (const auto& iface : state->result.value("interfaces", json::array())) {
-    if (iface.value("name", "") == env.ifname) want_mac = iface.value("mac", "");
-  }
-  Status st = InNetns(*pod, [&]() -> Status {
-    auto link = ctx.netdev.Get(env.ifname);
-    if (!link.ok()) return link.status();
-    if (!want_mac.empty() && link->mac != want_mac) {
-      return Status::FailedPrecondition(env.ifname + " has MAC " + link->mac + ", expected " +
-                                        want_mac);
-    }
-    return Status::Ok();
-  });
-  if (!st.ok()) return FromStatus(st, "attachment " + env.ifname + " is not as ADD left it");
-  if (conf.ipam) {
-    auto r = RunIpam(env, "CHECK", conf.raw, conf.ipam_type);
-    if (!r.ok()) return r.error();
-  }
-  return std::nullopt;
 }
 
 }  // namespace hcashare::cni

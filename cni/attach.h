@@ -1,5 +1,7 @@
 // The CNI verbs for one attachment: ADD (device lookup, PF-side VF settings, moving the
-// netdev into the pod, IPAM), DEL (the reverse, best effort and idempotent) and CHECK.
+// netdev and the RDMA device into the pod, IPAM, the Multus device-info file), DEL (the
+// reverse, best effort and idempotent) and CHECK (the attachment is as ADD left it).
+// ADD is in attach.cc, DEL in detach.cc, CHECK in check.cc.
 //
 // ADD saves the attachment's state before its first change, then does its steps, each
 // with an undo action; any failure undoes every step done so far, in reverse. DEL
@@ -20,6 +22,7 @@
 #include "cni/state.h"
 #include "common/host.h"
 #include "common/netdev.h"
+#include "common/rdma_netlink.h"
 #include "common/sriov.h"
 
 namespace hcashare::cni {
@@ -37,6 +40,7 @@ struct AttachContext {
   const Host& host;   // sysfs, under hostRoot
   NetdevOps& netdev;  // netdev changes (in whichever namespace the thread is in)
   VfOps& vf;          // PF-side VF settings
+  RdmaSystem& rdma;   // RDMA netns mode and RDMA device moves
   const StateStore& store;
   PodDeviceLookup pod_devices;  // used when the config has no deviceID
   std::chrono::milliseconds lock_wait{5000};
@@ -46,7 +50,9 @@ struct AttachContext {
 CniOr<nlohmann::json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 // DEL: std::nullopt on success.
 MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
-// CHECK: the attachment exists and its interface is in the pod with the recorded MAC.
+// CHECK: the interface is in the pod with its name, MAC and MTU; prevResult's addresses
+// of it are configured; the PF-side settings still match the configuration; the RDMA
+// device is in the pod. Each mismatch is a precise error.
 MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 
 // Picks the device for this attachment among `candidates` (the pod's devices of one

@@ -1,9 +1,5 @@
 #include "cni/gc.h"
 
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "common/log.h"
 
 namespace hcashare::cni {
@@ -35,17 +31,6 @@ MaybeError CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ct
     }
   }
   return first;
-}
-
-MaybeError CmdStatus(const NetConf& conf) {
-  std::error_code ec;
-  std::filesystem::create_directories(conf.state_dir, ec);
-  if (ec || ::access(conf.state_dir.c_str(), W_OK) != 0) {
-    return CniError{kErrPluginNotAvailable,
-                    "state directory " + conf.state_dir + " is not writable",
-                    ec ? ec.message() : ""};
-  }
-  return std::nullopt;
 }
 
 }  // namespace hcashare::cni

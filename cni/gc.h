@@ -1,5 +1,4 @@
-// The CNI verbs that do not act on one attachment: GC (release attachments the runtime no
-// longer knows) and STATUS (can ADD work at all).
+// GC: releasing the attachments the runtime no longer knows.
 #pragma once
 
 #include "cni/attach.h"
@@ -11,8 +10,5 @@ namespace hcashare::cni {
 // released, PF-side settings reset, marker and state removed). Failures are logged and
 // the first is returned after every attachment was tried.
 MaybeError CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
-
-// STATUS: std::nullopt when the state dir is usable; code 50 otherwise.
-MaybeError CmdStatus(const NetConf& conf);
 
 }  // namespace hcashare::cni

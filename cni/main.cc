@@ -15,11 +15,13 @@
 #include "cni/gc.h"
 #include "cni/netconf.h"
 #include "cni/podresources.h"
+#include "cni/status.h"
 #include "cni/stdin.h"
 #include "cni/version.h"
 #include "common/host.h"
 #include "common/log.h"
 #include "common/netdev.h"
+#include "common/rdma_netlink.h"
 #include "common/sriov.h"
 
 extern char** environ;
@@ -80,8 +82,9 @@ int Main() {
   std::unique_ptr<Host> host = NewRootedHost(conf->host_root);
   std::unique_ptr<NetdevOps> netdev = NewNetlinkNetdevOps();
   std::unique_ptr<VfOps> vf = NewNetlinkVfOps();
+  std::unique_ptr<RdmaSystem> rdma = NewRdmaNetlink();
   StateStore store(conf->state_dir);
-  AttachContext ctx{*host, *netdev, *vf, store, nullptr};
+  AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
   ctx.pod_devices = [&]() -> Result<PodDeviceMap> {
     PodResourcesOptions opts;
     opts.kubelet_root = conf->kubelet_root_dir;
@@ -107,7 +110,7 @@ int Main() {
       if (MaybeError e = CmdGc(*env, *conf, ctx)) return Fail(*e, conf->cni_version);
       return 0;
     case Verb::kStatus:
-      if (MaybeError e = CmdStatus(*conf)) return Fail(*e, conf->cni_version);
+      if (MaybeError e = CmdStatus(*env, *conf)) return Fail(*e, conf->cni_version);
       return 0;
     case Verb::kVersion:
       break;

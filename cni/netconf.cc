@@ -28,7 +28,7 @@ const std::vector<std::string>& KnownKeys() {
       "deviceID", "pciBusID", "resourceName", "vlan", "vlanQoS", "vlanProto", "mac", "mtu",
       "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "logLevel", "logFile",
       // hcashare.
-      "kubeletRootDir", "stateDir", "hostRoot"};
+      "kubeletRootDir", "stateDir", "hostRoot", "rdma"};
   return kKeys;
 }
 
@@ -159,6 +159,9 @@ class NetConfReader {
     if (const auto state = top_.Choice("link_state", {"auto", "enable", "disable"})) {
       conf_.link_state = static_cast<LinkState>(*state);  // the choices are in LinkState order
     }
+    if (const auto rdma = top_.Choice("rdma", {"auto", "move", "off"})) {
+      conf_.rdma = static_cast<RdmaMode>(*rdma);  // the choices are in RdmaMode order
+    }
     conf_.min_tx_rate = top_.Integer("min_tx_rate", 0, kMaxTxRate);
     conf_.max_tx_rate = top_.Integer("max_tx_rate", 0, kMaxTxRate);
     const int64_t min_rate = conf_.min_tx_rate.value_or(0);
@@ -212,6 +215,11 @@ class NetConfReader {
   }
 
   void ReadRuntimeInputs() {
+    if (runtime_) {
+      FieldReader runtime_reader = RuntimeReader();
+      conf_.device_info_file =
+          Checked(runtime_reader, "CNIDeviceInfoFile", CheckAbsolutePath, Need::kOptional);
+    }
     if (const json* prev =
             top_.Object("prevResult", verb_ == Verb::kCheck ? Need::kRequired : Need::kOptional)) {
       conf_.prev_result = *prev;

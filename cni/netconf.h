@@ -47,6 +47,13 @@ struct DeviceId {
 // The VF link state set on the PF side.
 enum class LinkState { kAuto, kEnable, kDisable };
 
+// What to do with the VF's RDMA device (`rdma`).
+enum class RdmaMode {
+  kAuto,  // move it into the pod when the RDMA netns mode is exclusive, else leave it
+  kMove,  // move it; fail unless the mode is exclusive
+  kOff,   // never touch it
+};
+
 // One entry of GC's "cni.dev/valid-attachments".
 struct Attachment {
   std::string container_id;
@@ -75,6 +82,9 @@ struct NetConf {
   std::optional<int64_t> max_tx_rate;
 
   std::optional<int> mtu;  // 68..65535
+  RdmaMode rdma = RdmaMode::kAuto;
+  // runtimeConfig.CNIDeviceInfoFile (Multus): where to write the device-info file.
+  std::optional<std::string> device_info_file;
 
   // The "ipam" object; set only when it has a "type" (an "ipam": {} means no IPAM).
   std::optional<nlohmann::json> ipam;

@@ -130,6 +130,9 @@ Status StateStore::Save(const AttachmentState& s) const {
   json j = {{"owner", OwnerToJson(s.owner)},
             {"device", s.device},
             {"isSF", s.is_sf},
+            {"dpdk", s.dpdk},
+            {"rdmaDevice", s.rdma_device},
+            {"deviceInfoFile", s.device_info_file},
             {"pfNetdev", s.pf_netdev},
             {"vfIndex", s.vf_index},
             {"hostIfname", s.host_ifname},
@@ -154,6 +157,9 @@ Result<AttachmentState> StateStore::Load(const std::string& container_id,
     s.owner = OwnerFromJson(j.at("owner"));
     s.device = j.at("device").get<std::string>();
     s.is_sf = j.value("isSF", false);
+    s.dpdk = j.value("dpdk", false);
+    s.rdma_device = j.value("rdmaDevice", "");
+    s.device_info_file = j.value("deviceInfoFile", "");
     s.pf_netdev = j.value("pfNetdev", "");
     s.vf_index = j.value("vfIndex", -1);
     s.host_ifname = j.value("hostIfname", "");

@@ -39,6 +39,9 @@ struct AttachmentState {
   bool is_sf = false;
   std::string pf_netdev;  // for PF-side settings
   int vf_index = -1;
+  bool dpdk = false;               // bound to a userspace driver: no netdev was moved
+  std::string rdma_device;         // the RDMA device moved into the pod ("" for none)
+  std::string device_info_file;    // the Multus device-info file ADD wrote ("" for none)
   std::string host_ifname;         // the netdev's name in the host namespace before ADD
   std::string host_mac;            // its MAC before ADD
   uint32_t host_mtu = 0;           // its MTU before ADD

@@ -45,10 +45,7 @@ Result<VfDevice> ResolveVf(const Host& host, const std::string& id, bool is_aux)
                                       "driver (e.g. mlx5_core) first");
   }
   vf.driver = BaseName(*driver);
-  if (IsDpdkDriver(vf.driver)) {
-    return Status::FailedPrecondition(id + " is bound to " + vf.driver +
-                                      " (DPDK mode); this version attaches netdev VFs only");
-  }
+  vf.dpdk = IsDpdkDriver(vf.driver);
   if (is_aux) {
     // An SF's directory sits inside its PF's: /sys/devices/.../<pf>/<sf name>.
     auto target = host.ReadLink(dir);

@@ -19,6 +19,7 @@ struct VfDevice {
   int vf_index = -1;      // N of the PF's virtfnN link (-1 for an SF)
   std::string netdev;     // the device's netdev in the host namespace ("" when none)
   std::string driver;     // bound driver
+  bool dpdk = false;      // a userspace (DPDK) driver: no netdev
   std::vector<std::string> rdma_devices;  // RDMA devices under its infiniband/
 };
 
@@ -26,8 +27,8 @@ struct VfDevice {
 bool IsDpdkDriver(const std::string& driver);
 
 // Resolves `id` (a normalised PCI address or auxiliary name). NotFound when the device is
-// absent; FailedPrecondition when it is a PCI function that is not a VF (no physfn), is
-// bound to no driver, or to a DPDK driver (no netdev to move; not supported yet).
+// absent; FailedPrecondition when it is a PCI function that is not a VF (no physfn) or is
+// bound to no driver.
 Result<VfDevice> ResolveVf(const Host& host, const std::string& id, bool is_aux);
 
 }  // namespace hcashare::cni

@@ -2,6 +2,7 @@
 
 #include <linux/rtnetlink.h>
 #include <net/if.h>
+#include <netlink/cache.h>
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
@@ -56,6 +57,23 @@ class NetlinkNetdevOps final : public NetdevOps {
         rtnl_link_unset_flags(c, IFF_UP);
       }
     });
+  }
+  Result<std::vector<std::string>> ListAddresses(const std::string& name) override {
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), name));
+    nl_cache* raw = nullptr;
+    int err = rtnl_addr_alloc_cache(sock.get(), &raw);
+    std::unique_ptr<nl_cache, NlObjectPut<nl_cache, nl_cache_free>> cache(raw);
+    if (err < 0) return NlStatus(err, "list addresses");
+    std::vector<std::string> out;
+    const int ifindex = rtnl_link_get_ifindex(link.get());
+    for (nl_object* o = nl_cache_get_first(cache.get()); o != nullptr; o = nl_cache_get_next(o)) {
+      auto* addr = reinterpret_cast<rtnl_addr*>(o);
+      if (rtnl_addr_get_ifindex(addr) != ifindex) continue;
+      char buf[128];
+      out.push_back(nl_addr2str(rtnl_addr_get_local(addr), buf, sizeof(buf)));
+    }
+    return out;
   }
   Status AddAddress(const std::string& name, const std::string& cidr) override {
     ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/netlink.h"
 #include "common/netns.h"
@@ -41,6 +42,8 @@ class NetdevOps {
   virtual Status SetMtu(const std::string& name, uint32_t mtu) = 0;
   // Sets or clears IFF_UP.
   virtual Status SetUp(const std::string& name, bool up) = 0;
+  // The addresses of `name` as CIDRs ("10.1.0.5/24"), in kernel order.
+  virtual Result<std::vector<std::string>> ListAddresses(const std::string& name) = 0;
   // Adds `cidr` ("10.1.0.5/24", "fd00::5/64") to `name`.
   virtual Status AddAddress(const std::string& name, const std::string& cidr) = 0;
   // Adds a route to `dst` (a CIDR) out of `name`, via `gateway` when it is not empty.

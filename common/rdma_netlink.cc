@@ -5,6 +5,7 @@
 #include <netlink/msg.h>
 #include <netlink/netlink.h>
 #include <rdma/rdma_netlink.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -42,6 +43,58 @@ Result<RdmaNetnsMode> ParseSysGetAttributes(const uint8_t* data, size_t len) {
   return Status::InvalidArgument("RDMA netns mode attribute missing from reply");
 }
 
+Result<RdmaDeviceRef> ParseDevGetAttributes(const uint8_t* data, size_t len) {
+  const auto* nla = reinterpret_cast<const nlattr*>(data);
+  int rem = static_cast<int>(len);
+  bool have_index = false;
+  RdmaDeviceRef ref;
+  for (; rem >= static_cast<int>(sizeof(nlattr));) {
+    if (nla->nla_len < sizeof(nlattr) || nla->nla_len > rem) {
+      return Status::InvalidArgument("malformed RDMA netlink attribute");
+    }
+    const auto* payload = reinterpret_cast<const uint8_t*>(nla) + NLA_HDRLEN;
+    const size_t payload_len = nla->nla_len - NLA_HDRLEN;
+    switch (nla->nla_type & NLA_TYPE_MASK) {
+      case RDMA_NLDEV_ATTR_DEV_INDEX:
+        if (payload_len < sizeof(uint32_t)) {
+          return Status::InvalidArgument("RDMA device index attribute too short");
+        }
+        std::memcpy(&ref.index, payload, sizeof(uint32_t));
+        have_index = true;
+        break;
+      case RDMA_NLDEV_ATTR_DEV_NAME:
+        ref.name.assign(reinterpret_cast<const char*>(payload),
+                        strnlen(reinterpret_cast<const char*>(payload), payload_len));
+        break;
+      default:
+        break;
+    }
+    int step = NLA_ALIGN(nla->nla_len);
+    rem -= step;
+    nla = reinterpret_cast<const nlattr*>(reinterpret_cast<const uint8_t*>(nla) + step);
+  }
+  if (!have_index || ref.name.empty()) {
+    return Status::InvalidArgument("RDMA device reply without index or name");
+  }
+  return ref;
+}
+
+std::vector<uint8_t> BuildSetNetnsAttributes(uint32_t index, uint32_t netns_fd) {
+  std::vector<uint8_t> out;
+  auto put_u32 = [&](uint16_t type, uint32_t value) {
+    nlattr hdr{};
+    hdr.nla_len = static_cast<uint16_t>(NLA_HDRLEN + sizeof(uint32_t));
+    hdr.nla_type = type;
+    const auto* h = reinterpret_cast<const uint8_t*>(&hdr);
+    out.insert(out.end(), h, h + sizeof(hdr));
+    const auto* v = reinterpret_cast<const uint8_t*>(&value);
+    out.insert(out.end(), v, v + sizeof(value));
+  };
+  put_u32(RDMA_NLDEV_ATTR_DEV_INDEX, index);
+  put_u32(RDMA_NLDEV_NET_NS_FD, netns_fd);
+  return out;
+}
+
 namespace {
 
 struct NlSockDeleter {
@@ -65,8 +118,72 @@ int OnValid(nl_msg* msg, void* arg) {
   return NL_OK;
 }
 
+int OnDevice(nl_msg* msg, void* arg) {
+  auto* out = static_cast<std::vector<Result<RdmaDeviceRef>>*>(arg);
+  nlmsghdr* hdr = nlmsg_hdr(msg);
+  out->push_back(ParseDevGetAttributes(static_cast<const uint8_t*>(nlmsg_data(hdr)),
+                                       static_cast<size_t>(nlmsg_datalen(hdr))));
+  return NL_OK;
+}
+
+Result<std::unique_ptr<nl_sock, NlSockDeleter>> ConnectRdma() {
+  std::unique_ptr<nl_sock, NlSockDeleter> sock(nl_socket_alloc());
+  if (!sock) return Status::Internal("nl_socket_alloc failed");
+  int err = nl_connect(sock.get(), NETLINK_RDMA);
+  if (err < 0) {
+    return Status::Unavailable(std::string("RDMA netlink not available: ") + nl_geterror(err));
+  }
+  return sock;
+}
+
 class RdmaNetlink final : public RdmaSystem {
  public:
+  Result<std::vector<RdmaDeviceRef>> ListDevices() override {
+    ASSIGN_OR_RETURN(auto sock, ConnectRdma());
+    std::unique_ptr<nl_msg, NlMsgDeleter> msg(
+        nlmsg_alloc_simple(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET),
+                           NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP));
+    if (!msg) return Status::Internal("nlmsg_alloc failed");
+    int err = nl_send_auto(sock.get(), msg.get());
+    if (err < 0) return Status::IoError(std::string("RDMA netlink send: ") + nl_geterror(err));
+    std::vector<Result<RdmaDeviceRef>> replies;
+    nl_socket_modify_cb(sock.get(), NL_CB_VALID, NL_CB_CUSTOM, OnDevice, &replies);
+    err = nl_recvmsgs_default(sock.get());
+    if (err < 0) return Status::IoError(std::string("RDMA netlink receive: ") + nl_geterror(err));
+    std::vector<RdmaDeviceRef> out;
+    for (auto& r : replies) {
+      if (!r.ok()) return r.status();
+      out.push_back(std::move(r).value());
+    }
+    return out;
+  }
+
+  Status MoveToNetns(const std::string& name, int netns_fd) override {
+    ASSIGN_OR_RETURN(std::vector<RdmaDeviceRef> devices, ListDevices());
+    const RdmaDeviceRef* found = nullptr;
+    for (const auto& d : devices) {
+      if (d.name == name) found = &d;
+    }
+    if (found == nullptr) return Status::NotFound("RDMA device " + name + " not visible here");
+    ASSIGN_OR_RETURN(auto sock, ConnectRdma());
+    std::unique_ptr<nl_msg, NlMsgDeleter> msg(nlmsg_alloc_simple(
+        RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SET), NLM_F_REQUEST | NLM_F_ACK));
+    if (!msg) return Status::Internal("nlmsg_alloc failed");
+    const std::vector<uint8_t> attrs =
+        BuildSetNetnsAttributes(found->index, static_cast<uint32_t>(netns_fd));
+    void* tail = nlmsg_reserve(msg.get(), attrs.size(), NLMSG_ALIGNTO);
+    if (tail == nullptr) return Status::Internal("nlmsg_reserve failed");
+    std::memcpy(tail, attrs.data(), attrs.size());
+    int err = nl_send_auto(sock.get(), msg.get());
+    if (err < 0) return Status::IoError(std::string("RDMA netlink send: ") + nl_geterror(err));
+    err = nl_wait_for_ack(sock.get());
+    if (err < 0) {
+      return Status::FailedPrecondition("move RDMA device " + name +
+                                        " to another netns: " + nl_geterror(err));
+    }
+    return Status::Ok();
+  }
+
   Result<RdmaNetnsMode> GetNetnsMode() override {
     std::unique_ptr<nl_sock, NlSockDeleter> sock(nl_socket_alloc());
     if (!sock) return Status::Internal("nl_socket_alloc failed");
@@ -99,5 +216,54 @@ class RdmaNetlink final : public RdmaSystem {
 }  // namespace
 
 std::unique_ptr<RdmaSystem> NewRdmaNetlink() { return std::make_unique<RdmaNetlink>(); }
+
+}  // namespace hcashare
+
+namespace hcashare {
+namespace {
+
+// The nsfs inode of namespace `fd` (0 when unknown).
+uint64_t NetnsInode(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
+uint64_t CurrentNetnsInode() {
+  struct stat st {};
+  return ::stat("/proc/thread-self/ns/net", &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
+}  // namespace
+
+Result<std::vector<RdmaDeviceRef>> FakeRdmaSystem::ListDevices() {
+  std::vector<RdmaDeviceRef> out;
+  const uint64_t here = CurrentNetnsInode();
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i].second == here) out.push_back({static_cast<uint32_t>(i), devices_[i].first});
+  }
+  return out;
+}
+
+Status FakeRdmaSystem::MoveToNetns(const std::string& name, int netns_fd) {
+  if (fail_countdown_ > 0 && --fail_countdown_ == 0) return fail_error_;
+  const uint64_t here = CurrentNetnsInode();
+  for (auto& [dev, ns] : devices_) {
+    if (dev == name && ns == here) {
+      ns = NetnsInode(netns_fd);
+      moves_.push_back(name);
+      return Status::Ok();
+    }
+  }
+  return Status::NotFound("RDMA device " + name + " not visible here");
+}
+
+void FakeRdmaSystem::AddDevice(const std::string& name) {
+  devices_.emplace_back(name, CurrentNetnsInode());
+}
+
+void FakeRdmaSystem::FailMove(int n, Status error) {
+  fail_countdown_ = n;
+  fail_error_ = std::move(error);
+}
 
 }  // namespace hcashare

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/status.h"
 
@@ -17,12 +19,23 @@ enum class RdmaNetnsMode { kShared, kExclusive };
 // "shared" or "exclusive".
 const char* RdmaNetnsModeName(RdmaNetnsMode mode);
 
+// One RDMA device as RDMA_NLDEV_CMD_GET reports it.
+struct RdmaDeviceRef {
+  uint32_t index = 0;
+  std::string name;
+};
+
 class RdmaSystem {
  public:
   virtual ~RdmaSystem() = default;
   // Returns the netns mode. Unavailable when the kernel has no RDMA netlink (no RDMA
   // modules loaded); other errors for failed or malformed replies.
   virtual Result<RdmaNetnsMode> GetNetnsMode() = 0;
+  // The RDMA devices visible in the calling thread's network namespace.
+  virtual Result<std::vector<RdmaDeviceRef>> ListDevices() = 0;
+  // Moves RDMA device `name` (visible in the calling thread's namespace) into the network
+  // namespace `netns_fd`. Needs netns mode exclusive. NotFound when `name` is not visible.
+  virtual Status MoveToNetns(const std::string& name, int netns_fd) = 0;
 };
 
 // The real implementation. Thread-safe: each call uses its own socket.
@@ -33,15 +46,37 @@ std::unique_ptr<RdmaSystem> NewRdmaNetlink();
 // attributes are malformed or the mode attribute is missing or out of range.
 Result<RdmaNetnsMode> ParseSysGetAttributes(const uint8_t* data, size_t len);
 
-// A double that returns a fixed answer.
+// Parses one RDMA_NLDEV_CMD_GET reply's attributes (as ParseSysGetAttributes). Both the
+// index and the name must be present.
+Result<RdmaDeviceRef> ParseDevGetAttributes(const uint8_t* data, size_t len);
+
+// The attributes of an RDMA_NLDEV_CMD_SET request that moves device `index` into
+// `netns_fd` (what follows the nlmsghdr), in wire format.
+std::vector<uint8_t> BuildSetNetnsAttributes(uint32_t index, uint32_t netns_fd);
+
+// A double: a fixed netns-mode answer, plus devices that live in network namespaces
+// (identified by their nsfs inode) and move between them, with every move recorded.
 class FakeRdmaSystem final : public RdmaSystem {
  public:
   explicit FakeRdmaSystem(Result<RdmaNetnsMode> answer) : answer_(std::move(answer)) {}
   Result<RdmaNetnsMode> GetNetnsMode() override { return answer_; }
+  Result<std::vector<RdmaDeviceRef>> ListDevices() override;
+  Status MoveToNetns(const std::string& name, int netns_fd) override;
+
   void set_answer(Result<RdmaNetnsMode> a) { answer_ = std::move(a); }
+  // Adds device `name` in the calling thread's current namespace.
+  void AddDevice(const std::string& name);
+  // The `n`-th MoveToNetns from now (1 = the next) fails with `error`.
+  void FailMove(int n, Status error);
+  // "<name>" per successful move, in order.
+  const std::vector<std::string>& moves() const { return moves_; }
 
  private:
   Result<RdmaNetnsMode> answer_;
+  std::vector<std::pair<std::string, uint64_t>> devices_;  // name, namespace inode
+  std::vector<std::string> moves_;
+  int fail_countdown_ = 0;
+  Status fail_error_;
 };
 
 }  // namespace hcashare

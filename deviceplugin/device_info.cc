@@ -2,9 +2,8 @@
 
 #include <filesystem>
 
-#include <nlohmann/json.hpp>
-
 #include "common/atomic_file.h"
+#include "common/device_info_json.h"
 #include "common/strings.h"
 #include "deviceplugin/pool.h"
 
@@ -15,12 +14,7 @@ std::string DeviceInfoFileName(const config::ResourceConfig& rc, const std::stri
 }
 
 std::string DeviceInfoJson(const PciFunction& fn) {
-  nlohmann::ordered_json pci = {{"pci-address", fn.address}};
-  const std::vector<std::string> names = PoolState::RdmaNamesOf({fn});
-  if (!names.empty()) pci["rdma-device"] = Join(names);
-  if (fn.is_vf && !fn.pf_address.empty()) pci["pf-pci-address"] = fn.pf_address;
-  nlohmann::ordered_json doc = {{"type", "pci"}, {"version", "1.1.0"}, {"pci", pci}};
-  return doc.dump();
+  return PciDeviceInfoJson(fn.address, PoolState::RdmaNamesOf({fn}), fn.is_vf ? fn.pf_address : "");
 }
 
 Status WriteDeviceInfoFiles(const std::string& dir, const config::ResourceConfig& rc,

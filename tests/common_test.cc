@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -265,6 +266,63 @@ TEST(RdmaNetlinkTest, ParsesSysGetReply) {
   std::vector<uint8_t> truncated = shared;
   reinterpret_cast<nlattr*>(truncated.data())->nla_len = 200;
   EXPECT_FALSE(ParseSysGetAttributes(truncated.data(), truncated.size()).ok());
+}
+
+// A DEV_GET reply in the kernel's attribute layout (index, name, and the attributes the
+// parser must skip: node type, firmware string, node GUID) yields the index and name.
+TEST(RdmaNetlinkTest, ParsesDevGetReply) {
+  auto u32 = [](uint32_t v) {
+    std::vector<uint8_t> b(4);
+    std::memcpy(b.data(), &v, 4);
+    return b;
+  };
+  auto str = [](const std::string& s) {
+    return std::vector<uint8_t>(s.c_str(), s.c_str() + s.size() + 1);
+  };
+  std::vector<uint8_t> reply;
+  for (const auto& a :
+       {Attr(RDMA_NLDEV_ATTR_DEV_INDEX, u32(3)), Attr(RDMA_NLDEV_ATTR_DEV_NAME, str("mlx5_vf2")),
+        Attr(RDMA_NLDEV_ATTR_DEV_NODE_TYPE, {1}),
+        Attr(RDMA_NLDEV_ATTR_FW_VERSION, str("20.31.1014")),
+        Attr(RDMA_NLDEV_ATTR_NODE_GUID, std::vector<uint8_t>(8, 0xab))}) {
+    reply.insert(reply.end(), a.begin(), a.end());
+  }
+  auto ref = ParseDevGetAttributes(reply.data(), reply.size());
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  EXPECT_EQ(ref->index, 3u);
+  EXPECT_EQ(ref->name, "mlx5_vf2");
+  auto no_name = Attr(RDMA_NLDEV_ATTR_DEV_INDEX, u32(3));
+  EXPECT_FALSE(ParseDevGetAttributes(no_name.data(), no_name.size()).ok());
+  std::vector<uint8_t> truncated = reply;
+  reinterpret_cast<nlattr*>(truncated.data())->nla_len = 1000;
+  EXPECT_FALSE(ParseDevGetAttributes(truncated.data(), truncated.size()).ok());
+}
+
+// The SET request that moves a device: DEV_INDEX then NET_NS_FD, each a u32 attribute.
+TEST(RdmaNetlinkTest, BuildsSetNetnsRequest) {
+  const std::vector<uint8_t> attrs = BuildSetNetnsAttributes(7, 12);
+  ASSERT_EQ(attrs.size(), 16u);
+  const auto* first = reinterpret_cast<const nlattr*>(attrs.data());
+  const auto* second = reinterpret_cast<const nlattr*>(attrs.data() + 8);
+  EXPECT_EQ(first->nla_type, RDMA_NLDEV_ATTR_DEV_INDEX);
+  EXPECT_EQ(first->nla_len, 8);
+  EXPECT_EQ(second->nla_type, RDMA_NLDEV_NET_NS_FD);
+  uint32_t index = 0, fd = 0;
+  std::memcpy(&index, attrs.data() + 4, 4);
+  std::memcpy(&fd, attrs.data() + 12, 4);
+  EXPECT_EQ(index, 7u);
+  EXPECT_EQ(fd, 12u);
+}
+
+// Against the real kernel (no RDMA here): listing answers, or RDMA netlink is Unavailable;
+// moving a device that does not exist is an error, never a crash.
+TEST(RdmaNetlinkTest, RealKernelListAndMoveOfAnAbsentDevice) {
+  auto rdma = NewRdmaNetlink();
+  auto list = rdma->ListDevices();
+  if (!list.ok()) {
+    EXPECT_EQ(list.status().code(), StatusCode::kUnavailable) << list.status().ToString();
+  }
+  EXPECT_FALSE(rdma->MoveToNetns("hcashare-no-such-rdma-device", 0).ok());
 }
 
 // Against the real kernel: either a mode, or Unavailable when RDMA netlink is absent.

@@ -1,0 +1,71 @@
+#include <optional>
+
+#include "cni/attach.h"
+#include "cni/ipam.h"
+#include "cni/steps.h"
+#include "common/log.h"
+#include "common/netns.h"
+
+namespace hcashare::cni {
+
+MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+  auto ipam_del = [&](const nlohmann::json& netconf) -> MaybeError {
+    if (!conf.ipam) return std::nullopt;
+    auto r = RunIpam(env, "DEL", netconf.is_null() ? conf.raw : netconf, conf.ipam_type);
+    if (!r.ok()) return r.error();
+    return std::nullopt;
+  };
+  auto loaded = ctx.store.Load(env.container_id, env.ifname);
+  if (!loaded.ok()) {
+    if (!loaded.status().IsNotFound()) return FromStatus(loaded.status(), "cannot read state");
+    LogDebug("DEL without state: releasing IPAM only",
+             {{"container", env.container_id}, {"ifname", env.ifname}});
+    return ipam_del(nlohmann::json());
+  }
+  AttachmentState state = std::move(loaded).value();
+  auto lock = ctx.store.Lock(state.device, ctx.lock_wait);
+  if (!lock.ok()) return CniError{kErrTryAgainLater, lock.status().message(), ""};
+  auto host = Netns::Current();
+  if (!host.ok()) return FromStatus(host.status(), "cannot open the host network namespace");
+
+  // In the reverse order of ADD, while the pod's namespace still exists: the RDMA device,
+  // then the netdev. A namespace that is gone has returned both to the host already.
+  std::optional<Netns> pod;
+  if (!env.netns.empty()) {
+    auto opened = Netns::Open(env.netns);
+    if (opened.ok()) pod = std::move(opened).value();
+  }
+  if (pod && state.Done("rdma")) {
+    if (Status st = ReturnRdmaToHost(state, *pod, *host, ctx.rdma); !st.ok()) {
+      return FromStatus(st, "cannot return RDMA device " + state.rdma_device + " to the host");
+    }
+  }
+  if (pod && state.Done("netdev")) {
+    Status st = ReturnToHost(state, env.ifname, *pod, *host, ctx.netdev);
+    if (!st.ok() && !st.IsNotFound()) {
+      return FromStatus(st, "cannot return " + env.ifname + " to the host");
+    }
+  } else if (state.Done("netdev")) {
+    LogInfo("pod network namespace is gone; its interface returned to the host by itself",
+            {{"device", state.device}, {"netns", env.netns}});
+  }
+  if (MaybeError e = ipam_del(state.netconf)) return e;
+  if (Status st = RestorePf(state, ctx.vf); !st.ok()) {
+    return FromStatus(st, "cannot restore the PF-side settings of " + state.device);
+  }
+  if (!state.device_info_file.empty()) {
+    if (Status st = RemoveIfExists(state.device_info_file); !st.ok()) {
+      return FromStatus(st, "cannot remove the device-info file");
+    }
+  }
+  if (Status st = ctx.store.ReleaseOwner(state.device, env.container_id, env.ifname); !st.ok()) {
+    return FromStatus(st, "cannot remove the owner marker");
+  }
+  if (Status st = ctx.store.Remove(env.container_id, env.ifname); !st.ok()) {
+    return FromStatus(st, "cannot remove the state file");
+  }
+  LogInfo("detached", {{"device", state.device}, {"ifname", env.ifname}});
+  return std::nullopt;
+}
+
+}  // namespace hcashare::cni

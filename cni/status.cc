@@ -1,0 +1,69 @@
+#include "cni/status.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "cni/podresources.h"
+#include "common/unique_fd.h"
+
+namespace hcashare::cni {
+namespace {
+
+CniError NotAvailable(const std::string& why, const std::string& details = "") {
+  return CniError{kErrPluginNotAvailable, why, details};
+}
+
+// "" when a unix stream socket at `path` accepts a connection, else why not.
+std::string ConnectProblem(const std::string& path) {
+  sockaddr_un addr{};
+  if (path.size() >= sizeof(addr.sun_path)) return "socket path too long";
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return std::strerror(errno);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return std::strerror(errno);
+  }
+  return "";
+}
+
+}  // namespace
+
+MaybeError CmdStatus(const CniEnv& env, const NetConf& conf) {
+  std::error_code ec;
+  std::filesystem::create_directories(conf.state_dir, ec);
+  if (ec || ::access(conf.state_dir.c_str(), W_OK) != 0) {
+    return NotAvailable("state directory " + conf.state_dir + " is not writable",
+                        ec ? ec.message() : std::strerror(errno));
+  }
+  if (conf.resource_name) {
+    const std::string socket = PodResourcesSocketPath(conf.kubelet_root_dir);
+    if (::access(socket.c_str(), F_OK) == 0) {
+      if (std::string problem = ConnectProblem(socket); !problem.empty()) {
+        return NotAvailable("the kubelet pod-resources socket " + socket + " does not answer",
+                            problem);
+      }
+    } else if (::access(KubeletCheckpointPath(conf.kubelet_root_dir).c_str(), R_OK) != 0) {
+      return NotAvailable(
+          "cannot look devices up by resourceName",
+          "neither " + socket + " nor " + KubeletCheckpointPath(conf.kubelet_root_dir) + " exists");
+    }
+  }
+  if (conf.ipam && !env.PathDirs().empty()) {
+    bool found = false;
+    for (const auto& dir : env.PathDirs()) {
+      found = found || ::access((dir + "/" + conf.ipam_type).c_str(), X_OK) == 0;
+    }
+    if (!found) {
+      return NotAvailable("IPAM plugin \"" + conf.ipam_type + "\" is not in CNI_PATH", env.path);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace hcashare::cni

@@ -1,0 +1,187 @@
+#include "cni/steps.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/log.h"
+#include "common/strings.h"
+
+namespace hcashare::cni {
+
+Status InNetns(const Netns& ns, const std::function<Status()>& fn) {
+  NetnsGuard guard(ns);
+  if (!guard.status().ok()) return guard.status();
+  return fn();
+}
+
+std::string PodKey(const CniEnv& env) {
+  return env.PodNamespace().empty() ? "" : env.PodNamespace() + "/" + env.PodName();
+}
+
+std::vector<PfGroup> PfGroups(const NetConf& conf, const std::optional<std::string>& mac) {
+  std::vector<PfGroup> groups;
+  if (mac) {
+    VfSettings s;
+    s.mac = *mac;
+    groups.push_back({"mac", s});
+  }
+  if (conf.vlan) {
+    VfSettings s;
+    s.vlan = static_cast<uint32_t>(*conf.vlan);
+    s.qos = static_cast<uint32_t>(conf.vlan_qos.value_or(0));
+    s.vlan_proto = conf.vlan_proto.value_or("802.1q");
+    groups.push_back({"vlan", s});
+  }
+  if (conf.spoofchk) {
+    VfSettings s;
+    s.spoofchk = *conf.spoofchk;
+    groups.push_back({"spoofchk", s});
+  }
+  if (conf.trust) {
+    VfSettings s;
+    s.trust = *conf.trust;
+    groups.push_back({"trust", s});
+  }
+  if (conf.link_state) {
+    VfSettings s;
+    static const char* kNames[] = {"auto", "enable", "disable"};
+    s.link_state = kNames[static_cast<int>(*conf.link_state)];
+    groups.push_back({"link_state", s});
+  }
+  if (conf.min_tx_rate || conf.max_tx_rate) {
+    VfSettings s;
+    s.min_tx_rate = static_cast<uint32_t>(conf.min_tx_rate.value_or(0));
+    s.max_tx_rate = static_cast<uint32_t>(conf.max_tx_rate.value_or(0));
+    groups.push_back({"rate", s});
+  }
+  return groups;
+}
+
+// The fields of `current` that `wanted` sets (what must be restored later).
+VfSettings OriginalOf(const VfSettings& current, const VfSettings& wanted) {
+  VfSettings o;
+  if (wanted.vlan) {
+    o.vlan = current.vlan.value_or(0);
+    o.qos = current.qos.value_or(0);
+    o.vlan_proto = current.vlan_proto.value_or("802.1q");
+  }
+  if (wanted.mac) o.mac = current.mac;
+  if (wanted.spoofchk) o.spoofchk = current.spoofchk;
+  if (wanted.trust) o.trust = current.trust;
+  if (wanted.link_state) o.link_state = current.link_state;
+  if (wanted.min_tx_rate || wanted.max_tx_rate) {
+    o.min_tx_rate = current.min_tx_rate.value_or(0);
+    o.max_tx_rate = current.max_tx_rate.value_or(0);
+  }
+  return o;
+}
+
+// Copies the set fields of `from` into `into`.
+void MergeInto(VfSettings* into, const VfSettings& from) {
+  auto merge = [](auto* a, const auto& b) {
+    if (b) *a = b;
+  };
+  merge(&into->vlan, from.vlan);
+  merge(&into->qos, from.qos);
+  merge(&into->vlan_proto, from.vlan_proto);
+  merge(&into->mac, from.mac);
+  merge(&into->spoofchk, from.spoofchk);
+  merge(&into->trust, from.trust);
+  merge(&into->link_state, from.link_state);
+  merge(&into->min_tx_rate, from.min_tx_rate);
+  merge(&into->max_tx_rate, from.max_tx_rate);
+}
+
+// Restores the PF-side settings recorded in `state` (best effort, all groups).
+Status RestorePf(const AttachmentState& state, VfOps& ops) {
+  if (state.pf_original == VfSettings{} || state.pf_netdev.empty()) return Status::Ok();
+  return ops.Set(state.pf_netdev, state.vf_index, state.pf_original);
+}
+
+// Adds the IPAM addresses and routes to `ifname` (in the current namespace).
+Status ApplyIpam(NetdevOps& netdev, const std::string& ifname, const CniResult& ipam) {
+  for (const auto& ip : ipam.ips) RETURN_IF_ERROR(netdev.AddAddress(ifname, ip.address));
+  for (const auto& route : ipam.routes) {
+    std::string gw = route.gw.value_or("");
+    if (gw.empty()) {
+      // As the reference plugins do: a route without gw goes via the gateway of an
+      // address of the same family.
+      const bool v6 = route.dst.find(':') != std::string::npos;
+      for (const auto& ip : ipam.ips) {
+        if (ip.gateway && (ip.gateway->find(':') != std::string::npos) == v6) {
+          gw = *ip.gateway;
+          break;
+        }
+      }
+    }
+    RETURN_IF_ERROR(netdev.AddRoute(ifname, route.dst, gw));
+  }
+  return Status::Ok();
+}
+
+// Moves the attachment's interface from the pod back to the host in one request, under
+// its host name, MAC and MTU, and down. The interface is looked for under `pod_ifname`,
+// then under its host name (an ADD that failed after the move but before the rename).
+// NotFound when the pod has neither.
+Status ReturnToHost(const AttachmentState& state, const std::string& pod_ifname, const Netns& pod,
+                    const Netns& host, NetdevOps& netdev) {
+  return InNetns(pod, [&]() -> Status {
+    for (const std::string& name : {pod_ifname, state.host_ifname}) {
+      if (name.empty() || !netdev.Get(name).ok()) continue;
+      LinkChanges back;
+      back.name = state.host_ifname.empty() ? name : state.host_ifname;
+      if (!state.host_mac.empty()) back.mac = state.host_mac;
+      if (state.host_mtu != 0) back.mtu = state.host_mtu;
+      back.up = false;
+      return netdev.MoveAndChange(name, host, back);
+    }
+    return Status::NotFound("no " + pod_ifname + " in the pod's network namespace");
+  });
+}
+
+Status RemoveIfExists(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, "unlink " + path);
+  return Status::Ok();
+}
+
+Status ReturnRdmaToHost(const AttachmentState& state, const Netns& pod, const Netns& host,
+                        RdmaSystem& rdma) {
+  if (state.rdma_device.empty()) return Status::Ok();
+  Status st = InNetns(pod, [&] { return rdma.MoveToNetns(state.rdma_device, host.fd()); });
+  return st.IsNotFound() ? Status::Ok() : st;
+}
+
+CniOr<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& rdma) {
+  if (mode == RdmaMode::kOff) return std::string();
+  const std::string where =
+      (vf.is_sf ? "/sys/bus/auxiliary/devices/" : "/sys/bus/pci/devices/") + vf.id + "/infiniband/";
+  if (vf.rdma_devices.empty()) {
+    if (mode == RdmaMode::kAuto) return std::string();
+    return CniError{kErrDeviceNotFound, "\"rdma\": \"move\", but " + vf.id + " has no RDMA device",
+                    "nothing under " + where};
+  }
+  if (vf.rdma_devices.size() > 1) {
+    return CniError{kErrHostSetupFailed, vf.id + " has several RDMA devices; expected one",
+                    where + ": " + Join(vf.rdma_devices)};
+  }
+  const std::string& name = vf.rdma_devices.front();
+  auto netns_mode = rdma.GetNetnsMode();
+  if (!netns_mode.ok() || *netns_mode != RdmaNetnsMode::kExclusive) {
+    const std::string why =
+        netns_mode.ok()
+            ? "the RDMA netns mode is shared, so " + name + " stays visible in every namespace"
+            : "the RDMA netns mode is unknown: " + netns_mode.status().message();
+    if (mode == RdmaMode::kMove) {
+      return CniError{kErrHostSetupFailed, "cannot move RDMA device " + name + " into the pod",
+                      why +
+                          "; run `rdma system set netns exclusive` on the node (before any "
+                          "RDMA device is in use), or use \"rdma\": \"auto\""};
+    }
+    LogInfo("leaving the RDMA device in the host namespace", {{"rdma", name}, {"why", why}});
+    return std::string();
+  }
+  return name;
+}
+
+}  // namespace hcashare::cni

@@ -1,0 +1,63 @@
+// Steps and helpers shared by the CNI verbs (attach.cc, detach.cc, check.cc): namespace
+// switching, PF-side setting groups, moving the netdev and the RDMA device back to the
+// host, and applying IPAM results.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cni/attach.h"
+#include "cni/result.h"
+#include "cni/vf.h"
+#include "common/netns.h"
+
+namespace hcashare::cni {
+
+// Runs `fn` with the calling thread inside `ns`.
+Status InNetns(const Netns& ns, const std::function<Status()>& fn);
+
+// "namespace/name" of the pod ("" outside Kubernetes).
+std::string PodKey(const CniEnv& env);
+
+// One group of PF-side settings applied (and undone) together.
+struct PfGroup {
+  const char* name;  // "mac", "vlan", "spoofchk", "trust", "link_state", "rate"
+  VfSettings wanted;
+};
+// The groups the configuration asks for, in the order they are applied. `mac` is the
+// selected MAC (SelectMac), if any.
+std::vector<PfGroup> PfGroups(const NetConf& conf, const std::optional<std::string>& mac);
+// The fields of `current` that `wanted` sets (what must be restored later).
+VfSettings OriginalOf(const VfSettings& current, const VfSettings& wanted);
+// Copies the set fields of `from` into `into`.
+void MergeInto(VfSettings* into, const VfSettings& from);
+// Restores the PF-side settings recorded in `state` (all groups, one request).
+Status RestorePf(const AttachmentState& state, VfOps& ops);
+
+// Adds the IPAM addresses and routes to `ifname` (in the current namespace); a route
+// without gw goes via the gateway of an address of the same family.
+Status ApplyIpam(NetdevOps& netdev, const std::string& ifname, const CniResult& ipam);
+
+// Moves the attachment's interface from the pod back to the host in one request, under
+// its host name, MAC and MTU, and down. The interface is looked for under `pod_ifname`,
+// then under its host name (an ADD that failed after the move but before the rename).
+// NotFound when the pod has neither.
+Status ReturnToHost(const AttachmentState& state, const std::string& pod_ifname, const Netns& pod,
+                    const Netns& host, NetdevOps& netdev);
+
+// Removes the file at `path`; absent is fine.
+Status RemoveIfExists(const std::string& path);
+
+// Moves the attachment's RDMA device from the pod back to the host. OK when it is not in
+// the pod (already back).
+Status ReturnRdmaToHost(const AttachmentState& state, const Netns& pod, const Netns& host,
+                        RdmaSystem& rdma);
+
+// Which RDMA device to move into the pod ("" for none), per the `rdma` setting, the
+// device's RDMA devices and the RDMA netns mode. Errors: `move` without an exclusive
+// mode or without an RDMA device; more than one RDMA device.
+CniOr<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& rdma);
+
+}  // namespace hcashare::cni

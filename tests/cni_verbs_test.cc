@@ -1,0 +1,237 @@
+// The CNI verbs beyond plain netdev attachment: the RDMA device moved into the pod (and
+// back first on DEL, and on rollback), DPDK VFs, CHECK detecting drift, GC, STATUS and the
+// Multus device-info file.
+#include "cni/gc.h"
+#include "cni/status.h"
+#include "tests/cni_fixture.h"
+#include "tests/test_util.h"
+
+namespace hcashare::cni {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kRdmaVf = "0000:3b:00.4";  // VF 2, with RDMA device mlx5_vf2
+
+class CniVerbsTest : public CniAttachTest {
+ protected:
+  void SetUp() override {
+    CniAttachTest::SetUp();
+    if (IsSkipped()) return;
+    AddVf(2, "mlx5_vf2");
+    rdma_.set_answer(RdmaNetnsMode::kExclusive);
+  }
+  // The RDMA devices the fake shows inside `ns`.
+  std::vector<std::string> RdmaIn(const NamedNetns& ns) {
+    std::vector<std::string> names;
+    RunIn(ns, [&] {
+      auto list = rdma_.ListDevices();
+      ASSERT_TRUE(list.ok());
+      for (const auto& d : *list) names.push_back(d.name);
+    });
+    return names;
+  }
+  CniOr<json> Add(json extra, const std::string& ifname = "net1",
+                  const std::string& container = "c0ffee") {
+    CniOr<json> out = CniError{};
+    RunIn(*host_ns_, [&] { out = CmdAdd(Env("ADD", ifname, container), Conf(extra), Context()); });
+    return out;
+  }
+  MaybeError Del(json extra = json::object(), const std::string& ifname = "net1",
+                 const std::string& container = "c0ffee") {
+    MaybeError out;
+    RunIn(*host_ns_,
+          [&] { out = CmdDel(Env("DEL", ifname, container), Conf(extra, Verb::kDel), Context()); });
+    return out;
+  }
+  MaybeError Check(json extra) {
+    MaybeError out;
+    RunIn(*host_ns_, [&] { out = CmdCheck(Env("CHECK"), Conf(extra, Verb::kCheck), Context()); });
+    return out;
+  }
+};
+
+TEST_F(CniVerbsTest, RdmaDeviceFollowsTheNetdevIntoThePodAndBack) {
+  auto added = Add({{"deviceID", kRdmaVf}});
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  EXPECT_EQ(RdmaIn(*pod_ns_), std::vector<std::string>{"mlx5_vf2"});
+  EXPECT_TRUE(RdmaIn(*host_ns_).empty());
+  EXPECT_EQ(store_->Load("c0ffee", "net1")->rdma_device, "mlx5_vf2");
+  EXPECT_FALSE(Check({{"deviceID", kRdmaVf}, {"prevResult", *added}}));
+  ASSERT_FALSE(Del());
+  EXPECT_EQ(RdmaIn(*host_ns_), std::vector<std::string>{"mlx5_vf2"});
+  EXPECT_EQ(rdma_.moves(), (std::vector<std::string>{"mlx5_vf2", "mlx5_vf2"}));
+}
+
+TEST_F(CniVerbsTest, FailedRdmaMoveRollsTheNetdevBack) {
+  rdma_.FailMove(1, Status::FailedPrecondition("simulated: device in use"));
+  auto added = Add({{"deviceID", kRdmaVf}, {"mtu", 1500}});
+  ASSERT_FALSE(added.ok());
+  EXPECT_NE(added.error().msg.find("cannot move RDMA device mlx5_vf2"), std::string::npos);
+  EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[2]).ok()) << "the netdev is back in the host";
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
+  EXPECT_EQ(RdmaIn(*host_ns_), std::vector<std::string>{"mlx5_vf2"});
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+TEST_F(CniVerbsTest, RdmaModeSharedAutoLeavesItMoveRefuses) {
+  rdma_.set_answer(RdmaNetnsMode::kShared);
+  auto refused = Add({{"deviceID", kRdmaVf}, {"rdma", "move"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, kErrHostSetupFailed);
+  EXPECT_NE(refused.error().details.find("rdma system set netns exclusive"), std::string::npos);
+  EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[2]).ok()) << "refused before touching anything";
+  EXPECT_EQ(StateFiles(), 0u);
+
+  auto added = Add({{"deviceID", kRdmaVf}});  // auto
+  ASSERT_TRUE(added.ok()) << added.error().msg;
+  EXPECT_TRUE(rdma_.moves().empty());
+  EXPECT_EQ(store_->Load("c0ffee", "net1")->rdma_device, "");
+  EXPECT_FALSE(Del());
+}
+
+TEST_F(CniVerbsTest, RdmaOffNeverTouchesIt) {
+  auto added = Add({{"deviceID", kRdmaVf}, {"rdma", "off"}});
+  ASSERT_TRUE(added.ok()) << added.error().msg;
+  EXPECT_TRUE(rdma_.moves().empty());
+  EXPECT_FALSE(Del());
+}
+
+TEST_F(CniVerbsTest, DpdkVfGetsPfSettingsOnlyAndDelResetsThem) {
+  AddVf(3, "", "vfio-pci");  // 0000:3b:00.5, VF index 3
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  vf_ops_.AddVf("pf0", 3, original);
+  auto added = Add({{"deviceID", "0000:3b:00.5"}, {"vlan", 42}, {"ipam", HostLocal()}});
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  EXPECT_EQ(vf_ops_.settings("pf0", 3).vlan, 42u);
+  EXPECT_EQ((*added)["interfaces"][0]["name"], "net1");
+  EXPECT_FALSE((*added)["interfaces"][0].contains("mac"));
+  ASSERT_EQ((*added)["ips"].size(), 1u) << "IPAM is reported";
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound()) << "and not applied";
+  EXPECT_TRUE(store_->Load("c0ffee", "net1")->dpdk);
+  ASSERT_FALSE(Del({{"deviceID", "0000:3b:00.5"}, {"ipam", HostLocal()}}));
+  EXPECT_TRUE(vf_ops_.settings("pf0", 3) == original);
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+TEST_F(CniVerbsTest, CheckDetectsEachKindOfDrift) {
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  vf_ops_.AddVf("pf0", 0, original);
+  const json conf = {{"mtu", 1400}, {"spoofchk", "off"}, {"ipam", HostLocal()}};
+  auto added = Add(conf);
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  json check = conf;
+  check["prevResult"] = *added;
+  ASSERT_FALSE(Check(check)) << "fresh attachment passes";
+
+  auto expect_drift = [&](const std::string& text) {
+    MaybeError e = Check(check);
+    ASSERT_TRUE(e) << "expected drift: " << text;
+    EXPECT_EQ(e->code, kErrHostSetupFailed);
+    EXPECT_NE(e->details.find(text), std::string::npos) << e->details;
+  };
+  // An address removed.
+  ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " addr del 10.77.0.2/24 dev net1"));
+  expect_drift("address 10.77.0.2/24 is not configured on net1");
+  ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " addr add 10.77.0.2/24 dev net1"));
+  // The MAC changed.
+  const std::string mac = (*added)["interfaces"][0]["mac"];
+  ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " link set net1 address 02:99:99:99:99:99"));
+  expect_drift("net1 has MAC 02:99:99:99:99:99, ADD set " + mac);
+  ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " link set net1 address " + mac));
+  // The MTU changed.
+  ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " link set net1 mtu 1300"));
+  expect_drift("net1 has MTU 1300, expected 1400");
+  ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " link set net1 mtu 1400"));
+  // A PF-side setting changed behind our back.
+  VfSettings spoof_on;
+  spoof_on.spoofchk = true;
+  ASSERT_TRUE(vf_ops_.Set("pf0", 0, spoof_on).ok());
+  expect_drift("the PF-side spoofchk of VF 0 on pf0 no longer matches");
+  VfSettings spoof_off;
+  spoof_off.spoofchk = false;
+  ASSERT_TRUE(vf_ops_.Set("pf0", 0, spoof_off).ok());
+  // The interface renamed.
+  ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " link set net1 down"));
+  ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " link set net1 name other0"));
+  expect_drift("interface net1 is missing from the pod's network namespace");
+  ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " link set other0 name net1"));
+}
+
+TEST_F(CniVerbsTest, CheckDetectsAMissingRdmaDevice) {
+  auto added = Add({{"deviceID", kRdmaVf}});
+  ASSERT_TRUE(added.ok()) << added.error().msg;
+  RunIn(*pod_ns_, [&] {
+    auto host = Netns::Open(host_ns_->path());
+    ASSERT_TRUE(host.ok());
+    ASSERT_TRUE(rdma_.MoveToNetns("mlx5_vf2", host->fd()).ok());
+  });
+  MaybeError e = Check({{"deviceID", kRdmaVf}, {"prevResult", *added}});
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->details.find("RDMA device mlx5_vf2 is not in the pod"), std::string::npos)
+      << e->details;
+}
+
+TEST_F(CniVerbsTest, GcReleasesStaleAttachmentsAndKeepsLiveOnes) {
+  ASSERT_TRUE(Add({{"deviceID", "0000:3b:00.2"}}, "net1", "live").ok());
+  ASSERT_TRUE(Add({{"deviceID", "0000:3b:00.3"}}, "net2", "gone").ok());
+  json gc = {
+      {"cniVersion", "1.1.0"},
+      {"name", "rdma-net"},
+      {"type", "hcashare-cni"},
+      {"cni.dev/valid-attachments", json::array({{{"containerID", "live"}, {"ifname", "net1"}}})}};
+  auto conf = ParseNetConf(gc.dump(), Verb::kGc);
+  ASSERT_TRUE(conf.ok()) << conf.error().details;
+  MaybeError e;
+  RunIn(*host_ns_, [&] { e = CmdGc(Env("GC"), *conf, Context()); });
+  ASSERT_FALSE(e) << e->msg;
+  EXPECT_TRUE(store_->Load("live", "net1").ok());
+  EXPECT_TRUE(store_->Load("gone", "net2").status().IsNotFound());
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net1").ok());
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net2").status().IsNotFound());
+  EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[1]).ok()) << "the stale VF is back in the host";
+}
+
+TEST_F(CniVerbsTest, StatusBothWays) {
+  json base = {{"cniVersion", "1.1.0"},
+               {"name", "rdma-net"},
+               {"type", "hcashare-cni"},
+               {"stateDir", tmp_.path() + "/state"}};
+  auto status = [&](json conf) {
+    auto parsed = ParseNetConf(conf.dump(), Verb::kStatus);
+    EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().details);
+    return CmdStatus(Env("STATUS"), *parsed);
+  };
+  EXPECT_FALSE(status(base));
+  json unwritable = base;
+  unwritable["stateDir"] = "/proc/hcashare-no-such-dir";
+  MaybeError e = status(unwritable);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code, kErrPluginNotAvailable);
+  json no_ipam = base;
+  no_ipam["ipam"] = {{"type", "no-such-ipam"}};
+  e = status(no_ipam);
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->msg.find("no-such-ipam"), std::string::npos);
+  json no_kubelet = base;
+  no_kubelet["resourceName"] = "rdma/vf_pool_a";
+  no_kubelet["kubeletRootDir"] = tmp_.path() + "/no-kubelet";
+  e = status(no_kubelet);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code, kErrPluginNotAvailable);
+  EXPECT_NE(e->msg.find("resourceName"), std::string::npos);
+}
+
+TEST_F(CniVerbsTest, DeviceInfoFileWrittenOnAddRemovedOnDel) {
+  const std::string file = tmp_.path() + "/devinfo/net1.json";
+  auto added = Add({{"deviceID", kRdmaVf}, {"runtimeConfig", {{"CNIDeviceInfoFile", file}}}});
+  ASSERT_TRUE(added.ok()) << added.error().msg;
+  EXPECT_EQ(testing::ReadTextFile(file),
+            R"({"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:3b:00.4",)"
+            R"("rdma-device":"mlx5_vf2","pf-pci-address":"0000:3b:00.0"}})");
+  ASSERT_FALSE(Del());
+  EXPECT_FALSE(fs::exists(file));
+}
+
+}  // namespace
+}  // namespace hcashare::cni
