@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cni/ipam.h"
+#include "cni/macvlan.h"
 #include "cni/result.h"
 #include "cni/steps.h"
 #include "cni/undo.h"
@@ -90,6 +91,7 @@ CniOr<std::string> ChooseDevice(const std::vector<std::string>& candidates, cons
 }
 
 CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+  if (conf.mode == AttachMode::kMacvlan) return AddMacvlan(env, conf, ctx);
   auto pod = Netns::Open(env.netns);
   if (!pod.ok()) {
     return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};
@@ -232,23 +234,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     (void)ctx.store.Save(state);
   }
 
-  // 4. IPAM, applied inside the pod (a DPDK VF has no interface: reported only).
-  if (conf.ipam) {
-    auto ipam = RunIpam(env, "ADD", conf.raw, conf.ipam_type);
-    if (!ipam.ok()) return ipam.error();
-    undo.Push("IPAM", [&]() -> Status {
-      auto del = RunIpam(env, "DEL", conf.raw, conf.ipam_type);
-      return del.ok() ? Status::Ok() : Status::IoError(del.error().msg);
-    });
-    if (!dpdk) {
-      Status st = InNetns(*pod, [&] { return ApplyIpam(ctx.netdev, env.ifname, **ipam); });
-      if (!st.ok()) return StepError(st, "cannot apply the IPAM result to " + env.ifname);
-    }
-    result = MergeIpamResult(std::move(result), **ipam);
-    state.steps.push_back("ipam");
-  }
-
-  // 5. The Multus device-info file, when the runtime asked for one.
+  // 4. The Multus device-info file, when the runtime asked for one.
   if (conf.device_info_file && !vf->is_sf) {
     state.device_info_file = *conf.device_info_file;
     if (Status st = WriteDeviceInfo(state.device_info_file, device, vf->rdma_devices, vf->pf_pci);
@@ -258,25 +244,8 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     undo.Push("device-info file", [&] { return RemoveIfExists(state.device_info_file); });
   }
 
-  if (conf.prev_result) {
-    // Chained after other plugins: keep what they reported and add ours.
-    auto prev = ParseResult(*conf.prev_result);
-    if (!prev.ok()) return prev.error();
-    result = ChainResult(std::move(prev).value(), result);
-  }
-  auto out = ToJson(result, conf.cni_version);
-  if (!out.ok()) return out.error();
-  state.result = *out;
-  if (Status saved = ctx.store.Save(state); !saved.ok()) {
-    return StepError(saved, "cannot save state");
-  }
-  undo.Commit();
-  LogInfo("attached", {{"device", device},
-                       {"ifname", env.ifname},
-                       {"rdma", state.rdma_device},
-                       {"container", env.container_id},
-                       {"pod", PodKey(env)}});
-  return *out;
+  // 5. IPAM (a DPDK VF has no interface: its addresses are reported, not applied).
+  return FinishAdd(env, conf, ctx, *pod, /*apply_ipam=*/!dpdk, &state, std::move(result), &undo);
 }
 
 }  // namespace hcashare::cni

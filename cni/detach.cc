@@ -23,6 +23,21 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
     return ipam_del(nlohmann::json());
   }
   AttachmentState state = std::move(loaded).value();
+  if (state.macvlan) {
+    // Deleting the macvlan is all there is (a namespace that is gone took it along).
+    if (!env.netns.empty()) {
+      if (auto pod = Netns::Open(env.netns); pod.ok()) {
+        Status st = InNetns(*pod, [&] { return ctx.netdev.Delete(env.ifname); });
+        if (!st.ok() && !st.IsNotFound()) return FromStatus(st, "cannot delete " + env.ifname);
+      }
+    }
+    if (MaybeError e = ipam_del(state.netconf)) return e;
+    if (Status st = ctx.store.Remove(env.container_id, env.ifname); !st.ok()) {
+      return FromStatus(st, "cannot remove the state file");
+    }
+    LogInfo("detached", {{"macvlan", env.ifname}, {"master", state.device}});
+    return std::nullopt;
+  }
   auto lock = ctx.store.Lock(state.device, ctx.lock_wait);
   if (!lock.ok()) return CniError{kErrTryAgainLater, lock.status().message(), ""};
   auto host = Netns::Current();

@@ -28,7 +28,7 @@ const std::vector<std::string>& KnownKeys() {
       "deviceID", "pciBusID", "resourceName", "vlan", "vlanQoS", "vlanProto", "mac", "mtu",
       "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "logLevel", "logFile",
       // hcashare.
-      "kubeletRootDir", "stateDir", "hostRoot", "rdma"};
+      "kubeletRootDir", "stateDir", "hostRoot", "rdma", "mode", "master"};
   return kKeys;
 }
 
@@ -55,8 +55,8 @@ class NetConfReader {
   // REQUIRES: runtime_ != nullptr.
   FieldReader RuntimeReader() { return FieldReader(*runtime_, "runtimeConfig", &errors_); }
 
-  // CHECK and DEL act on the device recorded by ADD.
-  bool NeedsDevice() const { return verb_ == Verb::kAdd; }
+  // CHECK and DEL act on the device recorded by ADD; a macvlan has no device.
+  bool NeedsDevice() const { return verb_ == Verb::kAdd && conf_.mode == AttachMode::kNetdev; }
 
   // A string member that `check` must accept.
   std::optional<std::string> Checked(FieldReader& reader, std::string_view key,
@@ -89,6 +89,15 @@ class NetConfReader {
     conf_.name = Checked(top_, "name", CheckIdentifier, Need::kRequired).value_or("");
     conf_.type = Checked(top_, "type", CheckPluginName, Need::kRequired).value_or("");
     conf_.resource_name = top_.String("resourceName");
+    if (const auto mode = top_.Choice("mode", {"netdev", "macvlan"})) {
+      conf_.mode = static_cast<AttachMode>(*mode);  // the choices are in AttachMode order
+    }
+    conf_.master = Checked(top_, "master", CheckIfName);
+    if (conf_.mode == AttachMode::kMacvlan && !conf_.master && verb_ == Verb::kAdd) {
+      top_.Fail("master",
+                "required with \"mode\": \"macvlan\" (the netdev of the pool HCA "
+                "to put the macvlan on)");
+    }
   }
 
   void ReadDevice() {

@@ -47,6 +47,12 @@ struct DeviceId {
 // The VF link state set on the PF side.
 enum class LinkState { kAuto, kEnable, kDisable };
 
+// How the pod gets its interface (`mode`).
+enum class AttachMode {
+  kNetdev,   // an SR-IOV VF (or SF) netdev, moved into the pod (the default)
+  kMacvlan,  // a macvlan on `master` (a shared pool HCA's netdev), created in the pod
+};
+
 // What to do with the VF's RDMA device (`rdma`).
 enum class RdmaMode {
   kAuto,  // move it into the pod when the RDMA netns mode is exclusive, else leave it
@@ -83,6 +89,8 @@ struct NetConf {
 
   std::optional<int> mtu;  // 68..65535
   RdmaMode rdma = RdmaMode::kAuto;
+  AttachMode mode = AttachMode::kNetdev;
+  std::optional<std::string> master;  // macvlan mode: the parent netdev
   // runtimeConfig.CNIDeviceInfoFile (Multus): where to write the device-info file.
   std::optional<std::string> device_info_file;
 

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "cni/ipam.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -138,6 +139,44 @@ Status ReturnToHost(const AttachmentState& state, const std::string& pod_ifname,
     }
     return Status::NotFound("no " + pod_ifname + " in the pod's network namespace");
   });
+}
+
+CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
+                                const Netns& pod, bool apply_ipam, AttachmentState* state,
+                                CniResult result, UndoStack* undo) {
+  if (conf.ipam) {
+    auto ipam = RunIpam(env, "ADD", conf.raw, conf.ipam_type);
+    if (!ipam.ok()) return ipam.error();
+    undo->Push("IPAM", [&env, &conf]() -> Status {
+      auto del = RunIpam(env, "DEL", conf.raw, conf.ipam_type);
+      return del.ok() ? Status::Ok() : Status::IoError(del.error().msg);
+    });
+    if (apply_ipam) {
+      Status st = InNetns(pod, [&] { return ApplyIpam(ctx.netdev, env.ifname, **ipam); });
+      if (!st.ok()) return FromStatus(st, "cannot apply the IPAM result to " + env.ifname);
+    }
+    result = MergeIpamResult(std::move(result), **ipam);
+    state->steps.push_back("ipam");
+  }
+  if (conf.prev_result) {
+    // Chained after other plugins: keep what they reported and add ours.
+    auto prev = ParseResult(*conf.prev_result);
+    if (!prev.ok()) return prev.error();
+    result = ChainResult(std::move(prev).value(), result);
+  }
+  auto out = ToJson(result, conf.cni_version);
+  if (!out.ok()) return out.error();
+  state->result = *out;
+  if (Status saved = ctx.store.Save(*state); !saved.ok()) {
+    return FromStatus(saved, "cannot save state");
+  }
+  undo->Commit();
+  LogInfo("attached", {{"device", state->device},
+                       {"ifname", env.ifname},
+                       {"rdma", state->rdma_device},
+                       {"container", env.container_id},
+                       {"pod", PodKey(env)}});
+  return *out;
 }
 
 Status RemoveIfExists(const std::string& path) {

@@ -10,6 +10,7 @@
 
 #include "cni/attach.h"
 #include "cni/result.h"
+#include "cni/undo.h"
 #include "cni/vf.h"
 #include "common/netns.h"
 
@@ -46,6 +47,13 @@ Status ApplyIpam(NetdevOps& netdev, const std::string& ifname, const CniResult& 
 // NotFound when the pod has neither.
 Status ReturnToHost(const AttachmentState& state, const std::string& pod_ifname, const Netns& pod,
                     const Netns& host, NetdevOps& netdev);
+
+// The last steps of every ADD: IPAM (applied to CNI_IFNAME inside `pod` when
+// `apply_ipam`), prevResult chaining, the result in the configuration's version, the final
+// state save, and committing `undo`. `result` holds our interface.
+CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
+                                const Netns& pod, bool apply_ipam, AttachmentState* state,
+                                CniResult result, UndoStack* undo);
 
 // Removes the file at `path`; absent is fine.
 Status RemoveIfExists(const std::string& path);

@@ -6,6 +6,7 @@
 #include <netlink/netlink.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
+#include <netlink/route/link/macvlan.h>
 #include <netlink/route/route.h>
 #include <sys/socket.h>
 
@@ -57,6 +58,27 @@ class NetlinkNetdevOps final : public NetdevOps {
         rtnl_link_unset_flags(c, IFF_UP);
       }
     });
+  }
+  Status CreateMacvlan(const std::string& master, const std::string& name,
+                       const Netns& target) override {
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    ASSIGN_OR_RETURN(NlLink lower, GetKernelLink(sock.get(), master));
+    NlLink link(rtnl_link_macvlan_alloc());
+    if (!link) return Status::Internal("rtnl_link_macvlan_alloc failed");
+    rtnl_link_set_link(link.get(), rtnl_link_get_ifindex(lower.get()));
+    rtnl_link_set_name(link.get(), name.c_str());
+    rtnl_link_macvlan_set_mode(link.get(), rtnl_link_macvlan_str2mode("bridge"));
+    rtnl_link_set_ns_fd(link.get(), target.fd());
+    int err = rtnl_link_add(sock.get(), link.get(), NLM_F_CREATE | NLM_F_EXCL);
+    if (err < 0) return NlStatus(err, "create macvlan " + name + " on " + master);
+    return Status::Ok();
+  }
+  Status Delete(const std::string& name) override {
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), name));
+    int err = rtnl_link_delete(sock.get(), link.get());
+    if (err < 0) return NlStatus(err, "delete " + name);
+    return Status::Ok();
   }
   Result<std::vector<std::string>> ListAddresses(const std::string& name) override {
     ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());

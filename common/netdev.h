@@ -42,6 +42,12 @@ class NetdevOps {
   virtual Status SetMtu(const std::string& name, uint32_t mtu) = 0;
   // Sets or clears IFF_UP.
   virtual Status SetUp(const std::string& name, bool up) = 0;
+  // Creates a macvlan (bridge mode) named `name` on `master` (in the calling thread's
+  // namespace), directly inside `target`.
+  virtual Status CreateMacvlan(const std::string& master, const std::string& name,
+                               const Netns& target) = 0;
+  // Deletes link `name`. NotFound when there is none.
+  virtual Status Delete(const std::string& name) = 0;
   // The addresses of `name` as CIDRs ("10.1.0.5/24"), in kernel order.
   virtual Result<std::vector<std::string>> ListAddresses(const std::string& name) = 0;
   // Adds `cidr` ("10.1.0.5/24", "fd00::5/64") to `name`.

@@ -233,5 +233,57 @@ TEST_F(CniVerbsTest, DeviceInfoFileWrittenOnAddRemovedOnDel) {
   EXPECT_FALSE(fs::exists(file));
 }
 
+// Shared-pool attachment: a macvlan on the pool HCA's netdev (a veth here), one per pod,
+// several pods on one master; DEL deletes it.
+TEST_F(CniVerbsTest, MacvlanOnAPoolNetdevForSeveralPods) {
+  const std::string master = vf_netdevs_[0];
+  ASSERT_TRUE(Sh("ip -n " + host_ns_->name() + " link set " + master + " up"));
+  const json conf = {{"deviceID", nullptr},
+                     {"mode", "macvlan"},
+                     {"master", master},
+                     {"mtu", 1400},
+                     {"ipam", HostLocal()}};
+  auto added = Add(conf);
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  auto link = LinkIn(*pod_ns_, "net1");
+  ASSERT_TRUE(link.ok());
+  EXPECT_EQ(link->mtu, 1400u);
+  EXPECT_TRUE(Sh("ip -n " + pod_ns_->name() + " -d link show net1 | grep -q macvlan"));
+  EXPECT_TRUE(Sh("ip -n " + pod_ns_->name() + " addr show dev net1 | grep -q 10.77.0.2/24"));
+  json check = conf;
+  check["prevResult"] = *added;
+  EXPECT_FALSE(Check(check));
+
+  NamedNetns other(Unique("hcp"));
+  ASSERT_TRUE(other.ok());
+  CniOr<json> second = CniError{};
+  RunIn(*host_ns_,
+        [&] { second = CmdAdd(Env("ADD", "net1", "other", other.path()), Conf(conf), Context()); });
+  ASSERT_TRUE(second.ok()) << second.error().msg << ": " << second.error().details;
+  EXPECT_TRUE(LinkIn(other, "net1").ok()) << "a shared master serves several pods";
+  EXPECT_TRUE(LinkIn(*host_ns_, master).ok()) << "the master stays in the host";
+
+  ASSERT_FALSE(Del(conf));
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
+  MaybeError e;
+  RunIn(*host_ns_, [&] {
+    e = CmdDel(Env("DEL", "net1", "other", other.path()), Conf(conf, Verb::kDel), Context());
+  });
+  EXPECT_FALSE(e);
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+TEST_F(CniVerbsTest, MacvlanNeedsAnExistingMaster) {
+  auto missing = Add({{"deviceID", nullptr}, {"mode", "macvlan"}, {"master", "nosuchdev0"}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, kErrDeviceNotFound);
+  auto no_master = ParseNetConf(
+      R"({"cniVersion":"1.0.0","name":"n","type":"hcashare-cni","mode":"macvlan"})", Verb::kAdd);
+  ASSERT_FALSE(no_master.ok());
+  EXPECT_EQ(no_master.error().code, kErrInvalidNetConf);
+  EXPECT_NE(no_master.error().details.find("master: required"), std::string::npos);
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
 }  // namespace
 }  // namespace hcashare::cni

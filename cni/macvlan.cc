@@ -1,0 +1,65 @@
+#include "cni/macvlan.h"
+
+#include "cni/steps.h"
+#include "common/log.h"
+#include "common/netns.h"
+
+namespace hcashare::cni {
+
+CniOr<nlohmann::json> AddMacvlan(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+  auto pod = Netns::Open(env.netns);
+  if (!pod.ok()) {
+    return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};
+  }
+  auto mac = SelectMac(conf, env.cni_args);
+  if (!mac.ok()) return mac.error();
+  if (PfGroups(conf, *mac).size() > (*mac ? 1u : 0u)) {
+    return CniError{kErrInvalidNetConf, "PF-side VF settings do not apply in macvlan mode",
+                    "remove vlan, spoofchk, trust, link_state and the tx rates"};
+  }
+  const std::string master = conf.master.value_or("");
+  if (auto lower = ctx.netdev.Get(master); !lower.ok()) {
+    return CniError{kErrDeviceNotFound, "master netdev " + master + " not found",
+                    lower.status().message()};
+  }
+  if (ctx.store.Load(env.container_id, env.ifname).ok()) {
+    return CniError{kErrDeviceBusy,
+                    "attachment " + env.container_id + "/" + env.ifname + " already exists",
+                    "run DEL first"};
+  }
+  AttachmentState state;
+  state.owner = {env.container_id, env.ifname,  env.netns,
+                 env.PodUid(),     PodKey(env), conf.resource_name.value_or("")};
+  state.device = master;
+  state.macvlan = true;
+  state.netconf = conf.raw;
+  UndoStack undo;
+  if (Status st = ctx.store.Save(state); !st.ok()) return FromStatus(st, "cannot save state");
+  undo.Push("state file", [&] { return ctx.store.Remove(env.container_id, env.ifname); });
+
+  if (Status st = ctx.netdev.CreateMacvlan(master, env.ifname, *pod); !st.ok()) {
+    return FromStatus(st, "cannot create a macvlan on " + master + " in the pod");
+  }
+  undo.Push("macvlan",
+            [&] { return InNetns(*pod, [&] { return ctx.netdev.Delete(env.ifname); }); });
+  ResultInterface iface;
+  iface.name = env.ifname;
+  iface.sandbox = env.netns;
+  Status st = InNetns(*pod, [&]() -> Status {
+    if (*mac) RETURN_IF_ERROR(ctx.netdev.SetMac(env.ifname, **mac));
+    if (conf.mtu) RETURN_IF_ERROR(ctx.netdev.SetMtu(env.ifname, static_cast<uint32_t>(*conf.mtu)));
+    RETURN_IF_ERROR(ctx.netdev.SetUp(env.ifname, true));
+    auto now = ctx.netdev.Get(env.ifname);
+    if (!now.ok()) return now.status();
+    iface.mac = now->mac;
+    iface.mtu = now->mtu;
+    return Status::Ok();
+  });
+  if (!st.ok()) return FromStatus(st, "cannot configure " + env.ifname + " in the pod");
+  state.steps.push_back("netdev");
+  CniResult result;
+  result.interfaces.push_back(iface);
+  return FinishAdd(env, conf, ctx, *pod, /*apply_ipam=*/true, &state, std::move(result), &undo);
+}
+
+}  // namespace hcashare::cni
