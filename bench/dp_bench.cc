@@ -168,7 +168,8 @@ int Main(int argc, char** argv) {
     auto wall0 = std::chrono::system_clock::now();
     auto proc = Subprocess::Spawn(
         {plugin, "--config", env.config, "--host-root", env.host, "--kubelet-root-dir", env.kubelet,
-         "--log-level", trace ? "debug" : "warn", "--health-poll-interval", health_poll},
+         "--pool-info-dir", env.tmp.path() + "/pools", "--log-level", trace ? "debug" : "warn",
+         "--health-poll-interval", health_poll},
         env.tmp.path() + "/plugin.log");
     if (!proc.ok()) return 1;
     double worst = 0;

@@ -1,10 +1,58 @@
 #include "cni/macvlan.h"
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
 #include "cni/steps.h"
 #include "common/log.h"
 #include "common/netns.h"
 
 namespace hcashare::cni {
+
+CniOr<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
+                                    const std::string& resource) {
+  const std::string path = conf.pool_info_dir + "/" + PoolInfoFileName(resource);
+  std::ifstream in(path);
+  if (!in) {
+    return CniError{kErrDeviceNotFound, "no description of pool " + resource,
+                    path + " is missing; is hcashare-device-plugin running with --pool-info-dir " +
+                        conf.pool_info_dir + " and does it serve " + resource + "?"};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  auto info = ParsePoolInfo(text.str());
+  if (!info.ok()) {
+    return CniError{kErrIo, "cannot read the description of pool " + resource,
+                    path + ": " + info.status().message()};
+  }
+  // The NUMA nodes of the IDs the pod was granted (topology-aware pools).
+  std::set<int> nodes;
+  if (!info->id_numa.empty() && ctx.pod_devices) {
+    auto granted = ctx.pod_devices();
+    if (granted.ok()) {
+      auto it = granted->by_resource.find(resource);
+      if (it != granted->by_resource.end()) {
+        for (const auto& id : it->second) {
+          if (auto n = info->id_numa.find(id); n != info->id_numa.end()) nodes.insert(n->second);
+        }
+      }
+    } else {
+      LogWarn("cannot look up the pod's IDs; picking any pool HCA",
+              {{"resource", resource}, {"error", granted.status().message()}});
+    }
+  }
+  const PoolInfoHca* best = nullptr;
+  for (const auto& h : info->hcas) {
+    if (!h.healthy || h.netdevs.empty()) continue;
+    if (best == nullptr || (nodes.count(h.numa) && !nodes.count(best->numa))) best = &h;
+  }
+  if (best == nullptr) {
+    return CniError{kErrDeviceNotFound, "pool " + resource + " has no healthy HCA with a netdev",
+                    path};
+  }
+  return best->netdevs.front();
+}
 
 CniOr<nlohmann::json> AddMacvlan(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   auto pod = Netns::Open(env.netns);
@@ -17,7 +65,12 @@ CniOr<nlohmann::json> AddMacvlan(const CniEnv& env, const NetConf& conf, const A
     return CniError{kErrInvalidNetConf, "PF-side VF settings do not apply in macvlan mode",
                     "remove vlan, spoofchk, trust, link_state and the tx rates"};
   }
-  const std::string master = conf.master.value_or("");
+  std::string master = conf.master.value_or("");
+  if (master.empty()) {
+    auto chosen = ChoosePoolNetdev(conf, ctx, conf.resource_name.value_or(""));
+    if (!chosen.ok()) return chosen.error();
+    master = *chosen;
+  }
   if (auto lower = ctx.netdev.Get(master); !lower.ok()) {
     return CniError{kErrDeviceNotFound, "master netdev " + master + " not found",
                     lower.status().message()};

@@ -8,8 +8,14 @@
 
 namespace hcashare::cni {
 
-// ADD in macvlan mode: creates the macvlan on `master` directly inside the pod's namespace
-// under CNI_IFNAME, sets the MAC and MTU asked for, brings it up, then IPAM.
+// ADD in macvlan mode: creates the macvlan on the parent netdev directly inside the pod's
+// namespace under CNI_IFNAME, sets the MAC and MTU asked for, brings it up, then IPAM. The
+// parent is `master`, or a healthy HCA of the `resourceName` pool that the device plugin
+// describes (common/pool_info.h), preferring the NUMA node of the pod's granted IDs.
+// The parent netdev for a macvlan of pool `resource` (see AddMacvlan).
+CniOr<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
+                                    const std::string& resource);
+
 CniOr<nlohmann::json> AddMacvlan(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 
 }  // namespace hcashare::cni

@@ -28,7 +28,7 @@ const std::vector<std::string>& KnownKeys() {
       "deviceID", "pciBusID", "resourceName", "vlan", "vlanQoS", "vlanProto", "mac", "mtu",
       "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "logLevel", "logFile",
       // hcashare.
-      "kubeletRootDir", "stateDir", "hostRoot", "rdma", "mode", "master"};
+      "kubeletRootDir", "stateDir", "hostRoot", "rdma", "mode", "master", "poolInfoDir"};
   return kKeys;
 }
 
@@ -93,11 +93,13 @@ class NetConfReader {
       conf_.mode = static_cast<AttachMode>(*mode);  // the choices are in AttachMode order
     }
     conf_.master = Checked(top_, "master", CheckIfName);
-    if (conf_.mode == AttachMode::kMacvlan && !conf_.master && verb_ == Verb::kAdd) {
+    if (conf_.mode == AttachMode::kMacvlan && !conf_.master && !conf_.resource_name &&
+        verb_ == Verb::kAdd) {
       top_.Fail("master",
-                "required with \"mode\": \"macvlan\" (the netdev of the pool HCA "
-                "to put the macvlan on)");
+                "required with \"mode\": \"macvlan\" unless resourceName names the "
+                "shared resource whose pool HCA to use");
     }
+    if (auto dir = Checked(top_, "poolInfoDir", CheckAbsolutePath)) conf_.pool_info_dir = *dir;
   }
 
   void ReadDevice() {

@@ -16,6 +16,7 @@
 #include "cni/syntax.h"
 #include "cni/verb.h"
 #include "common/log.h"
+#include "common/pool_info.h"
 
 namespace hcashare::cni {
 
@@ -91,6 +92,8 @@ struct NetConf {
   RdmaMode rdma = RdmaMode::kAuto;
   AttachMode mode = AttachMode::kNetdev;
   std::optional<std::string> master;  // macvlan mode: the parent netdev
+  // macvlan mode without `master`: where hcashare-device-plugin describes its pools.
+  std::string pool_info_dir = kDefaultPoolInfoDir;
   // runtimeConfig.CNIDeviceInfoFile (Multus): where to write the device-info file.
   std::optional<std::string> device_info_file;
 

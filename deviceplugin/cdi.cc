@@ -1,17 +1,12 @@
 #include "deviceplugin/cdi.h"
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "common/atomic_file.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "deviceplugin/allocation.h"
-#include "deviceplugin/socket_files.h"
 
 namespace hcashare::dp {
 namespace {
@@ -96,42 +91,21 @@ void ApplyCdi(const config::ResourceConfig& rc, const PoolState& pool,
 }
 
 Status CdiSpecWriter::Write(const config::ResourceConfig& rc, const PoolState& pool) {
-  const std::string path = dir_ + "/" + CdiSpecFileName(rc);
   if (!pool.Usable()) {
-    RemovePath(path);
+    files_.Remove(CdiSpecFileName(rc));
     return Status::Ok();
   }
-  const std::string content = CdiSpecJson(rc, pool);
-  auto it = written_.find(path);
-  if (it != written_.end() && it->second.content == content && InodeOf(path) == it->second.inode) {
-    return Status::Ok();
+  bool changed = false;
+  RETURN_IF_ERROR(files_.Write(CdiSpecFileName(rc), CdiSpecJson(rc, pool), &changed));
+  if (changed) {
+    LogInfo("CDI spec written",
+            {{"resource", rc.FullName()}, {"file", files_.dir() + "/" + CdiSpecFileName(rc)}});
   }
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  RETURN_IF_ERROR(WriteFileAtomically(path, content));
-  written_[path] = Written{InodeOf(path), content};
-  LogInfo("CDI spec written", {{"resource", rc.FullName()}, {"file", path}});
   return Status::Ok();
 }
 
-void CdiSpecWriter::RemovePath(const std::string& path) {
-  auto it = written_.find(path);
-  if (it == written_.end()) return;  // never ours: never touched
-  if (InodeOf(path) == it->second.inode) {
-    ::unlink(path.c_str());
-    LogInfo("CDI spec removed", {{"file", path}});
-  }
-  written_.erase(it);
-}
+void CdiSpecWriter::Remove(const config::ResourceConfig& rc) { files_.Remove(CdiSpecFileName(rc)); }
 
-void CdiSpecWriter::Remove(const config::ResourceConfig& rc) {
-  RemovePath(dir_ + "/" + CdiSpecFileName(rc));
-}
-
-void CdiSpecWriter::RemoveAll() {
-  std::vector<std::string> paths;
-  for (const auto& [path, w] : written_) paths.push_back(path);
-  for (const auto& p : paths) RemovePath(p);
-}
+void CdiSpecWriter::RemoveAll() { files_.RemoveAll(); }
 
 }  // namespace hcashare::dp

@@ -7,12 +7,10 @@
 // "<resourcePrefix>/<resourceName>".
 #pragma once
 
-#include <sys/types.h>
-
-#include <map>
 #include <string>
 #include <vector>
 
+#include "common/owned_files.h"
 #include "common/status.h"
 #include "config/config.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.pb.h"
@@ -47,8 +45,7 @@ void ApplyCdi(const config::ResourceConfig& rc, const PoolState& pool,
 // Not thread-safe: owned by the control loop.
 class CdiSpecWriter {
  public:
-  explicit CdiSpecWriter(std::string dir) : dir_(std::move(dir)) {}
-  ~CdiSpecWriter() = default;
+  explicit CdiSpecWriter(std::string dir) : files_(std::move(dir)) {}
 
   // Writes (atomically) the spec of `rc` for `pool`, unless the content is unchanged. An
   // unusable pool has no devices, so its spec is removed instead.
@@ -59,14 +56,7 @@ class CdiSpecWriter {
   void RemoveAll();
 
  private:
-  struct Written {
-    ino_t inode = 0;
-    std::string content;
-  };
-  void RemovePath(const std::string& path);
-
-  const std::string dir_;
-  std::map<std::string, Written> written_;  // by path
+  OwnedFiles files_;
 };
 
 }  // namespace hcashare::dp

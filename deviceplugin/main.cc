@@ -38,6 +38,7 @@ struct Flags {
   bool use_cdi = false;
   std::string metrics_address;
   std::string cdi_spec_dir = kDefaultCdiSpecDir;
+  std::string pool_info_dir = kDefaultPoolInfoDir;
   double health_debounce = 2.0;
   bool version = false;
 };
@@ -102,6 +103,9 @@ int Run(int argc, char** argv) {
   app.add_flag("--use-cdi", f.use_cdi,
                "write CDI specs and answer Allocate with CDI names (also the annotation)");
   app.add_option("--cdi-spec-dir", f.cdi_spec_dir, "where CDI specs are written")
+      ->capture_default_str();
+  app.add_option("--pool-info-dir", f.pool_info_dir,
+                 "where shared pools are described for hcashare-cni's macvlan mode (\"\": off)")
       ->capture_default_str();
   app.add_option("--metrics-address", f.metrics_address,
                  "serve /metrics, /healthz and /readyz on HOST:PORT or :PORT (default off)");
@@ -173,6 +177,7 @@ int Run(int argc, char** argv) {
   DpMetrics dp_metrics(registry);
   opts.server.metrics = &dp_metrics;
   opts.cdi_spec_dir = f.cdi_spec_dir;
+  opts.pool_info_dir = f.pool_info_dir;
   // Kernel uevents make hot-plug visible at once; without them, periodic rescans remain.
   auto uevents = NewKernelUeventSource();
   if (!uevents.ok()) {

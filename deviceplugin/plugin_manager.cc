@@ -27,6 +27,9 @@ PluginManager::PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& 
       discoverer_(host),
       debouncer_(opts_.health_debounce),
       cdi_(opts_.server.use_cdi ? std::make_unique<CdiSpecWriter>(opts_.cdi_spec_dir) : nullptr),
+      pool_info_(opts_.pool_info_dir.empty()
+                     ? nullptr
+                     : std::make_unique<PoolInfoWriter>(opts_.pool_info_dir)),
       uevents_(uevents),
       registrar_(opts_.server.KubeletSocket()) {}
 
@@ -106,6 +109,7 @@ void PluginManager::Stop() {
   }
   for (auto& [name, s] : servers) s->Stop();
   if (cdi_) cdi_->RemoveAll();
+  if (pool_info_) pool_info_->RemoveAll();
 }
 
 void PluginManager::Reload(const config::PluginConfig& cfg) {
@@ -237,6 +241,12 @@ void PluginManager::Publish(bool force_resend) {
         LogError("cannot write CDI spec", {{"resource", rc.FullName()}, {"error", st.message()}});
       }
     }
+    if (pool_info_) {
+      if (Status st = pool_info_->Write(rc, pool); !st.ok()) {
+        LogError("cannot write the pool description",
+                 {{"resource", rc.FullName()}, {"error", st.message()}});
+      }
+    }
     const size_t n = pool.hcas.size();
     auto names = pool.RdmaNames();
     if (it->second->state().Publish(rc, std::move(pool), force_resend)) {
@@ -283,6 +293,7 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
     LogInfo("removing resource", {{"resource", s->resource_name()}});
     s->Stop();
     if (cdi_) cdi_->Remove(s->state().Current()->rc);
+    if (pool_info_) pool_info_->Remove(s->state().Current()->rc);
     if (Metrics()) Metrics()->Forget(s->resource_name());
   }
   // Publish before starting so that the first ListAndWatch message is the full list.

@@ -30,6 +30,7 @@
 #include "deviceplugin/discovery.h"
 #include "deviceplugin/health.h"
 #include "deviceplugin/kubelet_client.h"
+#include "deviceplugin/pool_info_writer.h"
 #include "deviceplugin/resource_server.h"
 
 namespace hcashare::dp {
@@ -49,6 +50,9 @@ struct ManagerOptions {
   std::string config_path;
   // With server.use_cdi: where each resource's CDI spec is written (a host path as given).
   std::string cdi_spec_dir = kDefaultCdiSpecDir;
+  // Where shared pools' descriptions are published for hcashare-cni's macvlan mode (a
+  // host path as given); "" publishes none.
+  std::string pool_info_dir;
   // Sockets and kubelet.sock are also re-checked with stat() on every health poll and
   // rescan, in case inotify is silent (e.g. a stale bind mount of a re-created directory);
   // there is no separate timer, so an idle daemon wakes only for those two.
@@ -111,7 +115,8 @@ class PluginManager {
   Discoverer discoverer_;
   ExclusionReporter exclusions_;
   HealthDebouncer debouncer_;
-  std::unique_ptr<CdiSpecWriter> cdi_;  // with server.use_cdi
+  std::unique_ptr<CdiSpecWriter> cdi_;         // with server.use_cdi
+  std::unique_ptr<PoolInfoWriter> pool_info_;  // with pool_info_dir
   UeventSource* uevents_;
   std::unique_ptr<InotifyWatcher> inotify_;
   KubeletRegistrar registrar_;  // shared by the servers; outlives them

@@ -3,6 +3,7 @@
 // Multus device-info file.
 #include "cni/gc.h"
 #include "cni/status.h"
+#include "common/pool_info.h"
 #include "tests/cni_fixture.h"
 #include "tests/test_util.h"
 
@@ -271,6 +272,40 @@ TEST_F(CniVerbsTest, MacvlanOnAPoolNetdevForSeveralPods) {
   });
   EXPECT_FALSE(e);
   EXPECT_EQ(StateFiles(), 0u);
+}
+
+// Without `master`, the pool description the device plugin publishes picks the parent: a
+// healthy HCA on the NUMA node of the pod's granted ID.
+TEST_F(CniVerbsTest, MacvlanParentFromThePoolDescription) {
+  const std::string pools = tmp_.path() + "/pools";
+  fs::create_directories(pools);
+  PoolInfo info;
+  info.resource = "rdma/hca_a";
+  info.hcas = {{"0000:3b:00.2", {vf_netdevs_[0]}, {"mlx5_0"}, 0, true},
+               {"0000:3b:00.3", {vf_netdevs_[1]}, {"mlx5_1"}, 1, true}};
+  info.id_numa = {{"0", 0}, {"1", 1}};
+  std::ofstream(pools + "/" + PoolInfoFileName("rdma/hca_a")) << PoolInfoToJson(info);
+  for (const auto& nd : vf_netdevs_) {
+    ASSERT_TRUE(Sh("ip -n " + host_ns_->name() + " link set " + nd + " up"));
+  }
+  pod_devices_.by_resource["rdma/hca_a"] = {"1"};  // granted ID 1: NUMA node 1
+  const json conf = {{"deviceID", nullptr},
+                     {"mode", "macvlan"},
+                     {"resourceName", "rdma/hca_a"},
+                     {"poolInfoDir", pools}};
+  auto added = Add(conf);
+  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  EXPECT_EQ(store_->Load("c0ffee", "net1")->device, vf_netdevs_[1]);
+  EXPECT_TRUE(Sh("ip -n " + pod_ns_->name() + " -d link show net1 | grep -q macvlan"));
+  ASSERT_FALSE(Del(conf));
+
+  auto missing = Add({{"deviceID", nullptr},
+                      {"mode", "macvlan"},
+                      {"resourceName", "rdma/other"},
+                      {"poolInfoDir", pools}});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, kErrDeviceNotFound);
+  EXPECT_NE(missing.error().details.find("--pool-info-dir"), std::string::npos);
 }
 
 TEST_F(CniVerbsTest, MacvlanNeedsAnExistingMaster) {

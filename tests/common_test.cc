@@ -19,6 +19,7 @@
 #include "common/link_events.h"
 #include "common/log.h"
 #include "common/netlink.h"
+#include "common/pool_info.h"
 #include "common/rdma_netlink.h"
 #include "common/status.h"
 #include "common/subprocess.h"
@@ -323,6 +324,22 @@ TEST(RdmaNetlinkTest, RealKernelListAndMoveOfAnAbsentDevice) {
     EXPECT_EQ(list.status().code(), StatusCode::kUnavailable) << list.status().ToString();
   }
   EXPECT_FALSE(rdma->MoveToNetns("hcashare-no-such-rdma-device", 0).ok());
+}
+
+// The pool description round-trips and rejects documents that are not one.
+TEST(PoolInfoTest, RoundTripAndErrors) {
+  PoolInfo info;
+  info.resource = "rdma/hca_a";
+  info.hcas = {{"0000:3b:00.0", {"ib0"}, {"mlx5_0"}, 1, false}};
+  info.id_numa = {{"0", 1}};
+  auto back = ParsePoolInfo(PoolInfoToJson(info));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(*back == info);
+  EXPECT_EQ(PoolInfoFileName("example.com/hca_a"), "example_com_hca_a.json");
+  for (const char* bad : {"", "[]", "{}", R"({"resource": "r"})",
+                          R"({"resource": "r", "hcas": [{"netdevs": []}]})"}) {
+    EXPECT_FALSE(ParsePoolInfo(bad).ok()) << bad;
+  }
 }
 
 // Against the real kernel: either a mode, or Unavailable when RDMA netlink is absent.

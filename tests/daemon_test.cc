@@ -48,8 +48,13 @@ class DaemonTest : public ::testing::Test {
   void WriteConfig(const std::string& text) { std::ofstream(config_) << text; }
 
   Result<Subprocess> Spawn(const std::vector<std::string>& extra, const std::string& log) {
-    std::vector<std::string> argv = {BinDir() + "/hcashare-device-plugin", "--host-root",
-                                     host_root_, "--kubelet-root-dir", kubelet_root_};
+    std::vector<std::string> argv = {BinDir() + "/hcashare-device-plugin",
+                                     "--host-root",
+                                     host_root_,
+                                     "--kubelet-root-dir",
+                                     kubelet_root_,
+                                     "--pool-info-dir",
+                                     tmp_.path() + "/pools"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return Subprocess::Spawn(argv, tmp_.path() + "/" + log);
   }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/host.h"
+#include "common/pool_info.h"
 #include "common/rdma_netlink.h"
 #include "common/sim_node.h"
 #include "common/temp_dir.h"
@@ -703,6 +704,32 @@ TEST_F(ServerTest, CdiKindIsConfigurable) {
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   ASSERT_EQ(resp->container_responses(0).cdi_devices_size(), 1);
   EXPECT_EQ(resp->container_responses(0).cdi_devices(0).name(), "example.com/rdma=all");
+}
+
+// Shared pools are described for hcashare-cni's macvlan mode: HCAs with their netdevs and
+// NUMA nodes, and each topology-aware ID's node; the file goes when the daemon stops.
+TEST_F(ServerTest, PoolDescriptionPublishedAndRemoved) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.pool_info_dir = tmp_.path() + "/pools";
+  auto* m = StartManager(R"({"periodicUpdateInterval": 0, "configList": [
+    {"resourceName": "hca_a", "rdmaHcaMax": 4, "topologyAware": true,
+     "selectors": {"ifNames": ["ib0", "ib1"]}}]})",
+                         opts);
+  ASSERT_TRUE(WaitListed(kResA, 4));
+  auto info = ParsePoolInfo(ReadTextFile(opts.pool_info_dir + "/rdma_hca_a.json"));
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->resource, kResA);
+  ASSERT_EQ(info->hcas.size(), 2u);
+  EXPECT_EQ(info->hcas[0].netdevs, std::vector<std::string>{"ib0"});
+  EXPECT_EQ(info->hcas[0].numa, 0);
+  EXPECT_EQ(info->hcas[1].rdma_devices, std::vector<std::string>{"mlx5_1"});
+  EXPECT_EQ(info->hcas[1].numa, 1);
+  ASSERT_EQ(info->id_numa.size(), 4u);
+  EXPECT_EQ(info->id_numa.at("0"), 0);
+  EXPECT_EQ(info->id_numa.at("3"), 1);
+  m->Stop();
+  EXPECT_FALSE(fs::exists(opts.pool_info_dir + "/rdma_hca_a.json"));
 }
 
 // On shutdown the specs this instance wrote are removed.

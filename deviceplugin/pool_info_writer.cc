@@ -1,0 +1,34 @@
+#include "deviceplugin/pool_info_writer.h"
+
+namespace hcashare::dp {
+
+PoolInfo BuildPoolInfo(const config::ResourceConfig& rc, const PoolState& pool) {
+  PoolInfo info;
+  info.resource = rc.FullName();
+  for (const auto& h : pool.hcas) {
+    PoolInfoHca hca;
+    hca.pci = h.address;
+    hca.netdevs = h.netdevs;
+    hca.rdma_devices = PoolState::RdmaNamesOf({h});
+    hca.numa = h.numa_node < 0 ? -1 : h.numa_node;
+    hca.healthy = h.healthy;
+    info.hcas.push_back(std::move(hca));
+  }
+  if (rc.topology_aware && pool.Usable()) {
+    for (int id = 0; id < rc.rdma_hca_max; ++id) {
+      info.id_numa[std::to_string(id)] = NodeOfSharedId(rc, pool, id);
+    }
+  }
+  return info;
+}
+
+Status PoolInfoWriter::Write(const config::ResourceConfig& rc, const PoolState& pool) {
+  if (rc.mode != config::PoolMode::kShared) return Status::Ok();
+  return files_.Write(PoolInfoFileName(rc.FullName()), PoolInfoToJson(BuildPoolInfo(rc, pool)));
+}
+
+void PoolInfoWriter::Remove(const config::ResourceConfig& rc) {
+  files_.Remove(PoolInfoFileName(rc.FullName()));
+}
+
+}  // namespace hcashare::dp

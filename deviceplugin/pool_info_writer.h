@@ -1,0 +1,34 @@
+// Publishes each shared resource's pool description (common/pool_info.h) for
+// hcashare-cni's macvlan mode. Files are written when a pool changes and removed when the
+// resource goes or the daemon stops, only while still ours (common/owned_files.h).
+// Not thread-safe: owned by the control loop.
+#pragma once
+
+#include <string>
+
+#include "common/owned_files.h"
+#include "common/pool_info.h"
+#include "config/config.h"
+#include "deviceplugin/pool.h"
+
+namespace hcashare::dp {
+
+// The description of a shared pool: its HCAs and, when topology-aware, each ID's node.
+PoolInfo BuildPoolInfo(const config::ResourceConfig& rc, const PoolState& pool);
+
+class PoolInfoWriter {
+ public:
+  explicit PoolInfoWriter(std::string dir) : files_(std::move(dir)) {}
+
+  // Writes the description of `rc` (shared resources only; an exclusive one has none).
+  Status Write(const config::ResourceConfig& rc, const PoolState& pool);
+  // Removes the description of `rc` if it is still ours.
+  void Remove(const config::ResourceConfig& rc);
+  // Removes every description still ours (shutdown).
+  void RemoveAll() { files_.RemoveAll(); }
+
+ private:
+  OwnedFiles files_;
+};
+
+}  // namespace hcashare::dp
