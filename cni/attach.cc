@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <optional>
 
+#include "cni/child_link.h"
 #include "cni/ipam.h"
-#include "cni/macvlan.h"
 #include "cni/result.h"
 #include "cni/steps.h"
 #include "cni/undo.h"
@@ -91,7 +91,7 @@ CniOr<std::string> ChooseDevice(const std::vector<std::string>& candidates, cons
 }
 
 CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
-  if (conf.mode == AttachMode::kMacvlan) return AddMacvlan(env, conf, ctx);
+  if (conf.mode != AttachMode::kNetdev) return AddChildLink(env, conf, ctx);
   auto pod = Netns::Open(env.netns);
   if (!pod.ok()) {
     return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};

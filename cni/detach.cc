@@ -23,8 +23,8 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
     return ipam_del(nlohmann::json());
   }
   AttachmentState state = std::move(loaded).value();
-  if (state.macvlan) {
-    // Deleting the macvlan is all there is (a namespace that is gone took it along).
+  if (state.child_link) {
+    // Deleting the child link is all there is (a namespace that is gone took it along).
     if (!env.netns.empty()) {
       if (auto pod = Netns::Open(env.netns); pod.ok()) {
         Status st = InNetns(*pod, [&] { return ctx.netdev.Delete(env.ifname); });
@@ -35,7 +35,7 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
     if (Status st = ctx.store.Remove(env.container_id, env.ifname); !st.ok()) {
       return FromStatus(st, "cannot remove the state file");
     }
-    LogInfo("detached", {{"macvlan", env.ifname}, {"master", state.device}});
+    LogInfo("detached", {{"child", env.ifname}, {"master", state.device}});
     return std::nullopt;
   }
   auto lock = ctx.store.Lock(state.device, ctx.lock_wait);

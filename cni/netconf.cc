@@ -28,7 +28,7 @@ const std::vector<std::string>& KnownKeys() {
       "deviceID", "pciBusID", "resourceName", "vlan", "vlanQoS", "vlanProto", "mac", "mtu",
       "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "logLevel", "logFile",
       // hcashare.
-      "kubeletRootDir", "stateDir", "hostRoot", "rdma", "mode", "master", "poolInfoDir"};
+      "kubeletRootDir", "stateDir", "hostRoot", "rdma", "mode", "master", "poolInfoDir", "pkey"};
   return kKeys;
 }
 
@@ -55,7 +55,7 @@ class NetConfReader {
   // REQUIRES: runtime_ != nullptr.
   FieldReader RuntimeReader() { return FieldReader(*runtime_, "runtimeConfig", &errors_); }
 
-  // CHECK and DEL act on the device recorded by ADD; a macvlan has no device.
+  // CHECK and DEL act on the device recorded by ADD; a macvlan/IPoIB child has no device.
   bool NeedsDevice() const { return verb_ == Verb::kAdd && conf_.mode == AttachMode::kNetdev; }
 
   // A string member that `check` must accept.
@@ -89,15 +89,17 @@ class NetConfReader {
     conf_.name = Checked(top_, "name", CheckIdentifier, Need::kRequired).value_or("");
     conf_.type = Checked(top_, "type", CheckPluginName, Need::kRequired).value_or("");
     conf_.resource_name = top_.String("resourceName");
-    if (const auto mode = top_.Choice("mode", {"netdev", "macvlan"})) {
+    if (const auto mode = top_.Choice("mode", {"netdev", "macvlan", "ipoib"})) {
       conf_.mode = static_cast<AttachMode>(*mode);  // the choices are in AttachMode order
     }
     conf_.master = Checked(top_, "master", CheckIfName);
-    if (conf_.mode == AttachMode::kMacvlan && !conf_.master && !conf_.resource_name &&
+    if (const auto pkey = top_.Integer("pkey", 1, 0xffff))
+      conf_.pkey = static_cast<uint16_t>(*pkey);
+    if (conf_.mode != AttachMode::kNetdev && !conf_.master && !conf_.resource_name &&
         verb_ == Verb::kAdd) {
       top_.Fail("master",
-                "required with \"mode\": \"macvlan\" unless resourceName names the "
-                "shared resource whose pool HCA to use");
+                "required with \"mode\": \"macvlan\" or \"ipoib\" unless resourceName names "
+                "the shared resource whose pool HCA to use");
     }
     if (auto dir = Checked(top_, "poolInfoDir", CheckAbsolutePath)) conf_.pool_info_dir = *dir;
   }

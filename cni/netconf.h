@@ -52,6 +52,7 @@ enum class LinkState { kAuto, kEnable, kDisable };
 enum class AttachMode {
   kNetdev,   // an SR-IOV VF (or SF) netdev, moved into the pod (the default)
   kMacvlan,  // a macvlan on `master` (a shared pool HCA's netdev), created in the pod
+  kIpoib,    // an IPoIB child of `master` (an InfiniBand pool HCA's netdev), likewise
 };
 
 // What to do with the VF's RDMA device (`rdma`).
@@ -91,7 +92,8 @@ struct NetConf {
   std::optional<int> mtu;  // 68..65535
   RdmaMode rdma = RdmaMode::kAuto;
   AttachMode mode = AttachMode::kNetdev;
-  std::optional<std::string> master;  // macvlan mode: the parent netdev
+  std::optional<std::string> master;  // macvlan/ipoib mode: the parent netdev
+  uint16_t pkey = 0xffff;             // ipoib mode: the partition key (default partition)
   // macvlan mode without `master`: where hcashare-device-plugin describes its pools.
   std::string pool_info_dir = kDefaultPoolInfoDir;
   // runtimeConfig.CNIDeviceInfoFile (Multus): where to write the device-info file.

@@ -40,7 +40,7 @@ struct AttachmentState {
   std::string pf_netdev;  // for PF-side settings
   int vf_index = -1;
   bool dpdk = false;               // bound to a userspace driver: no netdev was moved
-  bool macvlan = false;            // a macvlan on `device` (a netdev name) was created
+  bool child_link = false;         // a macvlan/IPoIB child of `device` (a netdev) was created
   std::string rdma_device;         // the RDMA device moved into the pod ("" for none)
   std::string device_info_file;    // the Multus device-info file ADD wrote ("" for none)
   std::string host_ifname;         // the netdev's name in the host namespace before ADD

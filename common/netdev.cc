@@ -10,6 +10,7 @@
 #include <netlink/route/route.h>
 #include <sys/socket.h>
 
+#include "common/ipoib.h"
 #include "common/nl_util.h"
 
 namespace hcashare {
@@ -72,6 +73,10 @@ class NetlinkNetdevOps final : public NetdevOps {
     int err = rtnl_link_add(sock.get(), link.get(), NLM_F_CREATE | NLM_F_EXCL);
     if (err < 0) return NlStatus(err, "create macvlan " + name + " on " + master);
     return Status::Ok();
+  }
+  Status CreateIpoibChild(const std::string& parent, const std::string& name, uint16_t pkey,
+                          const Netns& target) override {
+    return hcashare::CreateIpoibChild(parent, name, pkey, target);
   }
   Status Delete(const std::string& name) override {
     ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());

@@ -46,6 +46,10 @@ class NetdevOps {
   // namespace), directly inside `target`.
   virtual Status CreateMacvlan(const std::string& master, const std::string& name,
                                const Netns& target) = 0;
+  // Creates an IPoIB child `name` (partition key `pkey`) of `parent` directly inside
+  // `target` (see common/ipoib.h).
+  virtual Status CreateIpoibChild(const std::string& parent, const std::string& name, uint16_t pkey,
+                                  const Netns& target) = 0;
   // Deletes link `name`. NotFound when there is none.
   virtual Status Delete(const std::string& name) = 0;
   // The addresses of `name` as CIDRs ("10.1.0.5/24"), in kernel order.

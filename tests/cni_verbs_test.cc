@@ -308,6 +308,19 @@ TEST_F(CniVerbsTest, MacvlanParentFromThePoolDescription) {
   EXPECT_NE(missing.error().details.find("--pool-info-dir"), std::string::npos);
 }
 
+// IPoIB mode needs InfiniBand: on a veth parent the kernel refuses the child, and ADD
+// fails cleanly with nothing left behind (the request itself is unit-tested in common_test).
+TEST_F(CniVerbsTest, IpoibChildOnANonIbParentFailsCleanly) {
+  auto added =
+      Add({{"deviceID", nullptr}, {"mode", "ipoib"}, {"master", vf_netdevs_[0]}, {"pkey", 0x8001}});
+  ASSERT_FALSE(added.ok());
+  EXPECT_NE(added.error().msg.find("cannot create an IPoIB child of " + vf_netdevs_[0]),
+            std::string::npos)
+      << added.error().msg;
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
 TEST_F(CniVerbsTest, MacvlanNeedsAnExistingMaster) {
   auto missing = Add({{"deviceID", nullptr}, {"mode", "macvlan"}, {"master", "nosuchdev0"}});
   ASSERT_FALSE(missing.ok());

@@ -8,14 +8,18 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <linux/if_link.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <rdma/rdma_netlink.h>
 
 #include "common/host.h"
 #include "common/inotify.h"
+#include "common/ipoib.h"
 #include "common/link_events.h"
 #include "common/log.h"
 #include "common/netlink.h"
@@ -324,6 +328,48 @@ TEST(RdmaNetlinkTest, RealKernelListAndMoveOfAnAbsentDevice) {
     EXPECT_EQ(list.status().code(), StatusCode::kUnavailable) << list.status().ToString();
   }
   EXPECT_FALSE(rdma->MoveToNetns("hcashare-no-such-rdma-device", 0).ok());
+}
+
+// The IPoIB child request: RTM_NEWLINK creating `name` on the parent's ifindex, inside the
+// target namespace, of kind "ipoib" with the partition key and datagram mode.
+TEST(IpoibTest, BuildsTheChildRequest) {
+  const std::vector<uint8_t> msg = BuildIpoibChildRequest("net1", 7, 0x8001, 12);
+  ASSERT_GE(msg.size(), sizeof(nlmsghdr) + sizeof(ifinfomsg));
+  const auto* hdr = reinterpret_cast<const nlmsghdr*>(msg.data());
+  EXPECT_EQ(hdr->nlmsg_len, msg.size());
+  EXPECT_EQ(hdr->nlmsg_type, RTM_NEWLINK);
+  EXPECT_EQ(hdr->nlmsg_flags & (NLM_F_CREATE | NLM_F_EXCL), NLM_F_CREATE | NLM_F_EXCL);
+  // Walk the attributes after the ifinfomsg.
+  std::map<int, std::vector<uint8_t>> top;
+  size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
+  auto walk = [](const uint8_t* p, size_t len) {
+    std::map<int, std::vector<uint8_t>> out;
+    size_t o = 0;
+    while (o + NLA_HDRLEN <= len) {
+      const auto* a = reinterpret_cast<const nlattr*>(p + o);
+      if (a->nla_len < NLA_HDRLEN || o + a->nla_len > len) break;
+      out[a->nla_type & NLA_TYPE_MASK] =
+          std::vector<uint8_t>(p + o + NLA_HDRLEN, p + o + a->nla_len);
+      o += NLA_ALIGN(a->nla_len);
+    }
+    return out;
+  };
+  top = walk(msg.data() + off, msg.size() - off);
+  ASSERT_TRUE(top.count(IFLA_IFNAME));
+  EXPECT_STREQ(reinterpret_cast<const char*>(top[IFLA_IFNAME].data()), "net1");
+  uint32_t u32 = 0;
+  std::memcpy(&u32, top[IFLA_LINK].data(), 4);
+  EXPECT_EQ(u32, 7u);
+  std::memcpy(&u32, top[IFLA_NET_NS_FD].data(), 4);
+  EXPECT_EQ(u32, 12u);
+  auto info = walk(top[IFLA_LINKINFO].data(), top[IFLA_LINKINFO].size());
+  EXPECT_STREQ(reinterpret_cast<const char*>(info[IFLA_INFO_KIND].data()), "ipoib");
+  auto data = walk(info[IFLA_INFO_DATA].data(), info[IFLA_INFO_DATA].size());
+  uint16_t u16 = 0;
+  std::memcpy(&u16, data[IFLA_IPOIB_PKEY].data(), 2);
+  EXPECT_EQ(u16, 0x8001);
+  std::memcpy(&u16, data[IFLA_IPOIB_MODE].data(), 2);
+  EXPECT_EQ(u16, 0);
 }
 
 // The pool description round-trips and rejects documents that are not one.

@@ -1,4 +1,4 @@
-#include "cni/macvlan.h"
+#include "cni/child_link.h"
 
 #include <fstream>
 #include <set>
@@ -54,7 +54,8 @@ CniOr<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ct
   return best->netdevs.front();
 }
 
-CniOr<nlohmann::json> AddMacvlan(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
+                                   const AttachContext& ctx) {
   auto pod = Netns::Open(env.netns);
   if (!pod.ok()) {
     return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};
@@ -62,7 +63,7 @@ CniOr<nlohmann::json> AddMacvlan(const CniEnv& env, const NetConf& conf, const A
   auto mac = SelectMac(conf, env.cni_args);
   if (!mac.ok()) return mac.error();
   if (PfGroups(conf, *mac).size() > (*mac ? 1u : 0u)) {
-    return CniError{kErrInvalidNetConf, "PF-side VF settings do not apply in macvlan mode",
+    return CniError{kErrInvalidNetConf, "PF-side VF settings do not apply to a child link",
                     "remove vlan, spoofchk, trust, link_state and the tx rates"};
   }
   std::string master = conf.master.value_or("");
@@ -84,16 +85,21 @@ CniOr<nlohmann::json> AddMacvlan(const CniEnv& env, const NetConf& conf, const A
   state.owner = {env.container_id, env.ifname,  env.netns,
                  env.PodUid(),     PodKey(env), conf.resource_name.value_or("")};
   state.device = master;
-  state.macvlan = true;
+  state.child_link = true;
   state.netconf = conf.raw;
   UndoStack undo;
   if (Status st = ctx.store.Save(state); !st.ok()) return FromStatus(st, "cannot save state");
   undo.Push("state file", [&] { return ctx.store.Remove(env.container_id, env.ifname); });
 
-  if (Status st = ctx.netdev.CreateMacvlan(master, env.ifname, *pod); !st.ok()) {
-    return FromStatus(st, "cannot create a macvlan on " + master + " in the pod");
+  const bool ipoib = conf.mode == AttachMode::kIpoib;
+  Status created = ipoib ? ctx.netdev.CreateIpoibChild(master, env.ifname, conf.pkey, *pod)
+                         : ctx.netdev.CreateMacvlan(master, env.ifname, *pod);
+  if (!created.ok()) {
+    return FromStatus(created, std::string("cannot create ") +
+                                   (ipoib ? "an IPoIB child" : "a macvlan") + " of " + master +
+                                   " in the pod");
   }
-  undo.Push("macvlan",
+  undo.Push("child link",
             [&] { return InNetns(*pod, [&] { return ctx.netdev.Delete(env.ifname); }); });
   ResultInterface iface;
   iface.name = env.ifname;
