@@ -2,6 +2,7 @@
 // back first on DEL, and on rollback), DPDK VFs, CHECK detecting drift, GC, STATUS and the
 // Multus device-info file.
 #include "cni/gc.h"
+#include "cni/recover.h"
 #include "cni/status.h"
 #include "common/pool_info.h"
 #include "tests/cni_fixture.h"
@@ -191,6 +192,46 @@ TEST_F(CniVerbsTest, GcReleasesStaleAttachmentsAndKeepsLiveOnes) {
   EXPECT_TRUE(LinkIn(*pod_ns_, "net1").ok());
   EXPECT_TRUE(LinkIn(*pod_ns_, "net2").status().IsNotFound());
   EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[1]).ok()) << "the stale VF is back in the host";
+}
+
+// `hcashare cni-gc`: attachments whose namespace is gone, or whose ADD never finished (a
+// crash left the VF moved and renamed), are released; live ones are kept.
+TEST_F(CniVerbsTest, RecoveryReleasesStaleAndUnfinishedAttachments) {
+  ASSERT_TRUE(Add({{"deviceID", "0000:3b:00.2"}}, "net1", "live").ok());
+  NamedNetns doomed(Unique("hcp"));
+  ASSERT_TRUE(doomed.ok());
+  CniOr<json> second = CniError{};
+  RunIn(*host_ns_, [&] {
+    second = CmdAdd(Env("ADD", "net1", "gone", doomed.path()), Conf({{"deviceID", "0000:3b:00.3"}}),
+                    Context());
+  });
+  ASSERT_TRUE(second.ok()) << second.error().msg;
+  doomed.Delete();
+  ASSERT_TRUE(Add({{"deviceID", kRdmaVf}}, "net2", "crashed").ok());
+  auto crashed = store_->Load("crashed", "net2");
+  ASSERT_TRUE(crashed.ok());
+  crashed->result = json();  // as if the process died before its last save
+  ASSERT_TRUE(store_->Save(*crashed).ok());
+
+  std::vector<RecoveryItem> dry;
+  RunIn(*host_ns_, [&] { dry = RecoverAttachments(Context(), kIpamDir, /*apply=*/false); });
+  ASSERT_EQ(dry.size(), 3u);
+  std::map<std::string, std::string> reasons;
+  for (const auto& item : dry) reasons[item.container_id] = item.reason;
+  EXPECT_EQ(reasons["live"], "");
+  EXPECT_NE(reasons["gone"].find("is gone"), std::string::npos);
+  EXPECT_EQ(reasons["crashed"], "its ADD never finished");
+  EXPECT_EQ(StateFiles(), 6u) << "a dry run changes nothing";
+
+  std::vector<RecoveryItem> done;
+  RunIn(*host_ns_, [&] { done = RecoverAttachments(Context(), kIpamDir, /*apply=*/true); });
+  for (const auto& item : done) EXPECT_EQ(item.error, "") << item.container_id;
+  EXPECT_TRUE(store_->Load("live", "net1").ok());
+  EXPECT_TRUE(store_->Load("gone", "net1").status().IsNotFound());
+  EXPECT_TRUE(store_->Load("crashed", "net2").status().IsNotFound());
+  EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[2]).ok()) << "the crashed ADD's VF is back";
+  EXPECT_EQ(RdmaIn(*host_ns_), std::vector<std::string>{"mlx5_vf2"});
+  EXPECT_TRUE(LinkIn(*pod_ns_, "net1").ok());
 }
 
 TEST_F(CniVerbsTest, StatusBothWays) {
