@@ -85,6 +85,13 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
   if (!ValidBdf(fn.address)) return Status::InvalidArgument("bad PCI address " + fn.address);
   if (device_dirs_.count(fn.address)) return Status::InvalidArgument("duplicate " + fn.address);
   std::string parent = "/sys/devices/" + HostBridge(fn.address) + "/" + fn.root_port;
+  if (!fn.parent_bridge.empty()) {
+    auto it = device_dirs_.find(fn.parent_bridge);
+    if (it == device_dirs_.end()) {
+      return Status::InvalidArgument("unknown bridge " + fn.parent_bridge);
+    }
+    parent = it->second;
+  }
   if (!fn.physfn.empty()) {
     auto it = device_dirs_.find(fn.physfn);
     if (it == device_dirs_.end()) return Status::InvalidArgument("unknown PF " + fn.physfn);
@@ -95,17 +102,8 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
   bus_links_[fn.address] = "/sys/bus/pci/devices/" + fn.address;
   std::vector<std::string>& owned = owned_[fn.address];
 
-  RETURN_IF_ERROR(WriteFile(dir + "/class", fn.class_code + "\n"));
-  RETURN_IF_ERROR(WriteFile(dir + "/vendor", "0x" + fn.vendor + "\n"));
-  RETURN_IF_ERROR(WriteFile(dir + "/device", "0x" + fn.device + "\n"));
-  RETURN_IF_ERROR(WriteFile(dir + "/numa_node", std::to_string(fn.numa_node) + "\n"));
-  RETURN_IF_ERROR(WriteFile(dir + "/local_cpulist", fn.numa_node == 1 ? "16-31\n" : "0-15\n"));
-  RETURN_IF_ERROR(Symlink("/sys/bus/pci/devices/" + fn.address, dir));
-  if (!fn.driver.empty()) {
-    std::error_code ec;
-    fs::create_directories(Path("/sys/bus/pci/drivers/" + fn.driver), ec);
-    RETURN_IF_ERROR(Symlink(dir + "/driver", "/sys/bus/pci/drivers/" + fn.driver));
-  }
+  RETURN_IF_ERROR(AddPciCommon(dir, fn.address, fn.class_code, fn.vendor, fn.device, fn.numa_node,
+                               fn.local_cpulist, fn.driver));
   if (!fn.physfn.empty()) {
     RETURN_IF_ERROR(Symlink(dir + "/physfn", device_dirs_[fn.physfn]));
     int vf = 0;
@@ -114,6 +112,63 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
   }
   return AddNetAndRdma(dir, fn.netdevs, fn.link_type, fn.rdma_device, fn.ports, fn.with_uverbs,
                        fn.with_umad, fn.with_issm, &owned);
+}
+
+Status SimNode::AddPciCommon(const std::string& dir, const std::string& address,
+                             const std::string& class_code, const std::string& vendor,
+                             const std::string& device, int numa_node, const std::string& cpulist,
+                             const std::string& driver) {
+  RETURN_IF_ERROR(WriteFile(dir + "/class", class_code + "\n"));
+  RETURN_IF_ERROR(WriteFile(dir + "/vendor", "0x" + vendor + "\n"));
+  RETURN_IF_ERROR(WriteFile(dir + "/device", "0x" + device + "\n"));
+  RETURN_IF_ERROR(WriteFile(dir + "/numa_node", std::to_string(numa_node) + "\n"));
+  const std::string cpus = !cpulist.empty() ? cpulist : numa_node == 1 ? "16-31" : "0-15";
+  RETURN_IF_ERROR(WriteFile(dir + "/local_cpulist", cpus + "\n"));
+  RETURN_IF_ERROR(Symlink("/sys/bus/pci/devices/" + address, dir));
+  if (!driver.empty()) {
+    std::error_code ec;
+    fs::create_directories(Path("/sys/bus/pci/drivers/" + driver), ec);
+    RETURN_IF_ERROR(Symlink(dir + "/driver", "/sys/bus/pci/drivers/" + driver));
+  }
+  return Status::Ok();
+}
+
+Status SimNode::AddPciBridge(const SimPciBridge& b) {
+  if (!ValidBdf(b.address)) return Status::InvalidArgument("bad PCI address " + b.address);
+  if (device_dirs_.count(b.address)) return Status::InvalidArgument("duplicate " + b.address);
+  std::string parent =
+      "/sys/devices/" + (b.host_bridge.empty() ? HostBridge(b.address) : b.host_bridge);
+  if (!b.parent.empty()) {
+    auto it = device_dirs_.find(b.parent);
+    if (it == device_dirs_.end()) return Status::InvalidArgument("unknown bridge " + b.parent);
+    parent = it->second;
+  }
+  const std::string dir = parent + "/" + b.address;
+  device_dirs_[b.address] = dir;
+  bus_links_[b.address] = "/sys/bus/pci/devices/" + b.address;
+  return AddPciCommon(dir, b.address, "0x060400", b.vendor, b.device, b.numa_node, "", "pcieport");
+}
+
+Result<std::string> SimNode::RdmaDirOf(const std::string& address) const {
+  auto it = device_dirs_.find(address);
+  if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);
+  std::error_code ec;
+  auto rdma = fs::directory_iterator(Path(it->second + "/infiniband"), ec);
+  if (ec || rdma == fs::directory_iterator()) {
+    return Status::NotFound("no RDMA device on " + address);
+  }
+  return it->second + "/infiniband/" + rdma->path().filename().string();
+}
+
+Status SimNode::SetGid(const std::string& address, int port, int index, const SimGid& gid) {
+  ASSIGN_OR_RETURN(const std::string dir, RdmaDirOf(address));
+  const std::string pdir = dir + "/ports/" + std::to_string(port);
+  const std::string i = std::to_string(index);
+  RETURN_IF_ERROR(WriteFile(pdir + "/gids/" + i, gid.gid + "\n"));
+  RETURN_IF_ERROR(WriteFile(pdir + "/gid_attrs/types/" + i, gid.type + "\n"));
+  if (!gid.ndev.empty())
+    RETURN_IF_ERROR(WriteFile(pdir + "/gid_attrs/ndevs/" + i, gid.ndev + "\n"));
+  return Status::Ok();
 }
 
 Status SimNode::AddNetAndRdma(const std::string& dir, const std::vector<std::string>& netdevs,
@@ -179,16 +234,8 @@ Status SimNode::AddSubFunction(const SimSubFunction& sf) {
 }
 
 Status SimNode::SetPortState(const std::string& address, int port, const std::string& state) {
-  auto it = device_dirs_.find(address);
-  if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);
-  std::error_code ec;
-  auto rdma = fs::directory_iterator(Path(it->second + "/infiniband"), ec);
-  if (ec || rdma == fs::directory_iterator()) {
-    return Status::NotFound("no RDMA device on " + address);
-  }
-  return WriteFile(it->second + "/infiniband/" + rdma->path().filename().string() + "/ports/" +
-                       std::to_string(port) + "/state",
-                   state + "\n");
+  ASSIGN_OR_RETURN(const std::string dir, RdmaDirOf(address));
+  return WriteFile(dir + "/ports/" + std::to_string(port) + "/state", state + "\n");
 }
 
 Status SimNode::SetOperState(const std::string& address, const std::string& netdev,
@@ -232,6 +279,17 @@ SimPciFunction SimNode::IbHca(const std::string& address, const std::string& net
   f.netdevs = {netdev};
   f.link_type = "infiniband";
   f.rdma_device = rdma;
+  return f;
+}
+
+SimPciFunction SimNode::Gpu(const std::string& address, int numa_node) {
+  SimPciFunction f;
+  f.address = address;
+  f.vendor = "10de";
+  f.device = "2330";
+  f.class_code = "0x030200";
+  f.numa_node = numa_node;
+  f.driver = "nvidia";
   return f;
 }
 

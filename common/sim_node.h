@@ -31,6 +31,31 @@ struct SimPciFunction {
   bool with_uverbs = true;
   std::string physfn;                      // PF address when this is a VF
   std::string root_port = "0000:00:01.0";  // upstream bridge the function sits under
+  // Address of a bridge added with AddPciBridge to sit under instead of `root_port`
+  // ("" = use `root_port`). VFs always sit next to their PF.
+  std::string parent_bridge;
+  std::string local_cpulist;  // "" = "0-15" ("16-31" on NUMA node 1)
+};
+
+// A PCI-to-PCI bridge to create: a root port, or an upstream or downstream port of a PCIe
+// switch (class 0x060400, bound to pcieport). Bridges give functions their place in the
+// PCIe hierarchy: /sys/devices/<host_bridge>/<root port>/<upstream>/<downstream>/<fn>.
+struct SimPciBridge {
+  std::string address;      // "0000:16:00.0"
+  std::string parent;       // address of the bridge above; "" = a root port
+  std::string host_bridge;  // root ports only: the root complex, e.g. "pci0000:15";
+                            // "" = "pci<domain>:00"
+  int numa_node = 0;        // -1 for "unknown"
+  std::string vendor = "8086";
+  std::string device = "2030";
+};
+
+// One GID table entry of an RDMA port (sysfs ports/N/gids/I, gid_attrs/types/I and
+// gid_attrs/ndevs/I).
+struct SimGid {
+  std::string gid;               // "fe80:0000:0000:0000:0a00:27ff:fe00:0001"
+  std::string type = "RoCE v2";  // "IB/RoCE v1" or "RoCE v2"
+  std::string ndev;              // netdev the GID belongs to ("" = none written)
 };
 
 // One scalable function (an auxiliary device such as "mlx5_core.sf.4") to create under
@@ -59,6 +84,13 @@ class SimNode {
   // port, IPoIB netdev `netdev` and RDMA device `rdma`.
   static SimPciFunction IbHca(const std::string& address, const std::string& netdev,
                               const std::string& rdma, int numa_node = 0);
+  // A GPU function: class 0x030200 (3D controller), NVIDIA 10de:2330 on the nvidia driver,
+  // without netdevs or RDMA.
+  static SimPciFunction Gpu(const std::string& address, int numa_node = 0);
+
+  // Creates a bridge under its parent bridge (already added) or, for a root port, under its
+  // host bridge. InvalidArgument on a bad address, a duplicate or an unknown parent.
+  Status AddPciBridge(const SimPciBridge& bridge);
 
   // Creates the function and everything it implies. InvalidArgument on a bad address or a
   // duplicate.
@@ -80,6 +112,9 @@ class SimNode {
                       const std::string& state);
   // Creates or deletes /dev/infiniband/rdma_cm.
   Status SetRdmaCm(bool present);
+  // Writes entry `index` of the GID table of port `port` (1-based) of the function's RDMA
+  // device. NotFound when the function has no RDMA device.
+  Status SetGid(const std::string& address, int port, int index, const SimGid& gid);
 
   // The demo node: four Mellanox HCAs that match the Mellanox example config
   // (ib0, ib1 on ConnectX-6; ib3, ib4 on a ConnectX-5 15b3:1017), a NIC without RDMA,
@@ -96,6 +131,14 @@ class SimNode {
                        const std::string& link_type, const std::string& rdma_device, int ports,
                        bool with_uverbs, bool with_umad, bool with_issm,
                        std::vector<std::string>* owned);
+  // The sysfs directory of the function's (first) RDMA device. NotFound when there is none.
+  Result<std::string> RdmaDirOf(const std::string& address) const;
+  // Writes the attributes every PCI function and bridge has (class, IDs, NUMA, CPUs) and
+  // the /sys/bus/pci/devices and driver links.
+  Status AddPciCommon(const std::string& dir, const std::string& address,
+                      const std::string& class_code, const std::string& vendor,
+                      const std::string& device, int numa_node, const std::string& cpulist,
+                      const std::string& driver);
   Status AddCharDev(const std::string& dev_dir, const std::string& cls, const std::string& prefix,
                     int* counter, const std::string& ibdev, int port,
                     std::vector<std::string>* owned);

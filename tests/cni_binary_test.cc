@@ -249,6 +249,40 @@ TEST_F(CniBinaryTest, ResourceNameLookupThroughPodResources) {
   EXPECT_EQ(StateFiles(), 0u);
 }
 
+// `hcashare cni-gc` after a pod's namespace vanished without a DEL (as after a reboot).
+TEST_F(CniBinaryTest, CniGcReleasesAttachmentsOfVanishedPods) {
+  const std::string device = AddVf(2);
+  const std::string netns = AddPod();
+  ASSERT_EQ(Run("ADD", netns, Conf("1.0.0", device)).exit_code, 0);
+  ASSERT_TRUE(Sh("ip netns del " + netns_.back()));
+  netns_.pop_back();
+  auto gc = [&](bool dry) {
+    std::vector<std::string> argv = {"ip",
+                                     "netns",
+                                     "exec",
+                                     host_ns_,
+                                     testing::BinDir() + "/hcashare",
+                                     "cni-gc",
+                                     "--state-dir",
+                                     tmp_.path() + "/state",
+                                     "--host-root",
+                                     tmp_.path() + "/host"};
+    if (dry) argv.push_back("--dry-run");
+    return Execute("/usr/sbin/ip", argv, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "",
+                   milliseconds(30000));
+  };
+  auto dry = gc(true);
+  ASSERT_TRUE(dry.ok());
+  EXPECT_EQ(dry->exit_code, 0) << dry->out << dry->err;
+  EXPECT_NE(dry->out.find("stale    ctr1/net1 (" + device + ")"), std::string::npos) << dry->out;
+  EXPECT_EQ(StateFiles(), 2u);
+  auto done = gc(false);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->exit_code, 0) << done->out << done->err;
+  EXPECT_NE(done->out.find("released ctr1/net1"), std::string::npos) << done->out;
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
 // 200 ADD/DEL cycles, 20 pods in parallel (one VF each): no interface leaks, no state left.
 TEST_F(CniBinaryTest, ParallelCyclesLeakNothing) {
   constexpr int kPods = 20;

@@ -20,4 +20,46 @@ struct DemoOptions {
 // the plugin with SIGTERM. 0 when every step worked.
 int RunDemo(const DemoOptions& opts);
 
+struct TopoOptions {
+  std::string host_root = "/";
+  std::string format = "table";  // "table", "json" or "dot"
+  bool json = false;             // same as format "json"
+};
+
+// `hcashare topo`: the GPU/NIC PCIe distance matrix of the host. 0 on success, 1 when
+// /sys/bus/pci/devices cannot be read.
+int RunTopo(const TopoOptions& opts);
+
+struct DoctorOptions {
+  std::string host_root = "/";
+  bool json = false;
+};
+
+// `hcashare doctor`: the RDMA/NCCL readiness checks, for this process's environment.
+// 0 when no check FAILs, 1 otherwise.
+int RunDoctor(const DoctorOptions& opts);
+
+struct DiscoverOptions {
+  std::string config;  // the device-plugin config file
+  std::string host_root = "/";
+  bool json = false;
+  bool use_cdi = false;  // answer Allocate as the daemon does with --use-cdi
+};
+
+// `hcashare discover --config FILE`: what the device plugin would advertise and allocate
+// here, and why every other device is left out. 0 on success, 2 for an invalid config.
+int RunDiscover(const DiscoverOptions& opts);
+
+struct CniGcOptions {
+  std::string state_dir = "/var/lib/cni/hcashare";
+  std::string host_root = "/";
+  std::string cni_path = "/opt/cni/bin";  // where IPAM plugins are
+  bool dry_run = false;
+  bool json = false;
+};
+
+// `hcashare cni-gc`: releases hcashare-cni attachments whose pod namespace is gone or whose
+// ADD never finished. 0 when everything stale was released, 1 when something failed.
+int RunCniGc(const CniGcOptions& opts);
+
 }  // namespace hcashare::cli

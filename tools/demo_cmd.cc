@@ -14,6 +14,7 @@
 #include "common/subprocess.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/discovery.h"
+#include "tools/allocate_json.h"
 #include "tools/commands.h"
 #include "tools/fake_kubelet.h"
 
@@ -43,24 +44,6 @@ constexpr const char* kMellanoxExample = R"({
   ]
 }
 )";
-
-// The Allocate response as JSON with the proto field names (the daemon links the lite
-// protobuf runtime, which has no JSON printer).
-nlohmann::ordered_json AllocateResponseJson(const v1beta1::AllocateResponse& resp) {
-  nlohmann::ordered_json out = {{"container_responses", nlohmann::json::array()}};
-  for (const auto& c : resp.container_responses()) {
-    nlohmann::ordered_json envs = nlohmann::ordered_json::object();
-    for (const auto& [k, v] : c.envs()) envs[k] = v;
-    nlohmann::ordered_json devices = nlohmann::json::array();
-    for (const auto& d : c.devices()) {
-      devices.push_back({{"container_path", d.container_path()},
-                         {"host_path", d.host_path()},
-                         {"permissions", d.permissions()}});
-    }
-    out["container_responses"].push_back({{"envs", envs}, {"devices", devices}});
-  }
-  return out;
-}
 
 void Step(const std::string& s) { std::cout << "\n==> " << s << "\n" << std::flush; }
 
@@ -115,7 +98,8 @@ int RunDemo(const DemoOptions& opts) {
   Step("4. Starting " + plugin);
   if (::access(plugin.c_str(), X_OK) != 0) return Fail(plugin + " not found or not executable");
   auto proc = Subprocess::Spawn({plugin, "--config", config_path, "--host-root", host_root,
-                                 "--kubelet-root-dir", kubelet_root, "--registration", "kubelet"});
+                                 "--kubelet-root-dir", kubelet_root, "--registration", "kubelet",
+                                 "--pool-info-dir", tmp.path() + "/pools"});
   if (!proc.ok()) return Fail(proc.status().ToString());
 
   const std::vector<std::string> resources = {"rdma/hca_shared_devices_a",

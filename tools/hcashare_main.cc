@@ -6,7 +6,16 @@
 #include "common/version.h"
 #include "tools/commands.h"
 
+namespace {
+
+constexpr const char* kHostRootHelp =
+    "root under which /sys, /dev and /proc are read (e.g. /host in a container, or a "
+    "fixture tree)";
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  namespace cli = hcashare::cli;
   CLI::App app{"hcashare: RDMA for Kubernetes pods — operator tools"};
   app.require_subcommand(0, 1);
   bool version = false;
@@ -14,23 +23,72 @@ int main(int argc, char** argv) {
 
   std::string file;
   bool validate_json = false;
+  std::string validate_root = "/";
   auto* validate = app.add_subcommand("validate", "check a device-plugin config file");
   validate->add_option("file", file, "config file (JSON or YAML)")->required();
   validate->add_flag("--json", validate_json, "print the report as JSON");
+  validate->add_option("--host-root", validate_root,
+                       "accepted like every subcommand's; validate reads no host state, and "
+                       "FILE is read as given");
 
-  hcashare::cli::DemoOptions demo_opts;
+  cli::DemoOptions demo_opts;
   auto* demo = app.add_subcommand("demo", "run the device plugin on a simulated node");
   demo->add_option("--plugin", demo_opts.plugin_binary, "path of hcashare-device-plugin");
   demo->add_flag("--keep", demo_opts.keep, "keep the simulated node's directory");
   demo->add_flag("--json", demo_opts.json, "print the summary as JSON");
+
+  cli::TopoOptions topo_opts;
+  auto* topo = app.add_subcommand(
+      "topo", "GPU/NIC PCIe and NUMA distance matrix (PIX/PXB/PHB/NODE/SYS), best NIC per GPU");
+  topo->add_option("--format", topo_opts.format, "table (default), json or dot")
+      ->check(CLI::IsMember({"table", "json", "dot"}));
+  topo->add_flag("--json", topo_opts.json, "same as --format json");
+  topo->add_option("--host-root", topo_opts.host_root, kHostRootHelp);
+
+  cli::DoctorOptions doctor_opts;
+  auto* doctor =
+      app.add_subcommand("doctor",
+                         "will RDMA (and NCCL's IB transport) work here? PASS/WARN/FAIL per check; "
+                         "exit 1 on any FAIL");
+  doctor->add_flag("--json", doctor_opts.json, "print the results as JSON");
+  doctor->add_option("--host-root", doctor_opts.host_root, kHostRootHelp);
+
+  cli::DiscoverOptions discover_opts;
+  auto* discover = app.add_subcommand(
+      "discover",
+      "what the device plugin would advertise and allocate with a config, and why "
+      "other devices are left out");
+  discover->add_option("--config", discover_opts.config, "device-plugin config file (JSON or YAML)")
+      ->required();
+  discover->add_flag("--json", discover_opts.json, "print the report as JSON");
+  discover->add_flag("--use-cdi", discover_opts.use_cdi,
+                     "answer Allocate as the daemon does with --use-cdi");
+  discover->add_option("--host-root", discover_opts.host_root, kHostRootHelp);
+
+  cli::CniGcOptions gc_opts;
+  auto* cni_gc = app.add_subcommand(
+      "cni-gc",
+      "release hcashare-cni attachments whose pod is gone or whose ADD never finished "
+      "(run by hand or from a node start-up hook)");
+  cni_gc->add_option("--state-dir", gc_opts.state_dir, "hcashare-cni's stateDir")
+      ->capture_default_str();
+  cni_gc->add_option("--cni-path", gc_opts.cni_path, "where the IPAM plugins are")
+      ->capture_default_str();
+  cni_gc->add_flag("--dry-run", gc_opts.dry_run, "only report what would be released");
+  cni_gc->add_flag("--json", gc_opts.json, "print the result as JSON");
+  cni_gc->add_option("--host-root", gc_opts.host_root, kHostRootHelp);
 
   CLI11_PARSE(app, argc, argv);
   if (version) {
     std::cout << "hcashare " << hcashare::VersionString() << "\n";
     return 0;
   }
-  if (*validate) return hcashare::cli::RunValidate(file, validate_json);
-  if (*demo) return hcashare::cli::RunDemo(demo_opts);
+  if (*validate) return cli::RunValidate(file, validate_json);
+  if (*demo) return cli::RunDemo(demo_opts);
+  if (*topo) return cli::RunTopo(topo_opts);
+  if (*doctor) return cli::RunDoctor(doctor_opts);
+  if (*discover) return cli::RunDiscover(discover_opts);
+  if (*cni_gc) return cli::RunCniGc(gc_opts);
   std::cout << app.help();
   return 0;
 }

@@ -1,0 +1,63 @@
+// Doctor checks: will RDMA (and NCCL's IB transport) work from here? Each check looks at
+// one thing and returns PASS, WARN or FAIL with a one-line reason and, unless it passed,
+// a fix hint. Checks only read; they are independent and run in a fixed order.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/host.h"
+#include "common/rdma_netlink.h"
+#include "doctor/limits.h"
+#include "doctor/verbs.h"
+
+namespace hcashare::doctor {
+
+enum class Verdict { kPass, kWarn, kFail };
+
+// "PASS", "WARN" or "FAIL".
+const char* VerdictName(Verdict v);
+
+// The outcome of one check.
+struct CheckResult {
+  std::string name;  // stable id, e.g. "libibverbs"
+  Verdict verdict = Verdict::kPass;
+  std::string reason;  // one line
+  std::string fix;     // one line; "" when passed
+};
+
+// Everything a check may look at. All references must outlive the checks. `host` serves
+// /sys and /dev (possibly under --host-root); `verbs`, `rdma` and `limits` are this
+// process's; `env` is the environment to judge (a map, never getenv()).
+struct DoctorInputs {
+  const Host& host;
+  Verbs& verbs;
+  RdmaSystem& rdma;
+  const ProcessLimits& limits;
+  std::map<std::string, std::string> env;
+};
+
+// Below this RLIMIT_MEMLOCK (without CAP_IPC_LOCK) memlock FAILs; at or above it WARNs.
+// NCCL pins NCCL_BUFFSIZE (4 MiB) per channel and peer: hundreds of MiB on a GPU node.
+inline constexpr uint64_t kMemlockFailBelow = uint64_t{1} << 30;
+
+// The checks, in the order RunChecks runs them.
+CheckResult CheckUverbsNodes(const DoctorInputs& in);    // "uverbs"
+CheckResult CheckLibibverbs(const DoctorInputs& in);     // "libibverbs"
+CheckResult CheckVerbsPorts(const DoctorInputs& in);     // "verbs-ports"
+CheckResult CheckRoceGid(const DoctorInputs& in);        // "roce-gid"
+CheckResult CheckMemlock(const DoctorInputs& in);        // "memlock"
+CheckResult CheckRdmaNetns(const DoctorInputs& in);      // "rdma-netns"
+CheckResult CheckNcclIbDisable(const DoctorInputs& in);  // "nccl-ib-disable"
+CheckResult CheckNcclNet(const DoctorInputs& in);        // "nccl-net"
+CheckResult CheckNcclIbHca(const DoctorInputs& in);      // "nccl-ib-hca"
+CheckResult CheckPluginEnv(const DoctorInputs& in);      // "plugin-env"
+
+// Runs every check above, in order.
+std::vector<CheckResult> RunChecks(const DoctorInputs& in);
+
+// True when any result is FAIL.
+bool AnyFailed(const std::vector<CheckResult>& results);
+
+}  // namespace hcashare::doctor

@@ -1,0 +1,34 @@
+#include <algorithm>
+
+#include "doctor/check.h"
+
+namespace hcashare::doctor {
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kPass:
+      return "PASS";
+    case Verdict::kWarn:
+      return "WARN";
+    default:
+      return "FAIL";
+  }
+}
+
+std::vector<CheckResult> RunChecks(const DoctorInputs& in) {
+  using CheckFn = CheckResult (*)(const DoctorInputs&);
+  static constexpr CheckFn kChecks[] = {
+      CheckUverbsNodes, CheckLibibverbs,    CheckVerbsPorts, CheckRoceGid,   CheckMemlock,
+      CheckRdmaNetns,   CheckNcclIbDisable, CheckNcclNet,    CheckNcclIbHca, CheckPluginEnv,
+  };
+  std::vector<CheckResult> out;
+  for (CheckFn check : kChecks) out.push_back(check(in));
+  return out;
+}
+
+bool AnyFailed(const std::vector<CheckResult>& results) {
+  return std::any_of(results.begin(), results.end(),
+                     [](const CheckResult& r) { return r.verdict == Verdict::kFail; });
+}
+
+}  // namespace hcashare::doctor

@@ -1,0 +1,156 @@
+// The environment checks: NCCL's knobs and the device plugin's Allocate environment.
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <set>
+
+#include "common/strings.h"
+#include "doctor/check_util.h"
+#include "doctor/nccl_env.h"
+#include "doctor/rdma_sysfs.h"
+
+namespace hcashare::doctor {
+namespace {
+
+constexpr const char* kRdmaDevicesEnv = "HCASHARE_RDMA_DEVICES";
+constexpr const char* kPciDeviceEnvPrefix = "PCIDEVICE_";
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The PCIDEVICE_<RESOURCE> variables (not their _INFO companions).
+std::map<std::string, std::string> PciDeviceVars(const DoctorInputs& in) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : in.env) {
+    const bool info = k.size() > 5 && k.compare(k.size() - 5, 5, "_INFO") == 0;
+    if (k.rfind(kPciDeviceEnvPrefix, 0) == 0 && !info) out[k] = v;
+  }
+  return out;
+}
+
+// Problems with HCASHARE_RDMA_DEVICES: names not in sysfs or without a uverbs node.
+void CheckRdmaNames(const DoctorInputs& in, const std::vector<std::string>& names,
+                    std::vector<std::string>* problems) {
+  std::set<std::string> visible;
+  for (const auto& d : ListRdmaDevices(in.host)) visible.insert(d.name);
+  std::map<std::string, std::string> uverbs_of;
+  for (const auto& [node, ibdev] : UverbsOwners(in.host)) uverbs_of[ibdev] = node;
+  for (const auto& n : names) {
+    if (!visible.count(n)) {
+      problems->push_back(std::string(kRdmaDevicesEnv) + " names " + n +
+                          ", which is not in /sys/class/infiniband");
+    } else if (!uverbs_of.count(n) || !in.host.Exists("/dev/infiniband/" + uverbs_of[n])) {
+      problems->push_back(n + " has no uverbs node in /dev/infiniband");
+    }
+  }
+}
+
+// Problems with one PCIDEVICE_* variable: addresses that are absent, and RDMA devices of
+// granted functions that HCASHARE_RDMA_DEVICES (when set) does not name.
+void CheckPciVar(const DoctorInputs& in, const std::string& var, const std::string& value,
+                 const std::vector<std::string>& rdma_names, std::vector<std::string>* problems) {
+  for (const auto& addr : SplitList(value)) {
+    const std::string dir = "/sys/bus/pci/devices/" + addr;
+    if (!in.host.Exists(dir)) {
+      problems->push_back(var + " names " + addr + ", which is not in /sys/bus/pci/devices");
+      continue;
+    }
+    if (rdma_names.empty()) continue;
+    for (const auto& r : in.host.ListDir(dir + "/infiniband").value_or({})) {
+      if (std::find(rdma_names.begin(), rdma_names.end(), r) == rdma_names.end()) {
+        problems->push_back(var + " grants " + addr + " (" + r + "), but " + kRdmaDevicesEnv +
+                            " does not name " + r);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+CheckResult CheckNcclIbDisable(const DoctorInputs& in) {
+  const std::string v = EnvOr(in, "NCCL_IB_DISABLE");
+  if (!v.empty() && std::atoi(v.c_str()) != 0) {
+    return Warn("nccl-ib-disable",
+                "NCCL_IB_DISABLE=" + v +
+                    ": NCCL will not use InfiniBand/RoCE and falls back "
+                    "to sockets",
+                "unset NCCL_IB_DISABLE (or set it to 0)");
+  }
+  return Pass("nccl-ib-disable",
+              v.empty() ? "NCCL_IB_DISABLE is not set" : "NCCL_IB_DISABLE=" + v + " (IB enabled)");
+}
+
+CheckResult CheckNcclNet(const DoctorInputs& in) {
+  const std::string v = EnvOr(in, "NCCL_NET");
+  if (Lower(v) == "socket") {
+    return Warn("nccl-net", "NCCL_NET=" + v + " forces NCCL's TCP socket transport",
+                "unset NCCL_NET, or set NCCL_NET=IB");
+  }
+  if (v.empty()) return Pass("nccl-net", "NCCL_NET is not set: NCCL picks IB when it can");
+  return Pass("nccl-net", "NCCL_NET=" + v);
+}
+
+CheckResult CheckNcclIbHca(const DoctorInputs& in) {
+  const std::string v = EnvOr(in, "NCCL_IB_HCA");
+  if (v.empty()) return Pass("nccl-ib-hca", "NCCL_IB_HCA is not set: NCCL uses every RDMA device");
+  const NcclHcaFilter filter = ParseNcclIbHca(v);
+  std::vector<NcclPortRef> present;
+  std::vector<std::string> present_names;
+  for (const auto& d : ListRdmaDevices(in.host)) {
+    present_names.push_back(d.name);
+    for (const auto& p : d.ports) present.push_back({d.name, std::atoi(p.number.c_str())});
+  }
+  const std::string have = present_names.empty() ? "none" : Join(present_names, ", ");
+  const std::string fix = "name present devices, e.g. NCCL_IB_HCA==$" +
+                          std::string(kRdmaDevicesEnv) + " in a pod with an hcashare resource";
+  const std::vector<NcclPortRef> selected = SelectPorts(filter, present);
+  if (!filter.exclude) {
+    std::vector<std::string> absent = UnmatchedEntries(filter, present);
+    if (!absent.empty()) {
+      return Warn("nccl-ib-hca",
+                  "NCCL_IB_HCA=" + v + " names " + Join(absent, ", ") +
+                      ", not present (present: " + have + ")" +
+                      (selected.empty() ? "; NCCL finds no IB device and uses sockets" : ""),
+                  fix);
+    }
+  } else if (selected.empty()) {
+    return Warn("nccl-ib-hca",
+                "NCCL_IB_HCA=" + v + " excludes every RDMA device (present: " + have +
+                    "); NCCL uses sockets",
+                fix);
+  }
+  std::vector<std::string> names;
+  for (const auto& p : selected) names.push_back(p.device + ":" + std::to_string(p.port));
+  return Pass("nccl-ib-hca", "NCCL_IB_HCA=" + v + " selects " + Join(names, ", "));
+}
+
+CheckResult CheckPluginEnv(const DoctorInputs& in) {
+  const std::string rdma = EnvOr(in, kRdmaDevicesEnv);
+  const std::map<std::string, std::string> pci = PciDeviceVars(in);
+  if (rdma.empty() && pci.empty()) {
+    return Warn("plugin-env",
+                std::string("neither ") + kRdmaDevicesEnv +
+                    " nor PCIDEVICE_* is set: no hcashare "
+                    "resource was allocated to this container (expected on a node)",
+                "in a pod, request the resource in resources.limits (e.g. "
+                "rdma/hca_shared_devices_a: 1)");
+  }
+  const std::vector<std::string> names = SplitList(rdma);
+  std::vector<std::string> problems;
+  CheckRdmaNames(in, names, &problems);
+  for (const auto& [var, value] : pci) CheckPciVar(in, var, value, names, &problems);
+  if (!problems.empty()) {
+    return Fail("plugin-env", Join(problems, "; "),
+                "the device plugin granted devices this container cannot see: check that "
+                "/dev/infiniband is not replaced by a volume and, for exclusive pools, that "
+                "the CNI moved the RDMA device into the pod");
+  }
+  std::vector<std::string> ok;
+  if (!rdma.empty()) ok.push_back(std::string(kRdmaDevicesEnv) + "=" + rdma);
+  for (const auto& [var, value] : pci) ok.push_back(var + "=" + value);
+  return Pass("plugin-env", Join(ok, ", ") + ": all visible");
+}
+
+}  // namespace hcashare::doctor

@@ -1,0 +1,41 @@
+// Fixtures for the tests of the `hcashare` subcommands (topo, doctor, discover): canned
+// hosts built with SimNode, and running the CLI binary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/sim_node.h"
+#include "common/status.h"
+#include "common/temp_dir.h"
+
+namespace hcashare::testing {
+
+// A 2-socket GPU server. NUMA 0: root complex pci0000:15 with a PCIe switch (upstream
+// 0000:16:00.0) holding GPU0 0000:18:00.0, HCA mlx5_0 0000:19:00.0 (ib0) and a nested
+// switch with GPU1 0000:1c:00.0; root complex pci0000:36 with the onboard NIC eno1
+// 0000:37:00.0 (no RDMA). NUMA 1: root complex pci0000:97 with a switch holding GPU2
+// 0000:9a:00.0 and HCA mlx5_1 0000:9b:00.0 (ib1); root complex pci0000:b6 with a switch
+// holding GPU3 0000:b9:00.0.
+Status BuildTwoSocketHost(SimNode* node);
+
+// A single-root workstation (pci0000:00, NUMA unknown): GPU0 0000:01:00.0 and GPU1
+// 0000:02:00.0 on their own root ports, an Intel NIC enp5s0 0000:05:00.0 (no RDMA), and a
+// dual-port RoCE NIC on one root port: mlx5_0 0000:06:00.0 and mlx5_1 0000:06:00.1.
+Status BuildWorkstation(SimNode* node);
+
+// A host with SR-IOV VFs (NUMA 0): a switch holding GPU0 0000:04:00.0 and the RoCE PF
+// mlx5_0 0000:03:00.0 (ens1f0np0) with VFs mlx5_2 0000:03:00.2 and mlx5_3 0000:03:00.3
+// next to it; GPU1 0000:05:00.0 on another root port.
+Status BuildVfHost(SimNode* node);
+
+// The outcome of running the CLI.
+struct CliRun {
+  int code = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs `hcashare args...` (from BinDir()), capturing its output in a file under `tmp`.
+CliRun RunHcashare(const TempDir& tmp, const std::vector<std::string>& args);
+
+}  // namespace hcashare::testing

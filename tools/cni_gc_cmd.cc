@@ -1,0 +1,57 @@
+// `hcashare cni-gc`: hcashare-cni's node-side reconciliation, by hand or from a node
+// start-up hook (see cni/recover.h).
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cni/recover.h"
+#include "common/host.h"
+#include "common/netdev.h"
+#include "common/rdma_netlink.h"
+#include "common/sriov.h"
+#include "tools/commands.h"
+
+namespace hcashare::cli {
+
+int RunCniGc(const CniGcOptions& opts) {
+  std::unique_ptr<Host> host = NewRootedHost(opts.host_root);
+  std::unique_ptr<NetdevOps> netdev = NewNetlinkNetdevOps();
+  std::unique_ptr<VfOps> vf = NewNetlinkVfOps();
+  std::unique_ptr<RdmaSystem> rdma = NewRdmaNetlink();
+  cni::StateStore store(opts.state_dir);
+  cni::AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
+  const std::vector<cni::RecoveryItem> items =
+      cni::RecoverAttachments(ctx, opts.cni_path, !opts.dry_run);
+  int failures = 0;
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& item : items) {
+    failures += !item.error.empty();
+    if (opts.json) {
+      out.push_back({{"containerID", item.container_id},
+                     {"ifname", item.ifname},
+                     {"device", item.device},
+                     {"action", item.reason.empty() ? "keep"
+                                : opts.dry_run      ? "would release"
+                                                    : "release"},
+                     {"reason", item.reason},
+                     {"error", item.error}});
+      continue;
+    }
+    std::cout << (item.reason.empty() ? "keep     "
+                  : opts.dry_run      ? "stale    "
+                                      : "released ")
+              << item.container_id << "/" << item.ifname << " (" << item.device << ")";
+    if (!item.reason.empty()) std::cout << ": " << item.reason;
+    if (!item.error.empty()) std::cout << "; FAILED: " << item.error;
+    std::cout << "\n";
+  }
+  if (opts.json) {
+    std::cout << out.dump(2) << "\n";
+  } else if (items.empty()) {
+    std::cout << "no attachments in " << opts.state_dir << "\n";
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace hcashare::cli

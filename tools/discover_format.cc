@@ -1,0 +1,145 @@
+// Text and JSON renderings of a DiscoverReport.
+#include <sstream>
+
+#include "common/strings.h"
+#include "tools/allocate_json.h"
+#include "tools/discover_report.h"
+
+namespace hcashare::cli {
+namespace {
+
+const char* ModeName(const config::ResourceConfig& rc) {
+  return rc.mode == config::PoolMode::kExclusive ? "exclusive" : "shared";
+}
+
+std::string Or(const std::vector<std::string>& v) { return v.empty() ? "-" : Join(v, ","); }
+
+std::string Numa(const v1beta1::Device& d) {
+  std::vector<std::string> nodes;
+  for (const auto& n : d.topology().nodes()) nodes.push_back(std::to_string(n.id()));
+  return nodes.empty() ? "no NUMA topology" : "NUMA " + Join(nodes, ",");
+}
+
+// Indents every line of `text` by `n` spaces.
+std::string Indent(const std::string& text, size_t n) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) out += std::string(n, ' ') + line + "\n";
+  return out;
+}
+
+void WriteSelected(const ResourceReport& r, size_t total, std::ostringstream& out) {
+  out << "  selected " << r.pool.hcas.size() << " of " << total << " usable RDMA function(s)"
+      << (r.pool.hcas.empty() ? "" : ":") << "\n";
+  for (const auto& h : r.pool.hcas) {
+    std::vector<std::string> rdma;
+    for (const auto& x : h.rdma) rdma.push_back(x.name);
+    out << "    " << h.address << "  " << Or(rdma) << "  " << Or(h.netdevs) << "  " << h.vendor
+        << ":" << h.device << "  " << h.driver << "  NUMA " << h.numa_node << "  "
+        << (h.healthy ? "Healthy" : "Unhealthy (" + h.health_reason + ")") << "\n";
+  }
+}
+
+// Consecutive devices with the same NUMA topology and health as one line.
+void WriteDevices(const ResourceReport& r, std::ostringstream& out) {
+  out << "  advertised " << r.devices.size() << " device(s)" << (r.devices.empty() ? "" : ":")
+      << "\n";
+  const bool exclusive = r.rc.mode == config::PoolMode::kExclusive;
+  for (size_t i = 0; i < r.devices.size();) {
+    size_t j = i + 1;
+    while (!exclusive && j < r.devices.size() && Numa(r.devices[j]) == Numa(r.devices[i]) &&
+           r.devices[j].health() == r.devices[i].health()) {
+      ++j;
+    }
+    const std::string ids =
+        j - i == 1 ? r.devices[i].id() : r.devices[i].id() + ".." + r.devices[j - 1].id();
+    out << "    " << (j - i == 1 ? "ID " : "IDs ") << ids << ": " << Numa(r.devices[i]) << ", "
+        << r.devices[i].health() << "\n";
+    i = j;
+  }
+}
+
+void WriteAllocations(const ResourceReport& r, std::ostringstream& out) {
+  for (const auto& a : r.allocations) {
+    out << "  Allocate " << nlohmann::json(a.ids).dump() << ":";
+    if (!a.status.ok()) {
+      out << " refused: " << a.status.ToString() << "\n";
+      continue;
+    }
+    out << "\n" << Indent(AllocateResponseJson(a.response).dump(2), 4);
+  }
+}
+
+}  // namespace
+
+std::string FormatDiscoverText(const DiscoverReport& report) {
+  std::ostringstream out;
+  out << "RDMA netns mode: " << report.netns_mode << "\n";
+  out << "discovery: " << report.inventory.functions.size() << " usable RDMA function(s), "
+      << report.inventory.excluded.size() << " unusable\n";
+  for (const auto& r : report.resources) {
+    out << "\nresource " << r.rc.FullName() << " (" << ModeName(r.rc);
+    if (r.rc.mode == config::PoolMode::kShared) out << ", rdmaHcaMax " << r.rc.rdma_hca_max;
+    if (r.rc.topology_aware) out << ", topologyAware";
+    out << ")\n";
+    if (!r.pool.blocked_reason.empty()) out << "  BLOCKED: " << r.pool.blocked_reason << "\n";
+    WriteSelected(r, report.inventory.functions.size(), out);
+    WriteDevices(r, out);
+    WriteAllocations(r, out);
+    if (!r.excluded.empty()) out << "  not selected:\n";
+    for (const auto& e : r.excluded) {
+      out << "    " << e.address << (e.label.empty() ? "" : " (" + e.label + ")") << ": "
+          << e.why.rule << ": " << e.why.detail << "\n";
+    }
+  }
+  return out.str();
+}
+
+nlohmann::ordered_json DiscoverJson(const DiscoverReport& report) {
+  nlohmann::ordered_json resources = nlohmann::ordered_json::array();
+  for (const auto& r : report.resources) {
+    nlohmann::ordered_json selected = nlohmann::ordered_json::array();
+    for (const auto& h : r.pool.hcas) {
+      std::vector<std::string> rdma;
+      for (const auto& x : h.rdma) rdma.push_back(x.name);
+      selected.push_back({{"pci", h.address},
+                          {"rdma", rdma},
+                          {"netdevs", h.netdevs},
+                          {"numa", h.numa_node},
+                          {"healthy", h.healthy}});
+    }
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (const auto& d : r.devices) {
+      std::vector<int> nodes;
+      for (const auto& n : d.topology().nodes()) nodes.push_back(static_cast<int>(n.id()));
+      devices.push_back({{"id", d.id()}, {"health", d.health()}, {"numa", nodes}});
+    }
+    nlohmann::ordered_json allocations = nlohmann::ordered_json::array();
+    for (const auto& a : r.allocations) {
+      nlohmann::ordered_json one = {{"ids", a.ids}};
+      if (a.status.ok()) {
+        one["response"] = AllocateResponseJson(a.response);
+      } else {
+        one["error"] = a.status.ToString();
+      }
+      allocations.push_back(std::move(one));
+    }
+    nlohmann::ordered_json excluded = nlohmann::ordered_json::array();
+    for (const auto& e : r.excluded) {
+      excluded.push_back(
+          {{"pci", e.address}, {"name", e.label}, {"rule", e.why.rule}, {"detail", e.why.detail}});
+    }
+    resources.push_back(
+        {{"resource", r.rc.FullName()},
+         {"mode", ModeName(r.rc)},
+         {"blocked", r.pool.blocked_reason.empty() ? nlohmann::ordered_json(nullptr)
+                                                   : nlohmann::ordered_json(r.pool.blocked_reason)},
+         {"selected", selected},
+         {"devices", devices},
+         {"allocations", allocations},
+         {"excluded", excluded}});
+  }
+  return {{"rdma_netns_mode", report.netns_mode}, {"resources", resources}};
+}
+
+}  // namespace hcashare::cli

@@ -1,0 +1,50 @@
+// `hcashare doctor`: wires the real seams (host, libibverbs, RDMA netlink, limits, the
+// environment) into the checks and prints the results.
+#include <iostream>
+#include <map>
+
+#include "common/host.h"
+#include "common/rdma_netlink.h"
+#include "doctor/check.h"
+#include "doctor/limits.h"
+#include "doctor/report.h"
+#include "doctor/verbs.h"
+#include "tools/commands.h"
+
+extern char** environ;
+
+namespace hcashare::cli {
+namespace {
+
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+}  // namespace
+
+int RunDoctor(const DoctorOptions& opts) {
+  auto host = NewRootedHost(opts.host_root);
+  auto verbs = doctor::NewLibibverbs();
+  auto rdma = NewRdmaNetlink();
+  auto limits = doctor::NewProcessLimits();
+  const doctor::DoctorInputs in{*host, *verbs, *rdma, *limits, Environment()};
+  const std::vector<doctor::CheckResult> results = doctor::RunChecks(in);
+  if (opts.json) {
+    std::cout << doctor::ToJson(results).dump(2) << "\n";
+  } else {
+    if (opts.host_root != "/") {
+      std::cout << "sysfs and /dev read under " << opts.host_root
+                << "; libibverbs, RDMA netlink, limits and environment are this process's\n";
+    }
+    std::cout << doctor::FormatText(results);
+  }
+  return doctor::AnyFailed(results) ? 1 : 0;
+}
+
+}  // namespace hcashare::cli

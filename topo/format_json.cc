@@ -1,0 +1,46 @@
+#include "topo/format.h"
+
+namespace hcashare::topo {
+namespace {
+
+nlohmann::ordered_json OrNull(const std::string& s) {
+  return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
+}
+
+}  // namespace
+
+nlohmann::ordered_json ToJson(const TopoReport& r) {
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  nlohmann::ordered_json matrix = nlohmann::ordered_json::object();
+  for (const auto& a : r.devices) {
+    const PciEndpoint& d = a.device;
+    devices.push_back({{"pci", d.address},
+                       {"kind", DeviceKindName(d.kind)},
+                       {"name", a.name},
+                       {"numa", d.numa_node < 0 ? nlohmann::ordered_json(nullptr)
+                                                : nlohmann::ordered_json(d.numa_node)},
+                       {"cpus", OrNull(d.cpus)}});
+    nlohmann::ordered_json row = nlohmann::ordered_json::object();
+    for (const auto& b : r.devices) {
+      row[b.device.address] = PathTypeName(r.matrix.at(d.address).at(b.device.address));
+    }
+    matrix[d.address] = std::move(row);
+  }
+  nlohmann::ordered_json best = nlohmann::ordered_json::array();
+  for (const auto& c : r.best_nics) {
+    const bool none = c.nic.empty();
+    best.push_back({{"gpu", c.gpu},
+                    {"nic", OrNull(c.nic)},
+                    {"name", OrNull(c.nic_name)},
+                    {"path", none ? nlohmann::ordered_json(nullptr)
+                                  : nlohmann::ordered_json(PathTypeName(c.path))},
+                    {"gpudirect", none ? nlohmann::ordered_json(nullptr)
+                                       : nlohmann::ordered_json(GpuDirectVerdict(c.path))}});
+  }
+  return {{"devices", devices},
+          {"matrix", matrix},
+          {"best_nics", best},
+          {"nccl_ib_hca", OrNull(r.nccl_ib_hca)}};
+}
+
+}  // namespace hcashare::topo

@@ -1,0 +1,98 @@
+#include <algorithm>
+#include <sstream>
+
+#include "common/strings.h"
+#include "topo/format.h"
+
+namespace hcashare::topo {
+namespace {
+
+constexpr const char* kLegend[] = {
+    "  X    = the device itself",
+    "  PIX  = at most one PCIe bridge in between (a PCIe switch counts as one bridge)",
+    "  PXB  = several PCIe bridges, without a PCIe host bridge",
+    "  PHB  = through a PCIe host bridge (the root complex, usually inside the CPU)",
+    "  NODE = across PCIe host bridges within one NUMA node",
+    "  SYS  = across NUMA nodes, over the SMP interconnect (QPI/UPI/Infinity Fabric)",
+    "",
+    "  NVLink, NVSwitch and other GPU-to-GPU links are out of scope: only PCIe is read.",
+};
+
+std::string Pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+std::string NumaText(int numa) { return numa < 0 ? "N/A" : std::to_string(numa); }
+
+void WriteMatrix(const TopoReport& r, std::ostringstream& out) {
+  size_t w = 6;
+  for (const auto& d : r.devices) w = std::max(w, d.name.size() + 2);
+  out << Pad("", w);
+  for (const auto& d : r.devices) out << Pad(d.name, w);
+  out << "CPU Affinity  NUMA Affinity\n";
+  for (const auto& a : r.devices) {
+    out << Pad(a.name, w);
+    for (const auto& b : r.devices) {
+      out << Pad(PathTypeName(r.matrix.at(a.device.address).at(b.device.address)), w);
+    }
+    out << Pad(a.device.cpus.empty() ? "N/A" : a.device.cpus, 14) << NumaText(a.device.numa_node)
+        << "\n";
+  }
+}
+
+void WriteDevices(const TopoReport& r, std::ostringstream& out) {
+  size_t w = 0;
+  for (const auto& d : r.devices) w = std::max(w, d.name.size() + 2);
+  out << "\nDevices:\n\n";
+  for (const auto& d : r.devices) {
+    out << "  " << Pad(d.name, w) << d.device.address << "  " << DeviceKindName(d.device.kind);
+    if (d.device.kind == DeviceKind::kNic) {
+      out << "  netdev " << (d.device.netdevs.empty() ? "-" : Join(d.device.netdevs, ","))
+          << "  rdma " << (d.device.rdma.empty() ? "-" : Join(d.device.rdma, ","));
+      if (!d.device.physfn.empty()) out << "  VF of " << d.device.physfn;
+    }
+    out << "\n";
+  }
+}
+
+void WriteBestNics(const TopoReport& r, std::ostringstream& out) {
+  if (r.best_nics.empty()) return;
+  out << "\nBest NIC per GPU (closest class, then the same NUMA node):\n\n";
+  size_t w = 0;
+  for (const auto& d : r.devices) w = std::max(w, d.name.size() + 2);
+  for (const auto& c : r.best_nics) {
+    std::string gpu_name;
+    for (const auto& d : r.devices) {
+      if (d.device.address == c.gpu) gpu_name = d.name;
+    }
+    out << "  " << Pad(gpu_name, w);
+    if (c.nic.empty()) {
+      out << "none (no RDMA NIC on this host)\n";
+      continue;
+    }
+    out << Pad(c.nic_name, w) << Pad(PathTypeName(c.path), 6) << "GPUDirect RDMA "
+        << GpuDirectVerdict(c.path) << "\n";
+  }
+  if (!r.nccl_ib_hca.empty()) {
+    out << "\nNCCL_IB_HCA hint: NCCL_IB_HCA=" << r.nccl_ib_hca
+        << "  (the leading '=' makes NCCL match these names exactly)\n";
+  }
+}
+
+}  // namespace
+
+std::string FormatTable(const TopoReport& r) {
+  std::ostringstream out;
+  if (r.devices.empty()) {
+    out << "no GPUs or NICs found in /sys/bus/pci/devices\n";
+    return out.str();
+  }
+  WriteMatrix(r, out);
+  out << "\nLegend:\n\n";
+  for (const char* line : kLegend) out << line << "\n";
+  WriteDevices(r, out);
+  WriteBestNics(r, out);
+  return out.str();
+}
+
+}  // namespace hcashare::topo

@@ -1,0 +1,147 @@
+#include "topo/snapshot.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "common/log.h"
+
+namespace hcashare::topo {
+namespace {
+
+constexpr const char* kPciDevices = "/sys/bus/pci/devices";
+constexpr const char* kSysDevices = "/sys/devices/";
+
+// Class codes that make a function a matrix endpoint: (class & mask) == value.
+struct ClassRule {
+  uint32_t value;
+  uint32_t mask;
+  DeviceKind kind;
+};
+constexpr ClassRule kClassRules[] = {
+    {0x030000, 0xffff00, DeviceKind::kGpu},  // VGA compatible controller
+    {0x030200, 0xffff00, DeviceKind::kGpu},  // 3D controller
+    {0x020000, 0xff0000, DeviceKind::kNic},  // any network controller
+};
+
+// Vendors whose VGA functions are BMC consoles on server boards, not compute GPUs.
+constexpr const char* kBmcVgaVendors[] = {"1a03" /* ASPEED */, "102b" /* Matrox */};
+
+bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// "0x10DE\n" -> "10de"; "" when it is not hex.
+std::string HexId(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  if (s.rfind("0x", 0) == 0 || s.rfind("0X", 0) == 0) s = s.substr(2);
+  if (s.empty() || !std::all_of(s.begin(), s.end(), IsHex)) return "";
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(sep, start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> ListOrEmpty(const Host& host, const std::string& dir) {
+  return host.ListDir(dir).value_or(std::vector<std::string>{});
+}
+
+// Places `ep` in the hierarchy from its resolved sysfs path: the BDF components above it are
+// bridges, and the first component that is not a BDF is the root complex. False when the
+// path does not end in the device or has no root complex.
+bool PlaceInHierarchy(const std::string& real_path, PciEndpoint* ep) {
+  if (real_path.rfind(kSysDevices, 0) != 0) return false;
+  const std::vector<std::string> parts =
+      Split(real_path.substr(std::string(kSysDevices).size()), '/');
+  if (parts.empty() || parts.back() != ep->address) return false;
+  size_t i = parts.size() - 1;
+  while (i > 0 && IsBdf(parts[i - 1])) --i;
+  if (i == 0) return false;
+  ep->bridges.assign(parts.begin() + static_cast<long>(i), parts.end() - 1);
+  std::string rc;
+  for (size_t k = 0; k < i; ++k) rc += (k ? "/" : "") + parts[k];
+  ep->root_complex = rc;
+  return true;
+}
+
+}  // namespace
+
+const char* DeviceKindName(DeviceKind kind) { return kind == DeviceKind::kGpu ? "gpu" : "nic"; }
+
+bool IsBdf(const std::string& s) {
+  // domain (4+ hex) ':' bus (2 hex) ':' device (2 hex) '.' function (0-7)
+  const size_t c1 = s.find(':');
+  if (c1 == std::string::npos || c1 < 4) return false;
+  if (s.size() != c1 + 8 || s[c1 + 3] != ':' || s[c1 + 6] != '.') return false;
+  for (size_t k = 0; k < s.size(); ++k) {
+    if (k == c1 || k == c1 + 3 || k == c1 + 6) continue;
+    const char c = s[k];
+    if (!IsHex(c) || std::isupper(static_cast<unsigned char>(c))) return false;
+  }
+  return s.back() >= '0' && s.back() <= '7';
+}
+
+std::optional<DeviceKind> KindOfClass(uint32_t class_code, const std::string& vendor) {
+  for (const auto& rule : kClassRules) {
+    if ((class_code & rule.mask) != rule.value) continue;
+    if (rule.value == 0x030000 && std::find(std::begin(kBmcVgaVendors), std::end(kBmcVgaVendors),
+                                            vendor) != std::end(kBmcVgaVendors)) {
+      return std::nullopt;
+    }
+    return rule.kind;
+  }
+  return std::nullopt;
+}
+
+Result<HostSnapshot> ReadSnapshot(const Host& host) {
+  auto addrs = host.ListDir(kPciDevices);
+  if (!addrs.ok())
+    return Status::NotFound("cannot list " + std::string(kPciDevices) + ": " +
+                            addrs.status().message());
+  HostSnapshot snap;
+  for (const auto& addr : *addrs) {
+    const std::string dir = std::string(kPciDevices) + "/" + addr;
+    PciEndpoint ep;
+    ep.address = addr;
+    const std::string cls = HexId(host.ReadTrimmed(dir + "/class").value_or(""));
+    if (cls.empty()) {
+      LogDebug("topo: skipping PCI function without a class", {{"pci", addr}});
+      continue;
+    }
+    ep.class_code = static_cast<uint32_t>(std::strtoul(cls.c_str(), nullptr, 16));
+    ep.vendor = HexId(host.ReadTrimmed(dir + "/vendor").value_or(""));
+    auto kind = KindOfClass(ep.class_code, ep.vendor);
+    if (!kind) continue;
+    ep.kind = *kind;
+    auto real = host.RealPath(dir);
+    if (!real.ok() || !PlaceInHierarchy(*real, &ep)) {
+      LogDebug("topo: skipping PCI function outside /sys/devices/pci*", {{"pci", addr}});
+      continue;
+    }
+    auto numa = host.ReadTrimmed(dir + "/numa_node");
+    ep.numa_node = numa.ok() && !numa->empty() ? std::max(-1, std::atoi(numa->c_str())) : -1;
+    ep.cpus = host.ReadTrimmed(dir + "/local_cpulist").value_or("");
+    if (ep.kind == DeviceKind::kNic) {
+      ep.netdevs = ListOrEmpty(host, dir + "/net");
+      ep.rdma = ListOrEmpty(host, dir + "/infiniband");
+      if (auto pf = host.ReadLink(dir + "/physfn"); pf.ok()) ep.physfn = BaseName(*pf);
+    }
+    snap.devices.push_back(std::move(ep));
+  }
+  std::stable_sort(snap.devices.begin(), snap.devices.end(),
+                   [](const PciEndpoint& a, const PciEndpoint& b) {
+                     if (a.kind != b.kind) return a.kind == DeviceKind::kGpu;
+                     return a.address < b.address;
+                   });
+  return snap;
+}
+
+}  // namespace hcashare::topo
