@@ -1,0 +1,81 @@
+#!/bin/bash
+# Installs the hcashare-cni binary into a CNI bin directory, atomically.
+#
+# The binary is copied to a temporary file in the target directory, checked (it must
+# answer CNI_COMMAND=VERSION with its supported versions and exit 0), flushed to disk and
+# only then renamed over the old one. The container runtime may start the plugin at any
+# moment: it sees either the old binary or the new one, never a partly written file, and
+# a binary that cannot run on this host is never installed. Writing over the old file in
+# place would also fail with "Text file busy" while an instance runs.
+#
+# In the image this is /usr/local/bin/hcashare-install-cni, run by the DaemonSet's init
+# container with the host's CNI bin directory mounted at /host/opt/cni/bin. It needs
+# bash and coreutils (cp, mv, rm, mkdir, chmod, sync), nothing else.
+#
+# Usage: install-cni.sh [--source FILE] [--dest-dir DIR] [--name NAME]
+#   --source    the plugin to install (default: $HCASHARE_CNI_SOURCE, else hcashare-cni
+#               next to this script)
+#   --dest-dir  the CNI bin directory (default: $CNI_BIN_DIR, else /host/opt/cni/bin);
+#               created if missing
+#   --name      the installed file name, the "type" NADs use (default: hcashare-cni)
+# Exit codes: 0 installed; 1 not installed (the old binary, if any, is left untouched);
+# 2 bad usage.
+set -euo pipefail
+
+self_dir=${BASH_SOURCE[0]%/*}
+[ "$self_dir" != "${BASH_SOURCE[0]}" ] || self_dir=.
+source=${HCASHARE_CNI_SOURCE:-$self_dir/hcashare-cni}
+dest_dir=${CNI_BIN_DIR:-/host/opt/cni/bin}
+name=hcashare-cni
+
+usage() {
+  sed -n '/^# Usage:/,/^# Exit codes/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+log() { echo "install-cni: $*"; }
+die() {
+  echo "install-cni: error: $*" >&2
+  exit 1
+}
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --source) source=${2:?--source needs a value}; shift 2 ;;
+    --dest-dir) dest_dir=${2:?--dest-dir needs a value}; shift 2 ;;
+    --name) name=${2:?--name needs a value}; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "install-cni: unknown argument: $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+case $name in
+  "" | */* | . | ..) echo "install-cni: invalid --name: '$name'" >&2; exit 2 ;;
+esac
+
+[ -f "$source" ] || die "source $source is not a file"
+[ -x "$source" ] || die "source $source is not executable"
+mkdir -p -- "$dest_dir" || die "cannot create $dest_dir"
+[ -d "$dest_dir" ] || die "$dest_dir is not a directory"
+
+dest=$dest_dir/$name
+# A fixed temporary name in the same directory (so that the rename is atomic): a run
+# that was killed leaves at most this one file, which the next run replaces.
+tmp=$dest_dir/.$name.installing
+trap 'rm -f -- "$tmp"' EXIT
+
+rm -f -- "$tmp"
+cp -- "$source" "$tmp" || die "cannot copy $source to $tmp"
+chmod 0755 "$tmp"
+
+# The copy must run here: a VERSION request on stdin, a JSON answer naming the
+# supported spec versions on stdout, exit 0.
+set +e
+out=$(CNI_COMMAND=VERSION "$tmp" 2>&1 <<<'{"cniVersion":"1.0.0"}')
+rc=$?
+set -e
+if [ "$rc" -ne 0 ] || [[ $out != *'"supportedVersions"'* ]]; then
+  die "the copied plugin does not answer VERSION (exit $rc): $out"
+fi
+
+sync -- "$tmp"
+mv -f -T -- "$tmp" "$dest" || die "cannot rename $tmp to $dest"
+sync -- "$dest_dir"
+log "installed $dest ($out)"

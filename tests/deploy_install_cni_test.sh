@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Tests scripts/install-cni.sh in a temporary directory (no root needed): a fresh install,
+# the replacement of a binary that is running (by rename, not by writing over it), and
+# the refusal of a source that does not answer VERSION (the old binary stays).
+# Usage: tests/deploy_install_cni_test.sh PATH/TO/hcashare-cni
+set -euo pipefail
+
+cni=${1:?usage: deploy_install_cni_test.sh PATH/TO/hcashare-cni}
+installer=$(cd "$(dirname "$0")/.." && pwd)/scripts/install-cni.sh
+tmp=$(mktemp -d)
+sleeper=""
+cleanup() {
+  if [ -n "$sleeper" ]; then kill "$sleeper" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+failures=0
+passes=0
+ok() { passes=$((passes + 1)); echo "ok: $*"; }
+fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
+check() {  # check DESCRIPTION COMMAND...
+  local what=$1
+  shift
+  if "$@"; then ok "$what"; else fail "$what"; fi
+}
+fails() { ! "$@" >/dev/null 2>&1; }
+no_temp_left() { [ -z "$(find "$1" -name '.*' -type f)" ]; }
+mode_of() { stat -c %a "$1"; }
+answers_version() {
+  local out
+  out=$(CNI_COMMAND=VERSION "$1" <<<'{"cniVersion":"1.0.0"}') && [[ $out == *'"supportedVersions"'* ]]
+}
+
+# 1. A fresh install into a directory that does not exist yet.
+dest=$tmp/opt/cni/bin
+if out=$(bash "$installer" --source "$cni" --dest-dir "$dest" 2>&1); then
+  ok "fresh install succeeds"
+else
+  fail "fresh install: $out"
+fi
+check "the installed file is the source" cmp -s "$cni" "$dest/hcashare-cni"
+check "the installed file is mode 755" test "$(mode_of "$dest/hcashare-cni")" = 755
+check "the installed plugin answers VERSION" answers_version "$dest/hcashare-cni"
+check "no temporary file is left" no_temp_left "$dest"
+check "the output names the installed path" grep -q "installed $dest/hcashare-cni" <<<"$out"
+
+# 2. Replacing a binary while it runs. Writing over it in place fails with ETXTBSY, which
+# is why the installer renames; the running process keeps the old inode.
+busy=$tmp/busy
+mkdir -p "$busy"
+cp "$(command -v sleep)" "$busy/hcashare-cni"
+"$busy/hcashare-cni" 30 &
+sleeper=$!
+sleep 0.2
+old_inode=$(stat -c %i "$busy/hcashare-cni")
+if cp "$cni" "$busy/hcashare-cni" 2>/dev/null; then
+  fail "writing over a running binary in place should fail (ETXTBSY)"
+else
+  ok "writing over a running binary in place fails, as expected"
+fi
+if out=$(CNI_BIN_DIR=$busy HCASHARE_CNI_SOURCE=$cni bash "$installer" 2>&1); then
+  ok "install over a running binary succeeds (environment defaults)"
+else
+  fail "install over a running binary: $out"
+fi
+check "the new binary replaced the running one" cmp -s "$cni" "$busy/hcashare-cni"
+check "by rename: a new inode" test "$(stat -c %i "$busy/hcashare-cni")" != "$old_inode"
+check "the running process is unaffected" kill -0 "$sleeper"
+kill "$sleeper"
+wait "$sleeper" 2>/dev/null || true
+sleeper=""
+
+# 3. A source that does not answer VERSION is not installed; the old binary stays.
+broken=$tmp/broken-cni
+printf '#!/bin/sh\necho "not a CNI plugin"\nexit 0\n' >"$broken"
+chmod 755 "$broken"
+before=$(stat -c %i "$dest/hcashare-cni")
+if out=$(bash "$installer" --source "$broken" --dest-dir "$dest" 2>&1); then
+  fail "a source that does not answer VERSION was installed"
+else
+  ok "a source that does not answer VERSION is refused"
+fi
+check "the refusal says why" grep -q "does not answer VERSION" <<<"$out"
+check "the old binary is untouched" test "$(stat -c %i "$dest/hcashare-cni")" = "$before"
+check "the old binary is still the real plugin" cmp -s "$cni" "$dest/hcashare-cni"
+check "no temporary file is left after a refusal" no_temp_left "$dest"
+
+failing=$tmp/failing-cni
+printf '#!/bin/sh\nexit 3\n' >"$failing"
+chmod 755 "$failing"
+check "a source that exits non-zero is refused" \
+  fails bash "$installer" --source "$failing" --dest-dir "$dest"
+check "... and the old binary stays" cmp -s "$cni" "$dest/hcashare-cni"
+
+# 4. Usage errors and missing inputs.
+check "a missing source fails" fails bash "$installer" --source /nonexistent --dest-dir "$dest"
+set +e
+bash "$installer" --bogus >/dev/null 2>&1
+rc=$?
+set -e
+check "an unknown argument exits 2" test "$rc" = 2
+check "a name with a slash is refused" \
+  fails bash "$installer" --source "$cni" --dest-dir "$dest" --name a/b
+mkdir -p "$tmp/dirdest/hcashare-cni/sub"
+check "a directory in the way is not replaced" \
+  fails bash "$installer" --source "$cni" --dest-dir "$tmp/dirdest"
+check "... and is left as it was" test -d "$tmp/dirdest/hcashare-cni/sub"
+check "--help prints the usage" grep -q "^Usage: install-cni.sh" <<<"$(bash "$installer" --help)"
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
