@@ -16,6 +16,7 @@
 #include "common/exec.h"
 #include "common/sim_node.h"
 #include "common/temp_dir.h"
+#include "tests/cni_fixture.h"
 #include "tests/test_util.h"
 #include "tools/fake_podresources.h"
 
@@ -109,17 +110,7 @@ class CniBinaryTest : public ::testing::Test {
     return run;
   }
 
-  size_t StateFiles() {
-    size_t n = 0;
-    for (const char* sub : {"attachments", "owners"}) {
-      std::error_code ec;
-      for (auto it = fs::directory_iterator(tmp_.path() + "/state/" + sub, ec);
-           !ec && it != fs::directory_iterator(); ++it) {
-        ++n;
-      }
-    }
-    return n;
-  }
+  size_t StateFiles() { return cni::CountStateFiles(tmp_.path() + "/state"); }
   // Netdevs in the host namespace (loopback included).
   int HostLinks() {
     auto out = Execute("/usr/sbin/ip", {"ip", "-n", host_ns_, "-o", "link"},

@@ -62,6 +62,19 @@ class NamedNetns {
   bool ok_ = false;
 };
 
+// Attachment state files plus owner markers under CNI state dir `dir`.
+inline size_t CountStateFiles(const std::string& dir) {
+  size_t n = 0;
+  for (const char* sub : {"attachments", "owners"}) {
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(dir + "/" + sub, ec);
+         !ec && it != fs::directory_iterator(); ++it) {
+      ++n;
+    }
+  }
+  return n;
+}
+
 // Runs `fn` on a thread inside `ns` and waits for it.
 template <typename F>
 void RunIn(const NamedNetns& ns, F fn) {
@@ -176,17 +189,7 @@ class CniAttachTest : public ::testing::Test {
     return out;
   }
 
-  size_t StateFiles() {
-    size_t n = 0;
-    for (const char* sub : {"attachments", "owners"}) {
-      std::error_code ec;
-      for (auto it = fs::directory_iterator(tmp_.path() + "/state/" + sub, ec);
-           !ec && it != fs::directory_iterator(); ++it) {
-        ++n;
-      }
-    }
-    return n;
-  }
+  size_t StateFiles() { return CountStateFiles(tmp_.path() + "/state"); }
 
   TempDir tmp_{"hcashare-cni-"};
   std::unique_ptr<NamedNetns> host_ns_, pod_ns_;
