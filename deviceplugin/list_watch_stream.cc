@@ -26,7 +26,9 @@ void ListWatchStream::MaybeWrite() {
   std::shared_ptr<const Snapshot> snap = state_.Current();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (writing_ || finish_requested_ || snap->generation == sent_) return;
+    // `<=`, not `==`: a snapshot read before another thread wrote a newer one is stale, and
+    // sending it would put an older list after a newer one.
+    if (writing_ || finish_requested_ || snap->generation <= sent_) return;
     writing_ = true;
     inflight_generation_ = snap->generation;
     grpc::Slice bytes(snap->list_bytes);
