@@ -4,35 +4,18 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
-#include <cerrno>
-#include <memory>
+#include <cctype>
+
+#include "common/nl_util.h"
 
 namespace hcashare {
 namespace {
 
-struct NlSockDeleter {
-  void operator()(nl_sock* s) const { nl_socket_free(s); }
-};
-struct LinkDeleter {
-  void operator()(rtnl_link* l) const { rtnl_link_put(l); }
-};
-
 class NetlinkLinkProvider final : public LinkProvider {
  public:
   Result<LinkState> GetLink(const std::string& name) override {
-    std::unique_ptr<nl_sock, NlSockDeleter> sock(nl_socket_alloc());
-    if (!sock) return Status::Internal("nl_socket_alloc failed");
-    int err = nl_connect(sock.get(), NETLINK_ROUTE);
-    if (err < 0) return Status::Unavailable(std::string("rtnetlink connect: ") + nl_geterror(err));
-    rtnl_link* raw = nullptr;
-    err = rtnl_link_get_kernel(sock.get(), 0, name.c_str(), &raw);
-    std::unique_ptr<rtnl_link, LinkDeleter> link(raw);
-    if (err < 0) {
-      if (err == -NLE_OBJ_NOTFOUND || err == -NLE_NODEV) {
-        return Status::NotFound("link " + name + " not found");
-      }
-      return Status::IoError("get link " + name + ": " + nl_geterror(err));
-    }
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), name));
     LinkState st;
     st.name = name;
     st.ifindex = rtnl_link_get_ifindex(link.get());

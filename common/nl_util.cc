@@ -6,7 +6,7 @@ Result<NlSock> ConnectRoute() {
   NlSock sock(nl_socket_alloc());
   if (!sock) return Status::Internal("nl_socket_alloc failed");
   int err = nl_connect(sock.get(), NETLINK_ROUTE);
-  if (err < 0) return NlStatus(err, "rtnetlink connect");
+  if (err < 0) return Status::Unavailable(std::string("rtnetlink connect: ") + nl_geterror(err));
   return sock;
 }
 

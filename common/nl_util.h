@@ -24,9 +24,10 @@ using NlSock = std::unique_ptr<nl_sock, NlObjectPut<nl_sock, nl_socket_free>>;
 using NlLink = std::unique_ptr<rtnl_link, NlObjectPut<rtnl_link, rtnl_link_put>>;
 using NlAddr = std::unique_ptr<nl_addr, NlObjectPut<nl_addr, nl_addr_put>>;
 
-// A connected NETLINK_ROUTE socket.
+// A connected NETLINK_ROUTE socket. Unavailable when rtnetlink cannot be reached.
 Result<NlSock> ConnectRoute();
-// The kernel's current view of link `name`. NotFound when there is none.
+// The kernel's current view of link `name`. NotFound when there is none, IoError (or the
+// NlStatus mapping) for other failures.
 Result<NlLink> GetKernelLink(nl_sock* sock, const std::string& name);
 // Parses an address ("aa:bb:..", "10.0.0.1/24", "fd00::1") of `family` (AF_UNSPEC: any).
 Result<NlAddr> ParseNlAddr(const std::string& text, int family);
