@@ -1,3 +1,4 @@
+#include <chrono>
 #include <optional>
 
 #include "cni/attach.h"
@@ -7,6 +8,14 @@
 #include "common/netns.h"
 
 namespace hcashare::cni {
+namespace {
+
+// How long DEL waits for the kernel to hand a VF back from a pod namespace that
+// is gone (the namespace is torn down asynchronously, usually within
+// milliseconds).
+constexpr std::chrono::milliseconds kNetdevReturnWait{3000};
+
+}  // namespace
 
 MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   auto ipam_del = [&](const nlohmann::json& netconf) -> MaybeError {
@@ -24,7 +33,8 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
   }
   AttachmentState state = std::move(loaded).value();
   if (state.child_link) {
-    // Deleting the child link is all there is (a namespace that is gone took it along).
+    // Deleting the child link is all there is (a namespace that is gone took it
+    // along).
     if (!env.netns.empty()) {
       if (auto pod = Netns::Open(env.netns); pod.ok()) {
         Status st = InNetns(*pod, [&] { return ctx.netdev.Delete(env.ifname); });
@@ -43,8 +53,9 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
   auto host = Netns::Current();
   if (!host.ok()) return FromStatus(host.status(), "cannot open the host network namespace");
 
-  // In the reverse order of ADD, while the pod's namespace still exists: the RDMA device,
-  // then the netdev. A namespace that is gone has returned both to the host already.
+  // In the reverse order of ADD, while the pod's namespace still exists: the
+  // RDMA device, then the netdev. A namespace that is gone has returned both to
+  // the host already.
   std::optional<Netns> pod;
   if (!env.netns.empty()) {
     auto opened = Netns::Open(env.netns);
@@ -60,9 +71,15 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
     if (!st.ok() && !st.IsNotFound()) {
       return FromStatus(st, "cannot return " + env.ifname + " to the host");
     }
-  } else if (state.Done("netdev")) {
-    LogInfo("pod network namespace is gone; its interface returned to the host by itself",
-            {{"device", state.device}, {"netns", env.netns}});
+  } else if (state.Done("netdev") && !state.host_ifname.empty()) {
+    LogInfo(
+        "pod network namespace is gone; the kernel returns its interface "
+        "to the host",
+        {{"device", state.device}, {"netns", env.netns}});
+    if (Status st = RestoreReturnedNetdev(state, ctx.host, ctx.netdev, kNetdevReturnWait);
+        !st.ok()) {
+      return FromStatus(st, "cannot restore the netdev of " + state.device);
+    }
   }
   if (MaybeError e = ipam_del(state.netconf)) return e;
   if (Status st = RestorePf(state, ctx.vf); !st.ok()) {

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 #include "cni/ipam.h"
 #include "common/log.h"
@@ -141,6 +143,42 @@ Status ReturnToHost(const AttachmentState& state, const std::string& pod_ifname,
   });
 }
 
+Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, NetdevOps& netdev,
+                             std::chrono::milliseconds wait) {
+  const std::string net_dir =
+      std::string(state.is_sf ? "/sys/bus/auxiliary/devices/" : "/sys/bus/pci/devices/") +
+      state.device + "/net";
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  std::vector<std::string> names = host.ListDir(net_dir).value_or({});
+  while (names.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    names = host.ListDir(net_dir).value_or({});
+  }
+  if (names.empty()) {
+    LogWarn("the device's netdev has not come back to the host namespace",
+            {{"device", state.device}, {"waited_ms", std::to_string(wait.count())}});
+    return Status::Ok();
+  }
+  const std::string& name = names.front();
+  auto now = netdev.Get(name);
+  if (!now.ok()) return now.status().IsNotFound() ? Status::Ok() : now.status();
+  std::string current = name;
+  if (!state.host_ifname.empty() && name != state.host_ifname) {
+    RETURN_IF_ERROR(netdev.SetUp(name, false));
+    RETURN_IF_ERROR(netdev.Rename(name, state.host_ifname));
+    current = state.host_ifname;
+  }
+  if (!state.host_mac.empty() && now->mac != state.host_mac) {
+    RETURN_IF_ERROR(netdev.SetMac(current, state.host_mac));
+  }
+  if (state.host_mtu != 0 && now->mtu != state.host_mtu) {
+    RETURN_IF_ERROR(netdev.SetMtu(current, state.host_mtu));
+  }
+  LogInfo("restored the netdev the kernel returned from the pod's namespace",
+          {{"device", state.device}, {"was", name}, {"ifname", current}});
+  return Status::Ok();
+}
+
 CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
                                 const Netns& pod, bool apply_ipam, AttachmentState* state,
                                 CniResult result, UndoStack* undo) {
@@ -194,7 +232,8 @@ Status ReturnRdmaToHost(const AttachmentState& state, const Netns& pod, const Ne
 CniOr<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& rdma) {
   if (mode == RdmaMode::kOff) return std::string();
   const std::string where =
-      (vf.is_sf ? "/sys/bus/auxiliary/devices/" : "/sys/bus/pci/devices/") + vf.id + "/infiniband/";
+      (vf.is_sf ? "/sys/bus/auxiliary/devices/" : "/sys/bus/pci/devices/") + vf.id +
+      "/infiniband/" + (vf.netdev.empty() ? "" : " (nor a Soft-RoCE device on " + vf.netdev + ")");
   if (vf.rdma_devices.empty()) {
     if (mode == RdmaMode::kAuto) return std::string();
     return CniError{kErrDeviceNotFound, "\"rdma\": \"move\", but " + vf.id + " has no RDMA device",
@@ -219,6 +258,14 @@ CniOr<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& r
     }
     LogInfo("leaving the RDMA device in the host namespace", {{"rdma", name}, {"why", why}});
     return std::string();
+  }
+  if (vf.virtual_rdma) {
+    // Checked before anything changes: ib_core refuses to move Soft-RoCE devices (no
+    // disassociate_ucontext), and leaving it behind would hide RDMA from the pod.
+    return CniError{kErrHostSetupFailed, "cannot move RDMA device " + name + " into the pod",
+                    name + " is a virtual (Soft-RoCE) RDMA device on " + vf.netdev +
+                        ", and the kernel cannot move those to another network namespace; "
+                        "use the shared RDMA netns mode, or \"rdma\": \"off\""};
   }
   return name;
 }

@@ -41,6 +41,13 @@ Status RestorePf(const AttachmentState& state, VfOps& ops);
 // without gw goes via the gateway of an address of the same family.
 Status ApplyIpam(NetdevOps& netdev, const std::string& ifname, const CniResult& ipam);
 
+// After the pod's namespace is gone: the kernel returns a physical netdev (a VF) to the
+// host namespace under its pod name, down, asynchronously. Waits up to `wait` for the
+// device's sysfs net/ entry, then gives the netdev back its host name, MAC and MTU.
+// OK when there is nothing to restore (a veth-backed test VF died with the namespace).
+Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, NetdevOps& netdev,
+                             std::chrono::milliseconds wait);
+
 // Moves the attachment's interface from the pod back to the host in one request, under
 // its host name, MAC and MTU, and down. The interface is looked for under `pod_ifname`,
 // then under its host name (an ADD that failed after the move but before the rename).

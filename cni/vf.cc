@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "common/virtual_rdma.h"
+
 namespace hcashare::cni {
 namespace {
 
@@ -67,6 +69,15 @@ Result<VfDevice> ResolveVf(const Host& host, const std::string& id, bool is_aux)
   auto netdevs = ListOrEmpty(host, dir + "/net");
   if (!netdevs.empty()) vf.netdev = netdevs.front();
   vf.rdma_devices = ListOrEmpty(host, dir + "/infiniband");
+  if (vf.rdma_devices.empty() && !vf.netdev.empty()) {
+    // A virtual RDMA device (Soft-RoCE) on the VF's netdev is not under the VF's directory.
+    for (const auto& v : ListVirtualRdmaDevices(host)) {
+      if (v.netdev == vf.netdev) {
+        vf.rdma_devices.push_back(v.name);
+        vf.virtual_rdma = true;
+      }
+    }
+  }
   return vf;
 }
 

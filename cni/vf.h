@@ -20,7 +20,9 @@ struct VfDevice {
   std::string netdev;     // the device's netdev in the host namespace ("" when none)
   std::string driver;     // bound driver
   bool dpdk = false;      // a userspace (DPDK) driver: no netdev
-  std::vector<std::string> rdma_devices;  // RDMA devices under its infiniband/
+  // RDMA devices under its infiniband/, else the virtual ones (rxe) on its netdev.
+  std::vector<std::string> rdma_devices;
+  bool virtual_rdma = false;  // rdma_devices are virtual (found through the netdev)
 };
 
 // True for the userspace (DPDK) drivers: vfio-pci, igb_uio, uio_pci_generic.

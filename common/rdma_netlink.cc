@@ -177,6 +177,13 @@ class RdmaNetlink final : public RdmaSystem {
     int err = nl_send_auto(sock.get(), msg.get());
     if (err < 0) return Status::IoError(std::string("RDMA netlink send: ") + nl_geterror(err));
     err = nl_wait_for_ack(sock.get());
+    if (err == -NLE_OPNOTSUPP) {
+      // ib_core refuses drivers that cannot disassociate user contexts.
+      return Status::FailedPrecondition(
+          "RDMA device " + name +
+          " cannot change network namespace: its driver does not support it (Operation not "
+          "supported; Soft-RoCE rxe devices never can)");
+    }
     if (err < 0) {
       return Status::FailedPrecondition("move RDMA device " + name +
                                         " to another netns: " + nl_geterror(err));

@@ -152,6 +152,7 @@ Status SimNode::AddPciBridge(const SimPciBridge& b) {
 Result<std::string> SimNode::RdmaDirOf(const std::string& address) const {
   auto it = device_dirs_.find(address);
   if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);
+  if (it->second.rfind("/sys/devices/virtual/infiniband/", 0) == 0) return it->second;
   std::error_code ec;
   auto rdma = fs::directory_iterator(Path(it->second + "/infiniband"), ec);
   if (ec || rdma == fs::directory_iterator()) {
@@ -181,6 +182,7 @@ Status SimNode::AddNetAndRdma(const std::string& dir, const std::vector<std::str
     RETURN_IF_ERROR(WriteFile(ndir + "/type", ib ? "32\n" : "1\n"));
     RETURN_IF_ERROR(WriteFile(ndir + "/operstate", "up\n"));
     RETURN_IF_ERROR(Symlink("/sys/class/net/" + nd, ndir));
+    RETURN_IF_ERROR(Symlink(ndir + "/device", dir));
     owned->push_back("/sys/class/net/" + nd);
   }
   if (rdma_device.empty()) return Status::Ok();
@@ -233,6 +235,47 @@ Status SimNode::AddSubFunction(const SimSubFunction& sf) {
   return AddNetAndRdma(dir, sf.netdevs, sf.link_type, sf.rdma_device, 1, true, true, true, &owned);
 }
 
+Status SimNode::AddVirtualRdma(const SimVirtualRdma& dev) {
+  if (dev.name.empty() || dev.name.find('/') != std::string::npos) {
+    return Status::InvalidArgument("bad RDMA device name " + dev.name);
+  }
+  if (device_dirs_.count(dev.name)) return Status::InvalidArgument("duplicate " + dev.name);
+  std::vector<std::string>& owned = owned_[dev.name];
+  if (!dev.netdev_owner.empty()) {
+    auto owner = device_dirs_.find(dev.netdev_owner);
+    if (owner == device_dirs_.end()) {
+      return Status::InvalidArgument("unknown function " + dev.netdev_owner);
+    }
+  } else if (!fs::exists(Path("/sys/class/net/" + dev.netdev))) {
+    // A veth: /sys/devices/virtual/net/<name>, owned by the RDMA device for removal.
+    const std::string ndir = "/sys/devices/virtual/net/" + dev.netdev;
+    RETURN_IF_ERROR(WriteFile(ndir + "/type", "1\n"));
+    RETURN_IF_ERROR(WriteFile(ndir + "/operstate", "up\n"));
+    RETURN_IF_ERROR(Symlink("/sys/class/net/" + dev.netdev, ndir));
+    owned.push_back("/sys/class/net/" + dev.netdev);
+    owned.push_back(ndir);
+  }
+  // The RDMA device, its port and char devices go to /sys/devices/virtual/<class>/..., so
+  // the "device" directory is /sys/devices/virtual and nothing of it is removed but ours.
+  const std::string vdir = "/sys/devices/virtual";
+  std::vector<std::string> mine;
+  RETURN_IF_ERROR(AddNetAndRdma(vdir, {}, "ether", dev.name, 1, true, true, true, &mine));
+  const std::string idir = vdir + "/infiniband/" + dev.name;
+  if (dev.write_parent) RETURN_IF_ERROR(WriteFile(idir + "/parent", dev.netdev + "\n"));
+  RETURN_IF_ERROR(WriteFile(idir + "/ports/1/gid_attrs/ndevs/0", dev.netdev + "\n"));
+  owned.push_back(idir);
+  for (const auto& p : mine) {
+    owned.push_back(p);
+    // Class links of the char devices point at their directories: remove those too.
+    if (p.rfind("/sys/class/infiniband_", 0) == 0) {
+      owned.push_back(vdir + p.substr(std::string("/sys/class").size()));
+    }
+  }
+  device_dirs_[dev.name] = idir;
+  bus_links_[dev.name] = "/sys/class/infiniband/" + dev.name;
+  return Status::Ok();
+}
+
 Status SimNode::SetPortState(const std::string& address, int port, const std::string& state) {
   ASSIGN_OR_RETURN(const std::string dir, RdmaDirOf(address));
   return WriteFile(dir + "/ports/" + std::to_string(port) + "/state", state + "\n");
@@ -261,7 +304,8 @@ Status SimNode::RemovePciFunction(const std::string& address) {
   auto it = device_dirs_.find(address);
   if (it == device_dirs_.end()) return Status::NotFound("no simulated function " + address);
   std::error_code ec;
-  for (const auto& p : owned_[address]) fs::remove(Path(p), ec);
+  // remove_all: a virtual device owns directories too; a symlink is removed, not followed.
+  for (const auto& p : owned_[address]) fs::remove_all(Path(p), ec);
   fs::remove(Path(bus_links_[address]), ec);
   fs::remove_all(Path(it->second), ec);
   owned_.erase(address);

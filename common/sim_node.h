@@ -72,6 +72,18 @@ struct SimSubFunction {
   std::string rdma_device;  // e.g. "mlx5_4"
 };
 
+// A virtual RDMA device (Soft-RoCE `rxe`) to create, laid out as the kernel lays it out:
+// /sys/devices/virtual/infiniband/<name> with a `parent` file naming its netdev, and its
+// char devices under /sys/devices/virtual/infiniband_{verbs,mad}.
+struct SimVirtualRdma {
+  std::string name;    // "rxe0"
+  std::string netdev;  // the netdev it runs on
+  // The simulated function whose netdev it is (e.g. an SR-IOV VF); "" = a virtual netdev
+  // (a veth), created under /sys/devices/virtual/net unless it exists.
+  std::string netdev_owner;
+  bool write_parent = true;  // false: only the GID table names the netdev
+};
+
 class SimNode {
  public:
   // Uses `root` (created if missing) as the host root. The basic directories are created
@@ -98,8 +110,11 @@ class SimNode {
   // Creates a scalable function under its (already added) parent PF. Afterwards every
   // method taking an address also takes the SF's name.
   Status AddSubFunction(const SimSubFunction& sf);
-  // Hot-removes the function (or SF): its device directory, the bus link and every class
-  // link and /dev node that pointed into it.
+  // Creates a virtual RDMA device. Afterwards RemovePciFunction, SetPortState and SetGid
+  // take its name.
+  Status AddVirtualRdma(const SimVirtualRdma& dev);
+  // Hot-removes the function (or SF, or virtual RDMA device): its device directory, the bus link
+  // and every class link and /dev node that pointed into it.
   Status RemovePciFunction(const std::string& address);
   // Simulates the function's RDMA device and netdevs moving into a pod's network namespace
   // (RDMA netns mode exclusive): they leave host sysfs, the PCI function stays.

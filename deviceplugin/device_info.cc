@@ -24,8 +24,9 @@ Status WriteDeviceInfoFiles(const std::string& dir, const config::ResourceConfig
   if (ec) return Status::IoError("create " + dir + ": " + ec.message());
   for (const PciFunction* fn : fns) {
     // The device-info spec describes PCI devices (and vhost-user, memif, vDPA), not
-    // auxiliary ones: an SF gets no file; its env and char devices still go to the pod.
-    if (fn->is_sf) continue;
+    // auxiliary or virtual ones: an SF or rxe device gets no file; its env and char
+    // devices still go to the pod.
+    if (fn->is_sf || fn->is_virtual) continue;
     RETURN_IF_ERROR(
         WriteFileAtomically(dir + "/" + DeviceInfoFileName(rc, fn->address), DeviceInfoJson(*fn)));
   }

@@ -4,12 +4,20 @@
 #include <cstdlib>
 
 #include "common/log.h"
+#include "common/virtual_rdma.h"
 
 namespace hcashare::dp {
 namespace {
 
 constexpr const char* kPciDevices = "/sys/bus/pci/devices";
 constexpr const char* kAuxDevices = "/sys/bus/auxiliary/devices";
+constexpr const char* kRdmaClass = kRdmaClassDir;
+constexpr const char* kNetClass = "/sys/class/net";
+
+// True for the char device names that belong to an RDMA device.
+bool IsRdmaCharDevice(const std::string& name) {
+  return name.rfind("uverbs", 0) == 0 || name.rfind("umad", 0) == 0 || name.rfind("issm", 0) == 0;
+}
 
 // Maps a netdev ARPHRD type (sysfs `type`) to a link type name.
 std::string LinkTypeFromArp(const std::string& t) {
@@ -36,12 +44,22 @@ bool PciFunction::operator==(const PciFunction& o) const {
          class_code == o.class_code && numa_node == o.numa_node && driver == o.driver &&
          netdevs == o.netdevs && link_types == o.link_types && rdma == o.rdma && is_vf == o.is_vf &&
          is_sf == o.is_sf && sf_num == o.sf_num && pf_address == o.pf_address &&
-         vf_index == o.vf_index && pf_netdevs == o.pf_netdevs && healthy == o.healthy &&
-         health_reason == o.health_reason;
+         vf_index == o.vf_index && pf_netdevs == o.pf_netdevs && is_virtual == o.is_virtual &&
+         healthy == o.healthy && health_reason == o.health_reason;
 }
 
 std::string SysfsDirOf(const PciFunction& fn) {
-  return std::string(fn.is_sf ? kAuxDevices : kPciDevices) + "/" + fn.address;
+  const char* base = fn.is_virtual ? kRdmaClass : fn.is_sf ? kAuxDevices : kPciDevices;
+  return std::string(base) + "/" + fn.address;
+}
+
+std::string RdmaSysfsDir(const PciFunction& fn, const std::string& rdma) {
+  return fn.is_virtual ? std::string(kRdmaClass) + "/" + rdma
+                       : SysfsDirOf(fn) + "/infiniband/" + rdma;
+}
+
+std::string NetdevSysfsDir(const PciFunction& fn, const std::string& netdev) {
+  return fn.is_virtual ? std::string(kNetClass) + "/" + netdev : SysfsDirOf(fn) + "/net/" + netdev;
 }
 
 std::string ParseHexId(const std::string& raw) {
@@ -56,20 +74,18 @@ std::string ParseHexId(const std::string& raw) {
   return std::string(4 - s.size(), '0') + s;
 }
 
-std::map<std::string, std::vector<std::string>> Discoverer::CharDevicesOf(
+Discoverer::CharDevices Discoverer::CharDevicesOf(
     const std::string& dir, const std::vector<std::string>& rdma_names) const {
   // The uverbs/umad/issm class devices of an RDMA device are children of its PCI device
   // (/sys/devices/.../<bdf>/infiniband_{verbs,mad}/<name>), so each function's own
   // directories are listed instead of indexing the global classes. `ibdev` is read only
   // when the function has several RDMA devices (e.g. switchdev representors).
-  std::map<std::string, std::vector<std::string>> out;
+  CharDevices out;
   for (const char* cls : {"infiniband_verbs", "infiniband_mad"}) {
     auto entries = host_.ListDir(dir + "/" + cls);
     if (!entries.ok()) continue;
     for (const auto& e : *entries) {
-      if (e.rfind("uverbs", 0) != 0 && e.rfind("umad", 0) != 0 && e.rfind("issm", 0) != 0) {
-        continue;
-      }
+      if (!IsRdmaCharDevice(e)) continue;
       std::string owner = rdma_names.front();
       if (rdma_names.size() > 1) {
         auto ibdev = host_.ReadTrimmed(dir + "/" + cls + "/" + e + "/ibdev");
@@ -77,6 +93,25 @@ std::map<std::string, std::vector<std::string>> Discoverer::CharDevicesOf(
         owner = *ibdev;
       }
       out[owner].push_back("/dev/infiniband/" + e);
+    }
+  }
+  for (auto& [name, devs] : out) std::sort(devs.begin(), devs.end());
+  return out;
+}
+
+Discoverer::CharDevices Discoverer::VirtualCharDevices() const {
+  // A virtual RDMA device has no device directory to hold its class devices: they are
+  // /sys/devices/virtual/infiniband_{verbs,mad}/<name>, each naming its `ibdev`.
+  CharDevices out;
+  for (const char* cls : {"/sys/class/infiniband_verbs", "/sys/class/infiniband_mad"}) {
+    auto entries = host_.ListDir(cls);
+    if (!entries.ok()) continue;
+    for (const auto& e : *entries) {
+      const std::string link = std::string(cls) + "/" + e;
+      auto target = host_.ReadLink(link);
+      if (!IsRdmaCharDevice(e) || !target.ok() || !IsVirtualDeviceTarget(*target)) continue;
+      auto ibdev = host_.ReadTrimmed(link + "/ibdev");
+      if (ibdev.ok()) out[*ibdev].push_back("/dev/infiniband/" + e);
     }
   }
   for (auto& [name, devs] : out) std::sort(devs.begin(), devs.end());
@@ -170,21 +205,68 @@ bool Discoverer::ReadFunction(const std::string& addr, const std::string& dir, b
     f.pf_netdevs = f.netdevs;
   }
 
-  const auto chardevs = CharDevicesOf(dir, *ibdevs);
+  if (!ReadRdmaDevices(dir + "/infiniband", *ibdevs, CharDevicesOf(dir, *ibdevs), rdma_cm, &f,
+                       excluded)) {
+    return false;
+  }
+  *out = std::move(f);
+  return true;
+}
+
+bool Discoverer::ReadVirtual(const VirtualRdmaDevice& dev, const CharDevices& chardevs,
+                             bool rdma_cm, PciFunction* out, Exclusion* excluded) const {
+  PciFunction f;
+  f.address = dev.name;
+  f.is_virtual = true;
+  const std::string& netdev = dev.netdev;
+  if (!netdev.empty()) {
+    f.netdevs = {netdev};
+    const std::string ndir = std::string(kNetClass) + "/" + netdev;
+    if (auto t = host_.ReadTrimmed(ndir + "/type"); t.ok()) {
+      f.link_types.push_back(LinkTypeFromArp(*t));
+    }
+    // The netdev's own device (e.g. an SR-IOV VF) places it; a veth has no NUMA node.
+    auto numa = host_.ReadTrimmed(ndir + "/device/numa_node");
+    f.numa_node = numa.ok() && !numa->empty() ? std::max(-1, std::atoi(numa->c_str())) : -1;
+  }
+  if (!ReadRdmaDevices(kRdmaClass, {dev.name}, chardevs, rdma_cm, &f, excluded)) return false;
+  *out = std::move(f);
+  return true;
+}
+
+void Discoverer::ScanVirtual(Inventory* inv) const {
+  const std::vector<VirtualRdmaDevice> devices = ListVirtualRdmaDevices(host_);
+  if (devices.empty()) return;
+  const CharDevices chardevs = VirtualCharDevices();
+  for (const auto& dev : devices) {
+    inv->present.insert(dev.name);
+    PciFunction f;
+    Exclusion ex;
+    if (ReadVirtual(dev, chardevs, inv->rdma_cm_present, &f, &ex)) {
+      inv->functions.push_back(std::move(f));
+    } else if (!ex.address.empty()) {
+      inv->excluded.push_back(std::move(ex));
+    }
+  }
+}
+
+bool Discoverer::ReadRdmaDevices(const std::string& rdma_dir, const std::vector<std::string>& names,
+                                 const CharDevices& chardevs, bool rdma_cm, PciFunction* f,
+                                 Exclusion* excluded) const {
   std::vector<std::string> missing;
-  for (const auto& name : *ibdevs) {
+  for (const auto& name : names) {
     RdmaDeviceInfo info;
     info.name = name;
     auto it = chardevs.find(name);
     if (it != chardevs.end()) info.char_devices = it->second;
-    auto ports = host_.ListDir(dir + "/infiniband/" + name + "/ports");
+    auto ports = host_.ListDir(rdma_dir + "/" + name + "/ports");
     if (ports.ok()) {
       info.ports = *ports;
       for (const auto& p : *ports) {
-        auto ll = host_.ReadTrimmed(dir + "/infiniband/" + name + "/ports/" + p + "/link_layer");
+        auto ll = host_.ReadTrimmed(rdma_dir + "/" + name + "/ports/" + p + "/link_layer");
         if (ll.ok()) {
           info.link_layers.push_back(LinkTypeFromLayer(*ll));
-          AddUnique(&f.link_types, LinkTypeFromLayer(*ll));
+          AddUnique(&f->link_types, LinkTypeFromLayer(*ll));
         }
       }
     }
@@ -208,28 +290,26 @@ bool Discoverer::ReadFunction(const std::string& addr, const std::string& dir, b
     if (!has_uverbs && !uverbs_node_missing) {
       missing.push_back("uverbs char device of " + name + " (is ib_uverbs loaded?)");
     }
-    f.rdma.push_back(std::move(info));
+    f->rdma.push_back(std::move(info));
   }
   if (!rdma_cm) missing.push_back(std::string(kRdmaCmPath) + " (is rdma_ucm loaded?)");
-  std::sort(f.link_types.begin(), f.link_types.end());
+  std::sort(f->link_types.begin(), f->link_types.end());
   if (!missing.empty()) {
-    excluded->address = addr;
+    excluded->address = f->address;
     excluded->reason = "missing required RDMA char device(s): ";
     for (size_t i = 0; i < missing.size(); ++i) {
       excluded->reason += (i ? ", " : "") + missing[i];
     }
     return false;
   }
-  RefreshHealth(&f);
-  *out = std::move(f);
+  RefreshHealth(f);
   return true;
 }
 
 void Discoverer::RefreshHealth(PciFunction* fn) const {
-  const std::string dir = SysfsDirOf(*fn);
   std::string reason;
   for (const auto& r : fn->rdma) {
-    const std::string ports_dir = dir + "/infiniband/" + r.name + "/ports";
+    const std::string ports_dir = RdmaSysfsDir(*fn, r.name) + "/ports";
     for (const auto& p : r.ports) {
       // "4: ACTIVE"; unreadable (e.g. moved into a pod) counts as no news.
       auto state = host_.ReadTrimmed(ports_dir + "/" + p + "/state");
@@ -239,7 +319,7 @@ void Discoverer::RefreshHealth(PciFunction* fn) const {
     }
   }
   for (const auto& nd : fn->netdevs) {
-    auto oper = host_.ReadTrimmed(dir + "/net/" + nd + "/operstate");
+    auto oper = host_.ReadTrimmed(NetdevSysfsDir(*fn, nd) + "/operstate");
     if (oper.ok() && (*oper == "down" || *oper == "lowerlayerdown" || *oper == "notpresent")) {
       reason += (reason.empty() ? "" : "; ") + ("netdev " + nd + " is " + *oper);
     }
@@ -270,9 +350,13 @@ Inventory Discoverer::Scan() const {
   };
   scan(*addrs, kPciDevices, false);
   // Scalable functions: auxiliary devices with RDMA (a missing bus is no error).
+  const size_t pci_count = inv.functions.size() + inv.excluded.size();
   if (auto aux = host_.ListDir(kAuxDevices); aux.ok() && !aux->empty()) {
     inv.present.insert(aux->begin(), aux->end());
     scan(*aux, kAuxDevices, true);
+  }
+  ScanVirtual(&inv);
+  if (inv.functions.size() + inv.excluded.size() != pci_count) {
     auto by_address = [](const auto& a, const auto& b) { return a.address < b.address; };
     std::sort(inv.functions.begin(), inv.functions.end(), by_address);
     std::sort(inv.excluded.begin(), inv.excluded.end(), by_address);

@@ -1,8 +1,11 @@
-// Discovery: one pass over the host's sysfs that yields the RDMA-capable PCI functions.
+// Discovery: one pass over the host's sysfs that yields the RDMA-capable PCI functions,
+// scalable functions and virtual RDMA devices (Soft-RoCE `rxe`, `siw`).
 //
 // /sys/bus/pci/devices is walked once per scan (not once per resource); a function's char
-// devices are found under its own device directory. Every read goes
-// through the Host seam. Scan() is const and thread-compatible.
+// devices are found under its own device directory. Virtual RDMA devices have no PCI
+// parent: they are found under /sys/class/infiniband, their netdev through `parent` or the
+// GID table, and their char devices through the `ibdev` of the class devices. Every read
+// goes through the Host seam. Scan() is const and thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "common/host.h"
+#include "common/virtual_rdma.h"
 
 namespace hcashare::dp {
 
@@ -30,11 +34,13 @@ struct RdmaDeviceInfo {
   }
 };
 
-// A usable RDMA PCI function, or scalable function (SF): bound to a driver, with an RDMA
-// device and every required char device present. An SF is an auxiliary device under a PF
-// (e.g. "mlx5_core.sf.4"); it has the PF's vendor, device, class and NUMA node.
+// A usable RDMA PCI function, scalable function (SF) or virtual RDMA device: with an RDMA
+// device and every required char device present (a PCI function or SF also bound to a
+// driver). An SF is an auxiliary device under a PF (e.g. "mlx5_core.sf.4"); it has the
+// PF's vendor, device, class and NUMA node. A virtual device (e.g. "rxe0") has no PCI
+// identity: vendor, device, driver and class are empty, its NUMA node is its netdev's.
 struct PciFunction {
-  std::string address;                  // "0000:3b:00.0", or the SF's auxiliary device name
+  std::string address;                  // "0000:3b:00.0", the SF's auxiliary device name, or "rxe0"
   std::string vendor;                   // "15b3"
   std::string device;                   // "1017"
   uint32_t class_code = 0;              // 0x020700
@@ -46,6 +52,7 @@ struct PciFunction {
   bool is_vf = false;
   bool is_sf = false;                   // an auxiliary device (scalable function)
   int sf_num = -1;                      // `sfnum` of an SF, -1 if unknown
+  bool is_virtual = false;              // a virtual RDMA device (rxe, siw): not on PCI
   std::string pf_address;               // for VFs and SFs
   int vf_index = -1;                    // N of the PF's virtfnN link, for VFs
   std::vector<std::string> pf_netdevs;  // netdevs of the PF (of itself for a PF)
@@ -65,15 +72,23 @@ struct Exclusion {
 // The result of one scan.
 struct Inventory {
   std::vector<PciFunction> functions;  // sorted by address
-  // Every PCI address listed in /sys/bus/pci/devices and every auxiliary device name,
-  // usable or not. An exclusive device whose RDMA device moved into a pod is still here.
+  // Every PCI address listed in /sys/bus/pci/devices, every auxiliary device name and
+  // every virtual RDMA device name, usable or not. An exclusive device whose RDMA device moved into
+  // a pod is still here.
   std::set<std::string> present;
   std::vector<Exclusion> excluded;  // sorted by address
   bool rdma_cm_present = false;
 };
 
-// The sysfs directory of `fn` (under /sys/bus/pci/devices or /sys/bus/auxiliary/devices).
+// The sysfs directory of `fn` (under /sys/bus/pci/devices or /sys/bus/auxiliary/devices;
+// /sys/class/infiniband/<name> for a virtual RDMA device).
 std::string SysfsDirOf(const PciFunction& fn);
+
+// The sysfs directory of RDMA device `rdma` of `fn`.
+std::string RdmaSysfsDir(const PciFunction& fn, const std::string& rdma);
+
+// The sysfs directory of netdev `netdev` of `fn`.
+std::string NetdevSysfsDir(const PciFunction& fn, const std::string& netdev);
 
 // Scans a host through `host`, which must outlive the Discoverer.
 class Discoverer {
@@ -88,9 +103,26 @@ class Discoverer {
   void RefreshHealth(PciFunction* fn) const;
 
  private:
-  // RDMA device name -> char device host paths, for the function at sysfs dir `dir`.
-  std::map<std::string, std::vector<std::string>> CharDevicesOf(
-      const std::string& dir, const std::vector<std::string>& rdma_names) const;
+  // RDMA device name -> char device host paths.
+  using CharDevices = std::map<std::string, std::vector<std::string>>;
+
+  // The char devices of the function at sysfs dir `dir` (RDMA devices `rdma_names`).
+  CharDevices CharDevicesOf(const std::string& dir,
+                            const std::vector<std::string>& rdma_names) const;
+  // The char devices of virtual RDMA devices: the class devices under /sys/devices/virtual.
+  CharDevices VirtualCharDevices() const;
+  // Adds the virtual RDMA devices (those under /sys/devices/virtual/infiniband) to `inv`.
+  void ScanVirtual(Inventory* inv) const;
+  // Reads virtual RDMA device `dev`. False when it is not offered; `excluded` is filled
+  // when it is unusable.
+  bool ReadVirtual(const VirtualRdmaDevice& dev, const CharDevices& chardevs, bool rdma_cm,
+                   PciFunction* out, Exclusion* excluded) const;
+  // Fills f->rdma for RDMA devices `names` (sysfs dirs `<rdma_dir>/<name>`) with their
+  // ports, link layers and present char devices, then reads health. False (and `excluded`
+  // filled) when a required char device is missing.
+  bool ReadRdmaDevices(const std::string& rdma_dir, const std::vector<std::string>& names,
+                       const CharDevices& chardevs, bool rdma_cm, PciFunction* f,
+                       Exclusion* excluded) const;
   // Reads the device `id` at sysfs directory `dir` (`aux`: an auxiliary device whose PCI
   // details come from its parent function). False when it is not offered; `excluded` is
   // filled when it is RDMA-capable but unusable.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # All tests: installs dependencies, builds everything, runs every unit and integration
-# test, runs them again under AddressSanitizer + UndefinedBehaviorSanitizer, and runs the
-# demo as an end-to-end smoke test. Exits non-zero on any failure.
+# test, runs them again under AddressSanitizer + UndefinedBehaviorSanitizer, runs the
+# demo as an end-to-end smoke test, and runs the real-kernel suite in a QEMU guest
+# (docs/testing.md). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -26,3 +27,6 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 echo "== demo (end-to-end smoke)"
 ./build/bin/hcashare demo >/tmp/hcashare-demo.log 2>&1 || { cat /tmp/hcashare-demo.log; exit 1; }
 tail -1 /tmp/hcashare-demo.log
+
+echo "== real-kernel suite (QEMU guest; one SKIP line when this host cannot run it)"
+bash tests/e2e/vm/run.sh build

@@ -4,6 +4,7 @@
 #include "cni/gc.h"
 #include "cni/recover.h"
 #include "cni/status.h"
+#include "cni/steps.h"
 #include "common/pool_info.h"
 #include "tests/cni_fixture.h"
 #include "tests/test_util.h"
@@ -90,6 +91,64 @@ TEST_F(CniVerbsTest, RdmaModeSharedAutoLeavesItMoveRefuses) {
   EXPECT_TRUE(rdma_.moves().empty());
   EXPECT_EQ(store_->Load("c0ffee", "net1")->rdma_device, "");
   EXPECT_FALSE(Del());
+}
+
+// A Soft-RoCE device on the VF's netdev is the VF's RDMA device; the kernel cannot move it,
+// so in exclusive mode ADD is refused (auto and move alike) before anything changes, and
+// in shared mode `auto` leaves it.
+TEST_F(CniVerbsTest, SoftRoceOnTheVfNetdevCannotMoveAndNothingChanges) {
+  AddVf(3);
+  ASSERT_TRUE(node_->AddVirtualRdma({"rxe0", vf_netdevs_[3], "0000:3b:00.5"}).ok());
+  for (const char* mode : {"auto", "move"}) {
+    auto refused = Add({{"deviceID", "0000:3b:00.5"}, {"rdma", mode}, {"mtu", 1400}});
+    ASSERT_FALSE(refused.ok()) << mode;
+    EXPECT_EQ(refused.error().code, kErrHostSetupFailed);
+    EXPECT_EQ(refused.error().msg, "cannot move RDMA device rxe0 into the pod");
+    EXPECT_NE(refused.error().details.find("Soft-RoCE"), std::string::npos);
+    EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[3]).ok()) << "refused before touching anything";
+    EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
+    EXPECT_EQ(StateFiles(), 0u);
+    EXPECT_TRUE(rdma_.moves().empty());
+  }
+  rdma_.set_answer(RdmaNetnsMode::kShared);
+  auto added = Add({{"deviceID", "0000:3b:00.5"}});
+  ASSERT_TRUE(added.ok()) << added.error().msg;
+  EXPECT_EQ(store_->Load("c0ffee", "net1")->rdma_device, "");
+  EXPECT_FALSE(Del());
+}
+
+// When the pod's namespace was deleted before DEL, the kernel hands a physical VF back to
+// the host under its pod name (down, with the pod's MAC and MTU): DEL finds it through
+// the VF's sysfs net/ entry and restores its host name, MAC and MTU.
+TEST_F(CniVerbsTest, RestoresAVfTheKernelReturnedUnderItsPodName) {
+  ASSERT_TRUE(Sh("ip -n " + host_ns_->name() +
+                 " link add net1 mtu 1400 address 02:11:22:33:44:55 type veth peer name net1p"));
+  SimPciFunction vf;
+  vf.address = "0000:3b:00.7";
+  vf.physfn = "0000:3b:00.0";
+  vf.netdevs = {"net1"};
+  ASSERT_TRUE(node_->AddPciFunction(vf).ok());
+  AttachmentState state;
+  state.device = vf.address;
+  state.host_ifname = "hvback";
+  state.host_mac = "02:00:00:00:00:aa";
+  state.host_mtu = 1500;
+  state.steps = {"netdev"};
+  RunIn(*host_ns_, [&] {
+    EXPECT_TRUE(RestoreReturnedNetdev(state, *host_, *netdev_, std::chrono::milliseconds(0)).ok());
+  });
+  auto back = LinkIn(*host_ns_, "hvback");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->mac, "02:00:00:00:00:aa");
+  EXPECT_EQ(back->mtu, 1500u);
+  EXPECT_TRUE(LinkIn(*host_ns_, "net1").status().IsNotFound());
+
+  // A device whose netdev never comes back (or a veth that died with the namespace) is
+  // nothing to restore: DEL goes on.
+  state.device = "0000:3b:00.6";  // no such function: no netdev ever shows up
+  RunIn(*host_ns_, [&] {
+    EXPECT_TRUE(RestoreReturnedNetdev(state, *host_, *netdev_, std::chrono::milliseconds(50)).ok());
+  });
 }
 
 TEST_F(CniVerbsTest, RdmaOffNeverTouchesIt) {

@@ -233,6 +233,87 @@ TEST_F(DiscoveryTest, ScalableFunctionUnderItsPf) {
   EXPECT_THAT(Addresses(Scan().functions), ElementsAre("0000:3b:00.0"));
 }
 
+// Soft-RoCE devices are virtual (/sys/devices/virtual/infiniband/rxe0, no PCI parent): one
+// on an SR-IOV VF's netdev and one on a veth are found through `parent`, with their char
+// devices from the virtual class devices, the VF netdev's NUMA node, and no PCI identity.
+TEST_F(DiscoveryTest, VirtualRdmaDevicesOnVfAndVeth) {
+  SimPciFunction pf = PlainNic("0000:01:00.0", "eth0");
+  pf.numa_node = 1;
+  Add(pf);
+  SimPciFunction vf = PlainNic("0000:01:10.0", "eth4");
+  vf.physfn = "0000:01:00.0";
+  vf.numa_node = 1;
+  vf.driver = "igbvf";
+  Add(vf);
+  ASSERT_TRUE(sim_.AddVirtualRdma({"rxe0", "eth4", "0000:01:10.0"}).ok());
+  SimVirtualRdma veth{"rxe1", "veth0", ""};
+  veth.write_parent = false;  // only the GID table names the netdev
+  ASSERT_TRUE(sim_.AddVirtualRdma(veth).ok());
+
+  Inventory inv = Scan();
+  ASSERT_THAT(Addresses(inv.functions), ElementsAre("rxe0", "rxe1"));
+  EXPECT_TRUE(inv.present.count("rxe0"));
+  EXPECT_TRUE(inv.present.count("rxe1"));
+  const PciFunction& r0 = inv.functions[0];
+  EXPECT_TRUE(r0.is_virtual);
+  EXPECT_FALSE(r0.is_vf);
+  EXPECT_EQ(r0.vendor, "");
+  EXPECT_EQ(r0.device, "");
+  EXPECT_EQ(r0.driver, "");
+  EXPECT_EQ(r0.class_code, 0u);
+  EXPECT_EQ(r0.numa_node, 1);
+  EXPECT_THAT(r0.netdevs, ElementsAre("eth4"));
+  EXPECT_THAT(r0.pf_netdevs, IsEmpty());
+  EXPECT_THAT(r0.link_types, ElementsAre("ether"));
+  ASSERT_THAT(r0.rdma, SizeIs(1));
+  EXPECT_EQ(r0.rdma[0].name, "rxe0");
+  EXPECT_THAT(r0.rdma[0].char_devices, ElementsAre("/dev/infiniband/issm0", "/dev/infiniband/umad0",
+                                                   "/dev/infiniband/uverbs0"));
+  EXPECT_TRUE(r0.healthy);
+  EXPECT_EQ(SysfsDirOf(r0), "/sys/class/infiniband/rxe0");
+  const PciFunction& r1 = inv.functions[1];
+  EXPECT_THAT(r1.netdevs, ElementsAre("veth0"));
+  EXPECT_EQ(r1.numa_node, -1);
+  EXPECT_THAT(r1.rdma[0].char_devices, ElementsAre("/dev/infiniband/issm1", "/dev/infiniband/umad1",
+                                                   "/dev/infiniband/uverbs1"));
+
+  // Health: the port state under /sys/class/infiniband, the netdev under /sys/class/net.
+  ASSERT_TRUE(sim_.SetPortState("rxe0", 1, "1: DOWN").ok());
+  ASSERT_TRUE(sim_.SetOperState("0000:01:10.0", "eth4", "down").ok());
+  PciFunction copy = r0;
+  Discoverer(*host_).RefreshHealth(&copy);
+  EXPECT_FALSE(copy.healthy);
+  EXPECT_EQ(copy.health_reason, "rxe0 port 1 is 1: DOWN; netdev eth4 is down");
+
+  // `rdma link delete rxe1`: gone, with its char devices; the VF's rxe0 stays.
+  ASSERT_TRUE(sim_.RemovePciFunction("rxe1").ok());
+  inv = Scan();
+  EXPECT_THAT(Addresses(inv.functions), ElementsAre("rxe0"));
+  EXPECT_FALSE(inv.present.count("rxe1"));
+}
+
+// A virtual RDMA device whose uverbs node is missing is excluded, naming it.
+TEST_F(DiscoveryTest, VirtualRdmaDeviceWithoutUverbsNodeIsExcluded) {
+  ASSERT_TRUE(sim_.AddVirtualRdma({"rxe0", "veth0", ""}).ok());
+  DeleteNode("/dev/infiniband/uverbs0");
+  Inventory inv = Scan();
+  EXPECT_THAT(inv.functions, IsEmpty());
+  ASSERT_THAT(Addresses(inv.excluded), ElementsAre("rxe0"));
+  EXPECT_THAT(inv.excluded[0].reason, HasSubstr("/dev/infiniband/uverbs0"));
+}
+
+// PCI RDMA devices are not mistaken for virtual ones (their class links are not virtual),
+// and virtual ones sort among PCI functions by name.
+TEST_F(DiscoveryTest, PciAndVirtualDevicesTogether) {
+  Add(RocePf("0000:3b:00.0", "enp59s0f0", "mlx5_0"));
+  ASSERT_TRUE(sim_.AddVirtualRdma({"rxe0", "veth0", ""}).ok());
+  Inventory inv = Scan();
+  ASSERT_THAT(Addresses(inv.functions), ElementsAre("0000:3b:00.0", "rxe0"));
+  EXPECT_FALSE(inv.functions[0].is_virtual);
+  EXPECT_THAT(inv.functions[0].rdma[0].char_devices, SizeIs(3));
+  EXPECT_THAT(inv.functions[1].rdma[0].char_devices, SizeIs(3));
+}
+
 // An auxiliary device without RDMA (e.g. mlx5_core.eth.0) is skipped quietly.
 TEST_F(DiscoveryTest, AuxiliaryDeviceWithoutRdmaIsSkipped) {
   Add(RocePf("0000:3b:00.0", "enp59s0f0", "mlx5_0"));

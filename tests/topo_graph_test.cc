@@ -7,7 +7,9 @@
 #include <fstream>
 
 #include "common/host.h"
+#include "common/sim_node.h"
 #include "common/temp_dir.h"
+#include "topo/format.h"
 #include "topo/graph.h"
 #include "topo/paths.h"
 #include "topo/report.h"
@@ -90,6 +92,50 @@ TEST(TopoSnapshotTest, ReadsRootComplexBehindVmd) {
   EXPECT_EQ(snap->devices[0].root_complex, "pci0000:00/0000:00:0e.5/pci10000:e0");
   EXPECT_THAT(snap->devices[0].bridges, ElementsAre("10000:e0:1d.0"));
   EXPECT_EQ(snap->devices[0].numa_node, -1);
+}
+
+// Soft-RoCE devices are not on PCI: they are listed apart, with their netdev and that
+// netdev's PCI function, and stay out of the matrix; the table and JSON show them.
+TEST(TopoSnapshotTest, VirtualRdmaDevicesAreListedNotPlaced) {
+  TempDir tmp;
+  SimNode node(tmp.path());
+  SimPciFunction pf;
+  pf.address = "0000:01:00.0";
+  pf.vendor = "8086";
+  pf.driver = "igb";
+  pf.netdevs = {"eth0"};
+  ASSERT_TRUE(node.AddPciFunction(pf).ok());
+  SimPciFunction vf = pf;
+  vf.address = "0000:01:10.2";
+  vf.driver = "igbvf";
+  vf.netdevs = {"eth5"};
+  vf.physfn = pf.address;
+  ASSERT_TRUE(node.AddPciFunction(vf).ok());
+  ASSERT_TRUE(node.AddVirtualRdma({"rxe0", "eth5", vf.address}).ok());
+  ASSERT_TRUE(node.AddVirtualRdma({"rxe1", "veth0", ""}).ok());
+
+  auto snap = ReadSnapshot(*NewRootedHost(tmp.path()));
+  ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+  ASSERT_EQ(snap->virtual_rdma.size(), 2u);
+  EXPECT_EQ(snap->virtual_rdma[0].name, "rxe0");
+  EXPECT_EQ(snap->virtual_rdma[0].netdev, "eth5");
+  EXPECT_EQ(snap->virtual_rdma[0].pci, "0000:01:10.2");
+  EXPECT_EQ(snap->virtual_rdma[1].netdev, "veth0");
+  EXPECT_EQ(snap->virtual_rdma[1].pci, "");
+  for (const auto& d : snap->devices) EXPECT_THAT(d.rdma, IsEmpty()) << d.address;
+
+  const TopoReport report = BuildReport(*snap);
+  EXPECT_EQ(report.matrix.size(), 2u);  // the PF and the VF only
+  const std::string table = FormatTable(report);
+  EXPECT_NE(table.find("Virtual RDMA devices (not on PCI, so not in the matrix):\n\n"
+                       "  rxe0  netdev eth5 (on 0000:01:10.2)\n"
+                       "  rxe1  netdev veth0\n"),
+            std::string::npos)
+      << table;
+  const auto json = ToJson(report);
+  ASSERT_EQ(json.at("virtual_rdma").size(), 2u);
+  EXPECT_EQ(json.at("virtual_rdma")[0].at("pci"), "0000:01:10.2");
+  EXPECT_TRUE(json.at("virtual_rdma")[1].at("pci").is_null());
 }
 
 TEST(TopoSnapshotTest, MissingSysfsIsNotFound) {

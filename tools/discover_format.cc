@@ -28,14 +28,24 @@ std::string Indent(const std::string& text, size_t n) {
   return out;
 }
 
+// "15b3:1017  mlx5_core" for a PCI function or SF; "virtual, not on PCI" for rxe and siw.
+std::string Identity(const dp::PciFunction& h) {
+  return h.is_virtual ? "virtual, not on PCI" : h.vendor + ":" + h.device + "  " + h.driver;
+}
+
+// Which bus a discovered device is on, for the JSON report.
+const char* BusName(const dp::PciFunction& h) {
+  return h.is_virtual ? "virtual" : h.is_sf ? "auxiliary" : "pci";
+}
+
 void WriteSelected(const ResourceReport& r, size_t total, std::ostringstream& out) {
   out << "  selected " << r.pool.hcas.size() << " of " << total << " usable RDMA function(s)"
       << (r.pool.hcas.empty() ? "" : ":") << "\n";
   for (const auto& h : r.pool.hcas) {
     std::vector<std::string> rdma;
     for (const auto& x : h.rdma) rdma.push_back(x.name);
-    out << "    " << h.address << "  " << Or(rdma) << "  " << Or(h.netdevs) << "  " << h.vendor
-        << ":" << h.device << "  " << h.driver << "  NUMA " << h.numa_node << "  "
+    out << "    " << h.address << "  " << Or(rdma) << "  " << Or(h.netdevs) << "  " << Identity(h)
+        << "  NUMA " << h.numa_node << "  "
         << (h.healthy ? "Healthy" : "Unhealthy (" + h.health_reason + ")") << "\n";
   }
 }
@@ -102,7 +112,10 @@ nlohmann::ordered_json DiscoverJson(const DiscoverReport& report) {
     for (const auto& h : r.pool.hcas) {
       std::vector<std::string> rdma;
       for (const auto& x : h.rdma) rdma.push_back(x.name);
-      selected.push_back({{"pci", h.address},
+      selected.push_back({{"id", h.address},
+                          {"bus", BusName(h)},
+                          {"pci", h.is_virtual ? nlohmann::ordered_json(nullptr)
+                                               : nlohmann::ordered_json(h.address)},
                           {"rdma", rdma},
                           {"netdevs", h.netdevs},
                           {"numa", h.numa_node},

@@ -7,6 +7,8 @@
 //   best_nics    list of {gpu, nic (pci or null), name (RDMA device or null), path,
 //                gpudirect ("good"|"degraded"|"poor"|null)}, one per GPU
 //   nccl_ib_hca  the suggested NCCL_IB_HCA value, or null
+//   virtual_rdma list of {name, netdev (or null), pci (the netdev's PCI function, or null)}
+//                for RDMA devices that are not on PCI (rxe, siw), by name
 #pragma once
 
 #include <string>

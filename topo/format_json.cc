@@ -37,10 +37,16 @@ nlohmann::ordered_json ToJson(const TopoReport& r) {
                     {"gpudirect", none ? nlohmann::ordered_json(nullptr)
                                        : nlohmann::ordered_json(GpuDirectVerdict(c.path))}});
   }
+  nlohmann::ordered_json virtual_rdma = nlohmann::ordered_json::array();
+  for (const auto& v : r.virtual_rdma) {
+    virtual_rdma.push_back(
+        {{"name", v.name}, {"netdev", OrNull(v.netdev)}, {"pci", OrNull(v.pci)}});
+  }
   return {{"devices", devices},
           {"matrix", matrix},
           {"best_nics", best},
-          {"nccl_ib_hca", OrNull(r.nccl_ib_hca)}};
+          {"nccl_ib_hca", OrNull(r.nccl_ib_hca)},
+          {"virtual_rdma", virtual_rdma}};
 }
 
 }  // namespace hcashare::topo

@@ -55,6 +55,18 @@ void WriteDevices(const TopoReport& r, std::ostringstream& out) {
   }
 }
 
+void WriteVirtualRdma(const TopoReport& r, std::ostringstream& out) {
+  if (r.virtual_rdma.empty()) return;
+  out << "\nVirtual RDMA devices (not on PCI, so not in the matrix):\n\n";
+  size_t w = 0;
+  for (const auto& v : r.virtual_rdma) w = std::max(w, v.name.size() + 2);
+  for (const auto& v : r.virtual_rdma) {
+    out << "  " << Pad(v.name, w) << "netdev " << (v.netdev.empty() ? "-" : v.netdev);
+    if (!v.pci.empty()) out << " (on " << v.pci << ")";
+    out << "\n";
+  }
+}
+
 void WriteBestNics(const TopoReport& r, std::ostringstream& out) {
   if (r.best_nics.empty()) return;
   out << "\nBest NIC per GPU (closest class, then the same NUMA node):\n\n";
@@ -85,12 +97,14 @@ std::string FormatTable(const TopoReport& r) {
   std::ostringstream out;
   if (r.devices.empty()) {
     out << "no GPUs or NICs found in /sys/bus/pci/devices\n";
+    WriteVirtualRdma(r, out);
     return out.str();
   }
   WriteMatrix(r, out);
   out << "\nLegend:\n\n";
   for (const char* line : kLegend) out << line << "\n";
   WriteDevices(r, out);
+  WriteVirtualRdma(r, out);
   WriteBestNics(r, out);
   return out.str();
 }

@@ -63,6 +63,7 @@ TopoReport BuildReport(const HostSnapshot& snap) {
   r.graph = Graph::FromSnapshot(snap);
   FlattenSwitches(&r.graph);
   r.devices = NameDevices(snap);
+  r.virtual_rdma = snap.virtual_rdma;
   for (const auto& a : r.devices) {
     for (const auto& b : r.devices) {
       r.matrix[a.device.address][b.device.address] =

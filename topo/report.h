@@ -34,6 +34,7 @@ struct TopoReport {
   std::vector<NicChoice> best_nics;                               // one per GPU, GPU order
   std::string nccl_ib_hca;  // "=mlx5_0,mlx5_1": the best NICs; "" when there are none
   Graph graph;              // flattened
+  std::vector<VirtualRdmaEndpoint> virtual_rdma;  // not on PCI: listed, not in the matrix
 };
 
 // GPUDirect RDMA between a GPU and a NIC at `path`: "good" (PIX, PXB), "degraded" (PHB,

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "common/log.h"
+#include "common/virtual_rdma.h"
 
 namespace hcashare::topo {
 namespace {
@@ -141,6 +142,14 @@ Result<HostSnapshot> ReadSnapshot(const Host& host) {
                      if (a.kind != b.kind) return a.kind == DeviceKind::kGpu;
                      return a.address < b.address;
                    });
+  for (const auto& v : ListVirtualRdmaDevices(host)) {
+    VirtualRdmaEndpoint ep{v.name, v.netdev, ""};
+    if (!v.netdev.empty()) {
+      auto dev = host.RealPath("/sys/class/net/" + v.netdev + "/device");
+      if (dev.ok() && IsBdf(BaseName(*dev))) ep.pci = BaseName(*dev);
+    }
+    snap.virtual_rdma.push_back(std::move(ep));
+  }
   return snap;
 }
 

@@ -37,9 +37,17 @@ struct PciEndpoint {
   std::string physfn;                // VFs: the PF's address; "" otherwise
 };
 
+// A virtual RDMA device (Soft-RoCE rxe, siw): not on PCI, so it has no PCIe distance.
+struct VirtualRdmaEndpoint {
+  std::string name;    // "rxe0"
+  std::string netdev;  // the netdev it runs on; "" when sysfs names none
+  std::string pci;     // the PCI function of that netdev (e.g. an SR-IOV VF); "" for a veth
+};
+
 // Every GPU and NIC of a host.
 struct HostSnapshot {
-  std::vector<PciEndpoint> devices;  // GPUs by address, then NICs by address
+  std::vector<PciEndpoint> devices;               // GPUs by address, then NICs by address
+  std::vector<VirtualRdmaEndpoint> virtual_rdma;  // by name
 };
 
 // The kind of a PCI function from its class code and vendor: a GPU for class 0x0300 (VGA)
@@ -50,8 +58,8 @@ std::optional<DeviceKind> KindOfClass(uint32_t class_code, const std::string& ve
 // True for "DDDD:BB:DD.F" (lower-case hex; the domain may be longer, as behind a VMD).
 bool IsBdf(const std::string& s);
 
-// Reads every GPU and NIC in /sys/bus/pci/devices of `host`. Functions whose class or
-// sysfs path cannot be read are skipped (logged at debug). NotFound when
+// Reads every GPU and NIC in /sys/bus/pci/devices of `host`, and the virtual RDMA devices.
+// Functions whose class or sysfs path cannot be read are skipped (logged at debug). NotFound when
 // /sys/bus/pci/devices cannot be listed.
 Result<HostSnapshot> ReadSnapshot(const Host& host);
 

@@ -1,0 +1,143 @@
+// hcashare-e2e-kubelet: the kubelet's side of the device-plugin protocol for the
+// real-kernel VM suite (tests/e2e/vm), driven from a shell script.
+//
+//   watch --root DIR --resource NAME [--resource NAME...] --log FILE
+//       Serves DIR/device-plugins/kubelet.sock (FakeKubelet, classic registration) and
+//       appends one line to FILE per ListAndWatch message of each named resource:
+//         <uptime-ms> <resource> n=<count> <id>:<health>,...
+//       and one "endpoint=<socket>" line per new registration. <uptime-ms> is
+//       CLOCK_BOOTTIME, the clock of /proc/uptime, so the script can compare it with the
+//       moment it changed the kernel. Runs until killed.
+//   allocate --socket PATH --ids ID[,ID...]
+//       Calls Allocate on the plugin at PATH with one container request and prints the
+//       response as JSON (tools/allocate_json.h).
+//
+// Exit status: 0 on success, 1 on an RPC or I/O error, 2 on bad arguments.
+#include <grpcpp/grpcpp.h>
+#include <time.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/strings.h"
+#include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
+#include "tools/allocate_json.h"
+#include "tools/fake_kubelet.h"
+
+namespace hcashare::e2e {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Milliseconds since boot, as /proc/uptime counts them.
+long long BoottimeMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+// The value after flag `name` in argv, or "" (all flags take a value).
+std::vector<std::string> FlagValues(int argc, char** argv, const std::string& name) {
+  std::vector<std::string> out;
+  for (int i = 2; i + 1 < argc; ++i) {
+    if (argv[i] == name) out.push_back(argv[i + 1]);
+  }
+  return out;
+}
+
+std::string Flag(int argc, char** argv, const std::string& name) {
+  auto v = FlagValues(argc, argv, name);
+  return v.empty() ? "" : v.back();
+}
+
+// "id:Healthy,id:Unhealthy" for a device list.
+std::string DeviceText(const std::vector<v1beta1::Device>& devices) {
+  std::vector<std::string> parts;
+  for (const auto& d : devices) parts.push_back(d.id() + ":" + d.health());
+  return Join(parts, ",");
+}
+
+int Watch(const std::string& root, const std::vector<std::string>& resources,
+          const std::string& log_path) {
+  fake::FakeKubelet kubelet(root);
+  if (Status st = kubelet.Start(); !st.ok()) {
+    std::cerr << "cannot serve kubelet.sock: " << st.ToString() << "\n";
+    return 1;
+  }
+  std::ofstream log(log_path, std::ios::app);
+  if (!log) {
+    std::cerr << "cannot open " << log_path << "\n";
+    return 1;
+  }
+  std::map<std::string, int> seen_lists, seen_registrations;
+  for (;;) {
+    for (const auto& r : resources) {
+      const fake::ResourceView v = kubelet.View(r);
+      if (v.registrations != seen_registrations[r]) {
+        seen_registrations[r] = v.registrations;
+        log << BoottimeMs() << " " << r << " endpoint=" << v.endpoint << std::endl;
+      }
+      if (v.lists_received == seen_lists[r]) continue;
+      seen_lists[r] = v.lists_received;
+      const auto age =
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - v.last_list_at);
+      log << BoottimeMs() - age.count() << " " << r << " n=" << v.devices.size() << " "
+          << DeviceText(v.devices) << std::endl;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+int Allocate(const std::string& socket, const std::string& ids) {
+  auto channel = grpc::CreateChannel("unix://" + socket, grpc::InsecureChannelCredentials());
+  auto stub = v1beta1::DevicePlugin::NewStub(channel);
+  v1beta1::AllocateRequest req;
+  auto* container = req.add_container_requests();
+  std::istringstream in(ids);
+  for (std::string id; std::getline(in, id, ',');) container->add_devices_ids(id);
+  v1beta1::AllocateResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Status st = stub->Allocate(&ctx, req, &resp);
+  if (!st.ok()) {
+    std::cerr << "Allocate: " << st.error_message() << "\n";
+    return 1;
+  }
+  std::cout << cli::AllocateResponseJson(resp).dump(2) << "\n";
+  return 0;
+}
+
+int Usage() {
+  std::cerr << "usage: hcashare-e2e-kubelet watch --root DIR --resource NAME... --log FILE\n"
+               "       hcashare-e2e-kubelet allocate --socket PATH --ids ID[,ID...]\n";
+  return 2;
+}
+
+}  // namespace
+}  // namespace hcashare::e2e
+
+int main(int argc, char** argv) {
+  using namespace hcashare::e2e;
+  if (argc < 2) return Usage();
+  const std::string cmd = argv[1];
+  if (cmd == "watch") {
+    const std::string root = Flag(argc, argv, "--root");
+    const std::string log = Flag(argc, argv, "--log");
+    const auto resources = FlagValues(argc, argv, "--resource");
+    if (root.empty() || log.empty() || resources.empty()) return Usage();
+    return Watch(root, resources, log);
+  }
+  if (cmd == "allocate") {
+    const std::string socket = Flag(argc, argv, "--socket");
+    const std::string ids = Flag(argc, argv, "--ids");
+    if (socket.empty() || ids.empty()) return Usage();
+    return Allocate(socket, ids);
+  }
+  return Usage();
+}

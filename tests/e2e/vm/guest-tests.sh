@@ -1,0 +1,357 @@
+#!/bin/sh
+# The real-kernel end-to-end tests, run by /init inside the QEMU guest (busybox sh).
+# The project's binaries are in /mnt/host/bin, host-local in /mnt/host/cni. Every check
+# prints "PASS <name>" or "FAIL <name>: <why>" (also to /mnt/host/results); the exit status
+# (in /mnt/host/guest.rc) is 0 only when every check passed.
+#
+# Hardware: one QEMU igb PF (real PCI SR-IOV) with two VFs, Soft-RoCE (rdma_rxe) devices.
+#   VF0      hcashare-cni's real SR-IOV VF (step 3), later the Soft-RoCE move (step 4)
+#   VF1      carries rxe0: the shared pool's HCA, doctor's and the data path's device
+#   veth0/1  carry rxe1 and rxe2: the exclusive pool, hot-plugged (step 1)
+set -u
+BIN=/mnt/host/bin
+RESULTS=/mnt/host/results
+WORK=/tmp/e2e
+KROOT=/run/kubelet
+: >"$RESULTS"
+mkdir -p "$WORK" "$KROOT/device-plugins"
+FAILED=0
+# Debian's busybox prefers its own applets to $PATH: call iproute2 by path.
+ip() { /usr/sbin/ip "$@"; }
+
+pass() { echo "PASS $1" | tee -a "$RESULTS"; }
+fail() {
+  echo "FAIL $1: $2" | tee -a "$RESULTS"
+  FAILED=1
+}
+# check NAME CMD...: PASS when CMD exits 0; otherwise FAIL with the end of its output.
+check() {
+  name=$1
+  shift
+  if out=$("$@" 2>&1); then
+    pass "$name"
+  else
+    fail "$name" "$(echo "$out" | tail -5 | tr '\n' ' ')"
+  fi
+}
+say() { echo "=== $*"; }
+uptime_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+# wait_for SECONDS CMD...: retries CMD every 50 ms until it succeeds.
+wait_for() {
+  deadline=$(($(uptime_ms) + $1 * 1000))
+  shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(uptime_ms)" -lt "$deadline" ] || return 1
+    usleep 50000
+  done
+}
+
+# ---------------------------------------------------------------- kubelet log helpers
+KLOG=$WORK/kubelet.log
+# The latest ListAndWatch line of a resource: "<ms> <resource> n=<count> <devices>".
+latest() { grep " $1 n=" "$KLOG" | tail -1; }
+# has_list RESOURCE TEXT [SINCE_MS]: the latest list (newer than SINCE_MS) contains TEXT.
+has_list() {
+  line=$(latest "$1")
+  [ -n "$line" ] && [ "${line%% *}" -ge "${3:-0}" ] && echo "$line" | grep -q -- "$2"
+}
+endpoint() { grep " $1 endpoint=" "$KLOG" | tail -1 | sed 's/.*endpoint=//'; }
+# The host paths of an Allocate response (JSON on stdin).
+host_paths() { grep -o '"host_path": "[^"]*"' | sed 's/.*: "//; s/"$//'; }
+
+# ---------------------------------------------------------------- hardware
+say "kernel $(uname -r): SR-IOV VFs and Soft-RoCE devices"
+PF_DIR=
+for d in /sys/bus/pci/devices/*; do [ -e "$d/sriov_totalvfs" ] && PF_DIR=$d && break; done
+if [ -z "$PF_DIR" ]; then
+  fail setup "no SR-IOV PF (QEMU igb) in the guest"
+  echo 1 >/mnt/host/guest.rc
+  exit 1
+fi
+PF=$(ls "$PF_DIR/net")
+ip link set "$PF" up
+echo 2 >"$PF_DIR/sriov_numvfs"
+wait_for 10 ls "$PF_DIR/virtfn1/net/" || fail setup "VF netdevs did not appear"
+VF0_PCI=$(basename "$(readlink "$PF_DIR/virtfn0")")
+VF1_PCI=$(basename "$(readlink "$PF_DIR/virtfn1")")
+VF0=$(ls "$PF_DIR/virtfn0/net")
+VF1=$(ls "$PF_DIR/virtfn1/net")
+VF0_MAC=$(cat "/sys/class/net/$VF0/address")
+echo "PF $PF ($(basename "$PF_DIR")), VF0 $VF0 ($VF0_PCI), VF1 $VF1 ($VF1_PCI)"
+ip link set "$VF1" up
+ip addr add 192.168.78.1/24 dev "$VF1"
+ip link add veth0 type veth peer name veth1
+ip link set veth0 up
+ip link set veth1 up
+ip addr add 192.168.77.1/24 dev veth0
+check rxe0-on-vf rdma link add rxe0 type rxe netdev "$VF1"
+check rxe1-on-veth rdma link add rxe1 type rxe netdev veth0
+wait_for 10 sh -c 'grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state' ||
+  fail setup "rxe0 port not ACTIVE: $(cat /sys/class/infiniband/rxe0/ports/1/state)"
+rdma link show
+
+# ---------------------------------------------------------------- 1. device plugin
+say "1. device plugin against the real /sys and /dev"
+cat >"$WORK/dp.json" <<EOF
+{"configList": [
+  {"resourceName": "rxe_shared", "resourcePrefix": "rdma", "rdmaHcaMax": 4,
+   "selectors": {"ifNames": ["$VF1"]}},
+  {"resourceName": "rxe_excl", "resourcePrefix": "rdma", "mode": "exclusive",
+   "selectors": {"ifNames": ["veth0", "veth1"]}}
+]}
+EOF
+start_dp() { # start_dp LOG: the daemon and the kubelet, both fresh
+  : >"$KLOG"
+  "$BIN/hcashare-e2e-kubelet" watch --root "$KROOT" --resource rdma/rxe_shared \
+    --resource rdma/rxe_excl --log "$KLOG" &
+  KUBELET_PID=$!
+  wait_for 10 test -S "$KROOT/device-plugins/kubelet.sock"
+  "$BIN/hcashare-device-plugin" --config "${DP_CONFIG:-$WORK/dp.json}" --kubelet-root-dir "$KROOT" \
+    --registration kubelet --pool-info-dir "" --device-info-dir "$WORK/devinfo" \
+    >"$1" 2>&1 &
+  DP_PID=$!
+}
+stop_dp() {
+  kill "$DP_PID" "$KUBELET_PID" 2>/dev/null
+  wait "$DP_PID" "$KUBELET_PID" 2>/dev/null
+}
+start_dp "$WORK/dp.log"
+if wait_for 15 has_list rdma/rxe_shared "n=4 " && wait_for 5 has_list rdma/rxe_excl "rxe1:Healthy"; then
+  pass dp-registers-and-lists
+else
+  fail dp-registers-and-lists "kubelet saw: $(tail -3 "$KLOG" | tr '\n' ' ') daemon: $(tail -5 "$WORK/dp.log" | tr '\n' ' ')"
+fi
+latest rdma/rxe_shared
+latest rdma/rxe_excl
+
+# Allocate hands out the real char devices of rxe0: S_ISCHR with the kernel's numbers.
+SHARED_ID=$(latest rdma/rxe_shared | awk '{ print $4 }' | cut -d: -f1)
+"$BIN/hcashare-e2e-kubelet" allocate --socket "$(endpoint rdma/rxe_shared)" --ids "$SHARED_ID" \
+  >"$WORK/alloc.json" 2>&1
+cat "$WORK/alloc.json"
+ALLOC_DEVS=$(host_paths <"$WORK/alloc.json")
+real_char_devices() {
+  uverbs=0
+  for p in $ALLOC_DEVS; do
+    [ "$(stat -c %F "$p")" = "character special file" ] || { echo "$p is not a char device"; return 1; }
+    got=$((0x$(stat -c %t "$p"))):$((0x$(stat -c %T "$p")))
+    n=$(basename "$p")
+    case $n in
+      uverbs*) want=$(cat "/sys/class/infiniband_verbs/$n/dev")
+        [ "$(cat "/sys/class/infiniband_verbs/$n/ibdev")" = rxe0 ] || { echo "$n is not rxe0's"; return 1; }
+        uverbs=$((uverbs + 1)) ;;
+      umad* | issm*) want=$(cat "/sys/class/infiniband_mad/$n/dev") ;;
+      rdma_cm) want=$(cat /sys/class/misc/rdma_cm/dev) ;;
+      *) echo "unexpected $p"; return 1 ;;
+    esac
+    [ "$got" = "$want" ] || { echo "$p is $got, the kernel says $want"; return 1; }
+    echo "$p $got ok"
+  done
+  [ "$uverbs" = 1 ] || { echo "want exactly rxe0's uverbs node, got $uverbs"; return 1; }
+  echo "$ALLOC_DEVS" | grep -q /dev/infiniband/rdma_cm || { echo "no rdma_cm"; return 1; }
+}
+check dp-allocate-real-char-devices real_char_devices
+
+# Hot-unplug and hot-plug through uevents, each visible to the kubelet within 1 s.
+t0=$(uptime_ms)
+rdma link delete rxe1
+if wait_for 3 has_list rdma/rxe_excl "n=0 " "$t0"; then
+  dt=$(($(latest rdma/rxe_excl | cut -d' ' -f1) - t0))
+  echo "rdma link delete rxe1 -> ListAndWatch in ${dt} ms"
+  if [ "$dt" -le 1000 ]; then pass dp-unplug-within-1s; else fail dp-unplug-within-1s "took ${dt} ms"; fi
+else
+  fail dp-unplug-within-1s "no update: $(latest rdma/rxe_excl)"
+fi
+t0=$(uptime_ms)
+rdma link add rxe2 type rxe netdev veth1
+if wait_for 3 has_list rdma/rxe_excl "rxe2:Healthy" "$t0"; then
+  dt=$(($(latest rdma/rxe_excl | cut -d' ' -f1) - t0))
+  echo "rdma link add rxe2 -> ListAndWatch in ${dt} ms"
+  if [ "$dt" -le 1000 ]; then pass dp-hotplug-within-1s; else fail dp-hotplug-within-1s "took ${dt} ms"; fi
+else
+  fail dp-hotplug-within-1s "no update: $(latest rdma/rxe_excl)"
+fi
+# A port going down (the netdev's carrier) turns the device Unhealthy.
+t0=$(uptime_ms)
+ip link set veth0 down
+if wait_for 3 has_list rdma/rxe_excl "rxe2:Unhealthy" "$t0"; then
+  echo "veth0 down -> rxe2 Unhealthy in $(($(latest rdma/rxe_excl | cut -d' ' -f1) - t0)) ms"
+  pass dp-port-down-unhealthy
+else
+  fail dp-port-down-unhealthy "$(latest rdma/rxe_excl)"
+fi
+ip link set veth0 up
+stop_dp
+
+# ---------------------------------------------------------------- 2. doctor
+say "2. hcashare doctor on the real stack"
+# As in a pod: with the env the Allocate response gives the container.
+POD_DEVICES=$(grep -o '"HCASHARE_RDMA_DEVICES": "[^"]*"' "$WORK/alloc.json" | sed 's/.*: "//; s/"$//')
+HCASHARE_RDMA_DEVICES=$POD_DEVICES "$BIN/hcashare" doctor >"$WORK/doctor.txt" 2>&1
+doctor_rc=$?
+cat "$WORK/doctor.txt"
+doctor_passes() {
+  [ "$doctor_rc" = 0 ] || { echo "exit $doctor_rc"; return 1; }
+  for c in uverbs libibverbs verbs-ports roce-gid rdma-netns plugin-env; do
+    grep -q "^PASS  $c " "$WORK/doctor.txt" || { echo "$c did not pass"; return 1; }
+  done
+  grep -q "^PASS  libibverbs .*rxe0" "$WORK/doctor.txt" || { echo "libibverbs did not list rxe0"; return 1; }
+  grep -q "^PASS  rdma-netns .*shared" "$WORK/doctor.txt" || { echo "netns mode not read as shared"; return 1; }
+  ! grep -q "^WARN\|^FAIL" "$WORK/doctor.txt" || { echo "not all PASS"; return 1; }
+}
+check doctor-all-pass doctor_passes
+HCASHARE_RDMA_DEVICES=$POD_DEVICES NCCL_IB_DISABLE=1 "$BIN/hcashare" doctor \
+  >"$WORK/doctor-nccl.txt" 2>&1
+check doctor-warns-nccl-ib-disable grep -q "^WARN  nccl-ib-disable" "$WORK/doctor-nccl.txt"
+
+# ---------------------------------------------------------------- 5. data path
+say "5. data path: ibv_rc_pingpong with only the Allocate response's char devices"
+# A container-like sandbox: new mount and network namespaces, and a /dev that holds
+# nothing but bind mounts of the nodes Allocate handed out (plus /dev/null).
+sandbox() { # sandbox DEVICES CMD: runs CMD (sh -c) in the sandbox
+  unshare -m -n sh -c '
+    /usr/sbin/ip link set lo up
+    mkdir -p /tmp/hostdev && mount --bind /dev /tmp/hostdev
+    mount -t tmpfs -o mode=755 tmpfs /dev
+    mkdir /dev/infiniband
+    touch /dev/null && mount --bind /tmp/hostdev/null /dev/null
+    for p in $1; do touch "$p" && mount --bind "/tmp/hostdev/${p#/dev/}" "$p" || exit 1; done
+    umount -l /tmp/hostdev
+    eval "$2"' sandbox "$1" "$2"
+}
+PINGPONG='ls /dev/infiniband
+  ibv_rc_pingpong -d rxe0 -g 1 -n 200 -s 4096 >/tmp/pp-server.log 2>&1 &
+  sleep 1
+  timeout 60 ibv_rc_pingpong -d rxe0 -g 1 -n 200 -s 4096 127.0.0.1; rc=$?
+  wait; cat /tmp/pp-server.log; exit $rc'
+check datapath-allocated-nodes-suffice sandbox "$ALLOC_DEVS" "$PINGPONG"
+# The control: the same sandbox without the uverbs node cannot do RDMA.
+NO_UVERBS=$(echo "$ALLOC_DEVS" | grep -v uverbs)
+if sandbox "$NO_UVERBS" "$PINGPONG" >"$WORK/pp-no-uverbs.log" 2>&1; then
+  fail datapath-needs-uverbs "ibv_rc_pingpong worked without a uverbs node"
+else
+  pass datapath-needs-uverbs
+fi
+
+# ---------------------------------------------------------------- 3. CNI on real SR-IOV
+say "3. hcashare-cni on a real SR-IOV VF ($VF0_PCI)"
+mkdir -p /run/netns
+cni() { # cni VERB NETNS CONF: runs hcashare-cni, its result on stdout
+  CNI_COMMAND=$1 CNI_CONTAINERID=e2e-$2 CNI_NETNS=/run/netns/$2 CNI_IFNAME=net1 \
+    CNI_PATH=/mnt/host/cni CNI_ARGS="K8S_POD_NAMESPACE=e2e;K8S_POD_NAME=$2" \
+    "$BIN/hcashare-cni" <<EOF
+$3
+EOF
+}
+netconf() { # netconf EXTRA_JSON_MEMBERS
+  echo '{"cniVersion": "1.0.0", "name": "sriov-e2e", "type": "hcashare-cni",
+  "deviceID": "'"$VF0_PCI"'", "stateDir": "/run/hcashare-cni", "mtu": 1400,
+  "ipam": {"type": "host-local", "subnet": "10.56.0.0/24", "dataDir": "/run/cni-ipam"}'"$1"'}'
+}
+PF_SETTINGS=', "vlan": 100, "mac": "02:11:22:33:44:55", "spoofchk": "off", "trust": "on", "max_tx_rate": 100'
+vf0_line() { ip -d link show "$PF" | grep "vf 0 "; }
+echo "VF 0 before: $(vf0_line)"
+VF0_BEFORE=$(vf0_line)
+ip netns add pod1
+ADD=$(cni ADD pod1 "$(netconf "$PF_SETTINGS")")
+add_rc=$?
+echo "$ADD"
+cni_add_applies() {
+  [ "$add_rc" = 0 ] || { echo "ADD exit $add_rc"; return 1; }
+  line=$(vf0_line)
+  echo "VF 0 after ADD: $line"
+  for want in "02:11:22:33:44:55" "vlan 100" "spoof checking off" "trust on" "max_tx_rate 100Mbps"; do
+    echo "$line" | grep -q "$want" || { echo "PF side lacks '$want'"; return 1; }
+  done
+  ! ip link show "$VF0" >/dev/null 2>&1 || { echo "$VF0 still in the host"; return 1; }
+  pod=$(ip -n pod1 -d link show net1) || { echo "no net1 in the pod"; return 1; }
+  echo "$pod"
+  echo "$pod" | grep -q "mtu 1400" || { echo "MTU not applied"; return 1; }
+  echo "$pod" | grep -q "link/ether 02:11:22:33:44:55" || { echo "MAC not applied"; return 1; }
+  echo "$pod" | grep -q "state UP\|,UP" || { echo "not up"; return 1; }
+  ip -n pod1 addr show net1 | grep -q "inet 10.56.0." || { echo "no IPAM address"; return 1; }
+}
+check cni-add-real-vf cni_add_applies
+CHECK_CONF=$(netconf "$PF_SETTINGS, \"prevResult\": $ADD")
+check cni-check-passes cni CHECK pod1 "$CHECK_CONF"
+vf0_restored() {
+  ip link show "$VF0" >/dev/null 2>&1 || { echo "$VF0 is not back in the host"; return 1; }
+  [ "$(cat "/sys/class/net/$VF0/mtu")" = 1500 ] || { echo "MTU not restored"; return 1; }
+  [ "$(cat "/sys/class/net/$VF0/address")" = "$VF0_MAC" ] || { echo "MAC not restored"; return 1; }
+  line=$(vf0_line)
+  echo "VF 0 after DEL: $line"
+  [ "$line" = "$VF0_BEFORE" ] || { echo "PF side differs from before: $VF0_BEFORE"; return 1; }
+  [ -z "$(ls /run/hcashare-cni/attachments 2>/dev/null)" ] || { echo "state left behind"; return 1; }
+}
+cni DEL pod1 "$(netconf "$PF_SETTINGS")"
+del_rc=$?
+check cni-del-exit-0 test "$del_rc" = 0
+check cni-del-restores-vf-and-pf vf0_restored
+# DEL after the pod's netns is gone: the kernel hands the physical VF back to the host
+# namespace (under whatever name is free); DEL finds it and restores it.
+cni ADD pod1 "$(netconf "$PF_SETTINGS")" >/dev/null
+ip netns delete pod1
+wait_for 10 sh -c "ls /sys/bus/pci/devices/$VF0_PCI/net/ | grep -q ." ||
+  echo "VF netdev not yet back in the host"
+echo "after netns deletion: $(ls "/sys/bus/pci/devices/$VF0_PCI/net/")"
+cni DEL pod1 "$(netconf "$PF_SETTINGS")"
+check cni-del-after-netns-gone-exit-0 test $? = 0
+check cni-del-after-netns-gone-restores vf0_restored
+
+# ---------------------------------------------------------------- 4. RDMA netns mode
+say "4. RDMA netns mode exclusive"
+for ns in $(ip netns list | cut -d' ' -f1); do ip netns delete "$ns"; done
+# The mode can change only while no other network namespace exists; deleted ones are
+# freed asynchronously, so retry for a while.
+check rdma-set-exclusive wait_for 15 rdma system set netns exclusive
+rdma system show
+"$BIN/hcashare" doctor >"$WORK/doctor-excl.txt" 2>&1
+grep rdma-netns "$WORK/doctor-excl.txt"
+check doctor-reads-exclusive grep -q "^PASS  rdma-netns .*exclusive" "$WORK/doctor-excl.txt"
+# The exclusive pool now takes every RoCE device: rxe0 (on VF1) and rxe2.
+sed 's/"ifNames": \["veth0", "veth1"\]/"linkTypes": ["ether"]/' "$WORK/dp.json" >"$WORK/dp-excl.json"
+DP_CONFIG=$WORK/dp-excl.json
+start_dp "$WORK/dp-excl.log"
+# Documented: shared pools advertise 0 devices in exclusive mode, exclusive pools work.
+if wait_for 15 has_list rdma/rxe_shared "n=0 " &&
+  wait_for 5 has_list rdma/rxe_excl "n=2 rxe0:Healthy,rxe2:Healthy"; then
+  pass dp-exclusive-mode-behaviour
+else
+  fail dp-exclusive-mode-behaviour "$(latest rdma/rxe_shared) / $(latest rdma/rxe_excl)"
+fi
+check dp-logs-why-shared-is-empty grep -q "exclusive netns mode" "$WORK/dp-excl.log"
+# rxe0 sits on VF1's netdev: "rdma": "move" cannot move a Soft-RoCE device. The CNI says
+# so, and nothing changes: the VF netdev and rxe0 stay in the host, no state is left.
+ip netns add pod2
+VF1_MTU=$(cat "/sys/class/net/$VF1/mtu")
+MOVE=$(cni ADD pod2 "$(netconf ', "rdma": "move"' | sed "s/$VF0_PCI/$VF1_PCI/")")
+move_rc=$?
+echo "$MOVE"
+rxe_move_refused() {
+  [ "$move_rc" != 0 ] || { echo "ADD succeeded"; return 1; }
+  echo "$MOVE" | grep -q '"code": *1[0-9][0-9]' || { echo "not a plugin error code"; return 1; }
+  echo "$MOVE" | grep -q "cannot move RDMA device rxe0" || { echo "error does not name rxe0"; return 1; }
+  ip link show "$VF1" >/dev/null || { echo "$VF1 left the host"; return 1; }
+  [ "$(cat "/sys/class/net/$VF1/mtu")" = "$VF1_MTU" ] || { echo "MTU changed"; return 1; }
+  rdma dev show rxe0 >/dev/null || { echo "rxe0 is gone"; return 1; }
+  [ -z "$(ip -n pod2 -o link show | grep -v ' lo:')" ] || { echo "something is in the pod"; return 1; }
+  [ -z "$(ls /run/hcashare-cni/attachments 2>/dev/null)" ] || { echo "state left behind"; return 1; }
+}
+check cni-rdma-move-rxe-refused-cleanly rxe_move_refused
+
+# sriov_numvfs=0 destroys VF1, its netdev, and with it rxe0 (the kernel unregisters an rxe
+# whose netdev goes): the PCI and RDMA uevents reach ListAndWatch within 1 s.
+t0=$(uptime_ms)
+echo 0 >"$PF_DIR/sriov_numvfs"
+if wait_for 3 has_list rdma/rxe_excl "n=1 rxe2:" "$t0"; then
+  dt=$(($(latest rdma/rxe_excl | cut -d' ' -f1) - t0))
+  echo "sriov_numvfs=0 -> ListAndWatch in ${dt} ms"
+  if [ "$dt" -le 1000 ]; then pass dp-sriov-numvfs-within-1s; else fail dp-sriov-numvfs-within-1s "took ${dt} ms"; fi
+else
+  fail dp-sriov-numvfs-within-1s "no update: $(latest rdma/rxe_excl)"
+fi
+stop_dp
+
+echo "guest tests done: $(grep -c '^PASS' "$RESULTS") passed, $(grep -c '^FAIL' "$RESULTS") failed"
+echo "$FAILED" >/mnt/host/guest.rc
+exit "$FAILED"
