@@ -192,6 +192,33 @@ TEST(DiscoverTest, ScalableFunctionsOnlyInExclusivePools) {
   EXPECT_THAT(e->why.detail, HasSubstr("only by exclusive pools"));
 }
 
+// Soft-RoCE devices: selected by ifNames/linkTypes (shared or exclusive, ID = RDMA device
+// name), never by PCI selectors; shown as not on PCI, with the virtual char devices.
+TEST(DiscoverTest, SoftRoceDevicesBySelectorsOnly) {
+  DemoHost h;
+  ASSERT_TRUE(h.node.AddVirtualRdma({"rxe0", "veth0", ""}).ok());
+  const DiscoverReport rep = h.Run(R"({"configList": [
+      {"resourceName": "soft", "mode": "exclusive", "selectors": {"ifNames": ["veth0"]}},
+      {"resourceName": "mlx", "rdmaHcaMax": 2, "selectors": {"vendors": ["15b3"]}},
+      {"resourceName": "roce", "rdmaHcaMax": 2, "selectors": {"linkTypes": ["ether"]}}]})");
+  EXPECT_THAT(Selected(rep.resources[0]), ElementsAre("rxe0"));
+  ASSERT_EQ(rep.resources[0].devices.size(), 1u);
+  EXPECT_EQ(rep.resources[0].devices[0].id(), "rxe0");
+  const ExcludedDevice* e = Excluded(rep.resources[1], "rxe0");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->why.rule, "selectors.vendors");
+  EXPECT_THAT(Selected(rep.resources[2]), ElementsAre("rxe0"));
+  ASSERT_EQ(rep.resources[0].allocations.size(), 1u);
+  const auto alloc = AllocateResponseJson(rep.resources[0].allocations[0].response).dump();
+  EXPECT_THAT(alloc, HasSubstr("/dev/infiniband/uverbs4"));
+  EXPECT_THAT(FormatDiscoverText(rep),
+              HasSubstr("rxe0  rxe0  veth0  virtual, not on PCI  NUMA -1"));
+  const auto j = DiscoverJson(rep);
+  EXPECT_EQ(j["resources"][0]["selected"][0]["bus"], "virtual");
+  EXPECT_TRUE(j["resources"][0]["selected"][0]["pci"].is_null());
+  EXPECT_EQ(j["resources"][0]["selected"][0]["id"], "rxe0");
+}
+
 TEST(DiscoverTest, TextAndJson) {
   DemoHost h;
   const DiscoverReport rep = h.Run(kMellanoxExample);

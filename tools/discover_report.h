@@ -58,7 +58,9 @@ DiscoverReport BuildDiscoverReport(const config::PluginConfig& config, const Hos
 // Human-readable report.
 std::string FormatDiscoverText(const DiscoverReport& report);
 
-// JSON: {"rdma_netns_mode", "resources": [{"resource", "mode", "blocked", "selected": [...],
+// JSON: {"rdma_netns_mode", "resources": [{"resource", "mode", "blocked", "selected": [{"id",
+// "bus" ("pci", "auxiliary" or "virtual"), "pci" (null for virtual), "rdma", "netdevs",
+// "numa", "healthy"}],
 // "devices": [{"id", "health", "numa"}], "allocations": [{"ids", "response" | "error"}],
 // "excluded": [{"pci", "name", "rule", "detail"}]}]}.
 nlohmann::ordered_json DiscoverJson(const DiscoverReport& report);
