@@ -98,7 +98,9 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
   }
   auto found = FindDevice(env, conf, ctx);
   if (!found.ok()) return found.error();
-  const auto [device, is_aux] = *found;
+  // Not a structured binding: C++17 lambdas cannot capture those (clang rejects it).
+  const std::string device = found->first;
+  const bool is_aux = found->second;
   auto vf = ResolveVf(ctx.host, device, is_aux);
   if (!vf.ok()) return FromStatus(vf.status(), "cannot use device " + device);
   const bool dpdk = vf->dpdk;  // only PF-side settings: there is no netdev to move

@@ -7,12 +7,12 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
-#include <set>
 #include <thread>
 #include <utility>
 
 #include "cni/api/podresources_v1.grpc.pb.h"
 #include "cni/api/podresources_v1alpha1.grpc.pb.h"
+#include "cni/podresources_devices.h"
 #include "common/log.h"
 
 namespace hcashare::cni {
@@ -144,45 +144,6 @@ class Caller {
   const std::string socket_;
 };
 
-// Adds the devices of one PodResources message (v1 or v1alpha1) to `out`.
-class DeviceCollector {
- public:
-  template <typename PodResourcesMsg>
-  void Add(const PodResourcesMsg& pod) {
-    for (const auto& container : pod.containers()) {
-      for (const auto& dev : container.devices()) {
-        if (dev.device_ids().empty()) continue;
-        std::vector<std::string>& list = out_[dev.resource_name()];
-        std::set<std::string>& seen = seen_[dev.resource_name()];
-        for (const std::string& id : dev.device_ids()) {
-          if (seen.insert(id).second) list.push_back(id);
-        }
-      }
-    }
-  }
-  DevicesByResource Take() { return std::move(out_); }
-
- private:
-  DevicesByResource out_;
-  std::map<std::string, std::set<std::string>> seen_;
-};
-
-// The devices of the pods named `pod` in a List response (v1 or v1alpha1). Without a UID
-// in the response, a recreated pod of the same name may be listed twice by kubelets
-// <= 1.33 (terminal pods included); like Multus, every match is merged.
-template <typename ListResponse>
-DevicesByResource FromList(const ListResponse& resp, const PodRef& pod, int* matches) {
-  DeviceCollector c;
-  *matches = 0;
-  for (const auto& p : resp.pod_resources()) {
-    if (p.name() == pod.name && p.namespace_() == pod.ns) {
-      c.Add(p);
-      ++*matches;
-    }
-  }
-  return c.Take();
-}
-
 Result<PodDevices> Answer(std::string source, DevicesByResource devices, const PodRef& pod) {
   LogDebug("pod-resources lookup answered", {{"source", source},
                                              {"pod", pod.ns + "/" + pod.name},
@@ -215,11 +176,7 @@ Result<PodDevices> LookupGrpc(const PodResourcesOptions& opts, const std::string
         },
         &attempts);
     const std::string& m = st.error_message();
-    if (st.ok()) {
-      DeviceCollector c;
-      c.Add(resp.pod_resources());
-      return Answer("v1 Get", c.Take(), pod);
-    }
+    if (st.ok()) return Answer("v1 Get", DevicesFromGet(resp), pod);
     const bool unknown_or_not_found = st.error_code() == grpc::StatusCode::UNKNOWN ||
                                       st.error_code() == grpc::StatusCode::NOT_FOUND;
     // The kubelet answers UNKNOWN "pod <name> not found in namespace <ns>". Pod names cannot
@@ -246,7 +203,7 @@ Result<PodDevices> LookupGrpc(const PodResourcesOptions& opts, const std::string
         },
         &attempts);
     if (st.ok()) {
-      auto devices = FromList(resp, pod, &matches);
+      auto devices = DevicesFromList(resp, pod, &matches);
       if (matches > 1) {
         LogDebug("pod listed more than once by v1 List; devices merged",
                  {{"pod", pod.ns + "/" + pod.name}, {"entries", std::to_string(matches)}});
@@ -271,7 +228,7 @@ Result<PodDevices> LookupGrpc(const PodResourcesOptions& opts, const std::string
       },
       &attempts);
   if (!st.ok()) return caller.Error("v1alpha1 List", st, attempts);
-  return Answer("v1alpha1 List", FromList(resp, pod, &matches), pod);
+  return Answer("v1alpha1 List", DevicesFromList(resp, pod, &matches), pod);
 }
 
 }  // namespace

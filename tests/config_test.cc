@@ -727,6 +727,29 @@ TEST(ConfigMalformed, MultipleYamlDocuments) {
   ExpectOnlyError(Yaml("configList: []\n---\nconfigList: []\n"), "$", "one YAML document");
 }
 
+// Regression (fuzz/config_fuzz.cc): yaml-cpp 0.7's LoadAll never returned on a ',' outside
+// a flow collection and grew memory until killed; a ConfigMap like this hung the daemon.
+TEST(ConfigMalformed, StrayYamlCommaIsASyntaxError) {
+  ExpectOnlyError(Yaml(","), "$", "invalid YAML at line 1, column 1: unexpected content");
+  ExpectOnlyError(ParseConfig("[a],"), "$", "invalid YAML at line 1, column 4");
+  ExpectOnlyError(Yaml("configList: []\n,\n"), "$", "invalid YAML");
+  // The fuzzer's input, a mangled mix of the JSON and YAML seeds.
+  ExpectOnlyError(
+      ParseConfig(
+          R"(# anchors, qliases, block scalars and a BOM-free YAML 0.2 document3"], pfNames: [ens1f0#0-rdmaHca resouigList": [
+    { "resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000, "devicer": ["ib0", "ib1"] },
+    { "resourceName": "hca_shared_devices_b", "rdmaHcaMax": 500,
+      "selectors": { "vendors": ["15b@"], "deviceIDs": ["0508"], "ifNames": ["ib2", "ib4"] } },rceName: "hca_b"
+    rdmaHcaMax: 0x10
+    mode: shared
+    selectors:
+  #   drivers: [mlx5_core]
+      numaNodes: [-1]
+      isVF: yes
+)"),
+      "$", "invalid YAML");
+}
+
 TEST(ConfigMalformed, GarbageNeverThrows) {
   const std::vector<std::string> inputs = {
       "{",

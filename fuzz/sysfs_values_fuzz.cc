@@ -1,0 +1,107 @@
+// Fuzzes the parsers of values read from sysfs and the kernel, and the selector values
+// that are compared with them: ParseHexId (PCI vendor/device files), ParseUevent (kernel
+// uevents that trigger rescans), and the config normalisers NormalizeHexId,
+// NormalizePciAddress, NormalizeLinkType and ParsePfNameSelectors (pfNames VF ranges).
+// Invariants beyond "no crash":
+//  - ParseHexId gives "" or 4 lower-case hex digits, is idempotent, and agrees with
+//    NormalizeHexId wherever that accepts the value;
+//  - each normaliser accepts its own output unchanged (idempotent);
+//  - NormalizePciAddress agrees with the CNI's ParseDeviceName on PCI addresses;
+//  - pfNames: each selector has a 1..15-character name and 0 <= first <= last <= 4095
+//    (or no range), and rendering the selectors back parses to the same selectors;
+//  - a parsed uevent has a non-empty action and devpath, and its env agrees with them.
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cni/syntax.h"
+#include "common/uevent.h"
+#include "config/selector_values.h"
+#include "deviceplugin/discovery.h"
+#include "fuzz/fuzz_check.h"
+
+namespace {
+
+namespace config = hcashare::config;
+
+void FuzzHexId(const std::string& text) {
+  const std::string id = hcashare::dp::ParseHexId(text);
+  if (!id.empty()) {
+    FUZZ_CHECK(id.size() == 4);
+    for (char c : id) FUZZ_CHECK(std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(c));
+    FUZZ_CHECK(hcashare::dp::ParseHexId(id) == id);
+  }
+  std::string normalized;
+  if (config::NormalizeHexId(text, &normalized).empty()) FUZZ_CHECK(normalized == id);
+}
+
+// Checks that `normalize` accepts its own output unchanged; returns whether it accepted.
+bool CheckIdempotent(config::Normalizer normalize, const std::string& text,
+                     std::string* normalized) {
+  if (!normalize(text, normalized).empty()) return false;
+  std::string again;
+  FUZZ_CHECK(normalize(*normalized, &again).empty());
+  FUZZ_CHECK(again == *normalized);
+  return true;
+}
+
+void FuzzPciAddress(const std::string& text) {
+  std::string pci;
+  const bool ok = CheckIdempotent(config::NormalizePciAddress, text, &pci);
+  const auto device = hcashare::cni::ParseDeviceName(text);
+  const bool cni_pci = device && device->kind == hcashare::cni::DeviceKind::kPciFunction;
+  FUZZ_CHECK(ok == cni_pci);
+  if (ok) FUZZ_CHECK(device->value == pci);
+}
+
+void FuzzPfNames(const std::string& text) {
+  std::vector<config::PfNameSelector> selectors;
+  if (!config::ParsePfNameSelectors(text, &selectors).empty()) {
+    FUZZ_CHECK(selectors.empty());
+    return;
+  }
+  FUZZ_CHECK(!selectors.empty());
+  std::string rendered = selectors[0].pf;
+  for (size_t i = 0; i < selectors.size(); ++i) {
+    const config::PfNameSelector& s = selectors[i];
+    FUZZ_CHECK(s.pf == selectors[0].pf);
+    FUZZ_CHECK(!s.pf.empty() && s.pf.size() <= config::kMaxNetdevNameLength);
+    if (s.first_vf < 0) {
+      FUZZ_CHECK(selectors.size() == 1 && s.last_vf == -1);
+      continue;
+    }
+    FUZZ_CHECK(s.first_vf <= s.last_vf && s.last_vf <= config::kMaxVfIndex);
+    rendered += (i == 0 ? "#" : ",") + std::to_string(s.first_vf);
+    if (s.last_vf != s.first_vf) rendered += "-" + std::to_string(s.last_vf);
+  }
+  std::vector<config::PfNameSelector> again;
+  FUZZ_CHECK(config::ParsePfNameSelectors(rendered, &again).empty());
+  FUZZ_CHECK(again == selectors);
+}
+
+void FuzzUevent(const std::string& text) {
+  const auto ev = hcashare::ParseUevent(text.data(), text.size());
+  if (!ev.ok()) return;
+  FUZZ_CHECK(!ev->action.empty() && !ev->devpath.empty());
+  const auto action = ev->env.find("ACTION");
+  if (action != ev->env.end()) FUZZ_CHECK(action->second == ev->action);
+  const auto devpath = ev->env.find("DEVPATH");
+  if (devpath != ev->env.end()) FUZZ_CHECK(devpath->second == ev->devpath);
+  const auto subsystem = ev->env.find("SUBSYSTEM");
+  FUZZ_CHECK(ev->subsystem == (subsystem == ev->env.end() ? "" : subsystem->second));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  FuzzHexId(text);
+  FuzzPciAddress(text);
+  std::string link_type;
+  CheckIdempotent(config::NormalizeLinkType, text, &link_type);
+  FuzzPfNames(text);
+  FuzzUevent(text);
+  return 0;
+}
