@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cni/child_link.h"
+#include "cni/crash_points.h"
 #include "cni/ipam.h"
 #include "cni/result.h"
 #include "cni/steps.h"
@@ -147,6 +148,8 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
   state.pf_netdev = vf->pf_netdev;
   state.vf_index = vf->vf_index;
   state.netconf = conf.raw;
+  // Recorded up front, so that a DEL after a crash right after writing it removes it.
+  if (conf.device_info_file && !vf->is_sf) state.device_info_file = *conf.device_info_file;
   if (!dpdk) {
     auto link = ctx.netdev.Get(vf->netdev);
     if (!link.ok()) return FromStatus(link.status(), "cannot read netdev " + vf->netdev);
@@ -168,10 +171,12 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
   }
   UndoStack undo;
   if (Status st = ctx.store.Save(state); !st.ok()) return StepError(st, "cannot save state");
+  CrashPoint("add:state-saved");
   undo.Push("state file", [&] { return ctx.store.Remove(env.container_id, env.ifname); });
   if (Status st = ctx.store.SetOwner(device, state.owner); !st.ok()) {
     return StepError(st, "cannot mark the device as owned");
   }
+  CrashPoint("add:owner-marked");
   undo.Push("owner marker",
             [&] { return ctx.store.ReleaseOwner(device, env.container_id, env.ifname); });
 
@@ -182,6 +187,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
       return StepError(st, std::string("cannot set ") + g.name + " of VF " +
                                std::to_string(vf->vf_index) + " on PF " + vf->pf_netdev);
     }
+    CrashPoint("add:pf-set");
     const VfSettings original = OriginalOf(*pf_current, g.wanted);
     undo.Push(std::string("PF ") + g.name,
               [&, original] { return ctx.vf.Set(vf->pf_netdev, vf->vf_index, original); });
@@ -208,6 +214,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     if (Status st = ctx.netdev.MoveAndChange(vf->netdev, *pod, into_pod); !st.ok()) {
       return StepError(st, "cannot move " + vf->netdev + " into the pod as " + env.ifname);
     }
+    CrashPoint("add:netdev-moved");
     Status st = InNetns(*pod, [&]() -> Status {
       auto now = ctx.netdev.Get(env.ifname);
       if (!now.ok()) return now.status();
@@ -222,6 +229,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     if (!st.ok()) return StepError(st, "cannot configure " + env.ifname + " in the pod");
     state.steps.push_back("netdev");
     (void)ctx.store.Save(state);
+    CrashPoint("add:netdev-saved");
   }
   result.interfaces.push_back(iface);
 
@@ -232,17 +240,18 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     if (Status st = ctx.rdma.MoveToNetns(state.rdma_device, pod->fd()); !st.ok()) {
       return StepError(st, "cannot move RDMA device " + state.rdma_device + " into the pod");
     }
+    CrashPoint("add:rdma-moved");
     state.steps.push_back("rdma");
     (void)ctx.store.Save(state);
   }
 
   // 4. The Multus device-info file, when the runtime asked for one.
-  if (conf.device_info_file && !vf->is_sf) {
-    state.device_info_file = *conf.device_info_file;
+  if (!state.device_info_file.empty()) {
     if (Status st = WriteDeviceInfo(state.device_info_file, device, vf->rdma_devices, vf->pf_pci);
         !st.ok()) {
       return StepError(st, "cannot write the device-info file");
     }
+    CrashPoint("add:device-info-written");
     undo.Push("device-info file", [&] { return RemoveIfExists(state.device_info_file); });
   }
 

@@ -21,8 +21,6 @@ struct VarRule {
   Problem (*check)(std::string_view);
 };
 
-Problem CheckNoProblem(std::string_view) { return std::nullopt; }
-
 Problem CheckCniPath(std::string_view s) {
   for (const std::string& dir : SplitPathList(s)) {
     if (Problem problem = CheckAbsolutePath(dir)) {
@@ -37,7 +35,8 @@ std::vector<VarRule> RulesFor(Verb verb) {
   const VarRule container_id{"CNI_CONTAINERID", &CniEnv::container_id, Use::kRequired,
                              CheckIdentifier};
   const VarRule ifname{"CNI_IFNAME", &CniEnv::ifname, Use::kRequired, CheckIfName};
-  const VarRule args{"CNI_ARGS", &CniEnv::args, Use::kOptional, CheckNoProblem};
+  // Its values (the pod's name, namespace, UID) go into the state files: JSON, so UTF-8.
+  const VarRule args{"CNI_ARGS", &CniEnv::args, Use::kOptional, CheckUtf8};
   VarRule path{"CNI_PATH", &CniEnv::path, Use::kRequired, CheckCniPath};
   VarRule netns{"CNI_NETNS", &CniEnv::netns, Use::kRequired, CheckAbsolutePath};
   switch (verb) {

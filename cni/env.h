@@ -57,8 +57,8 @@ CniOr<std::map<std::string, std::string>> ParseCniArgs(std::string_view args);
 // the same but CNI_NETNS is optional; GC needs CNI_PATH; STATUS and VERSION nothing more.
 // Present values are checked: CNI_CONTAINERID by CheckIdentifier, CNI_IFNAME by
 // CheckIfName, CNI_NETNS by CheckAbsolutePath, each CNI_PATH directory must be absolute,
-// CNI_ARGS by ParseCniArgs. Every problem is reported in one code-4 error whose msg names
-// the variables.
+// CNI_ARGS by CheckUtf8 and ParseCniArgs. Every problem is reported in one code-4 error whose msg
+// names the variables.
 CniOr<CniEnv> ParseCniEnv(const EnvMap& env);
 
 }  // namespace hcashare::cni

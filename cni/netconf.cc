@@ -88,7 +88,7 @@ class NetConfReader {
     // cniVersion is checked by the caller.
     conf_.name = Checked(top_, "name", CheckIdentifier, Need::kRequired).value_or("");
     conf_.type = Checked(top_, "type", CheckPluginName, Need::kRequired).value_or("");
-    conf_.resource_name = top_.String("resourceName");
+    conf_.resource_name = Checked(top_, "resourceName", CheckResourceName);
     if (const auto mode = top_.Choice("mode", {"netdev", "macvlan", "ipoib"})) {
       conf_.mode = static_cast<AttachMode>(*mode);  // the choices are in AttachMode order
     }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "cni/crash_points.h"
 #include "cni/ipam.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -185,6 +186,7 @@ CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const At
   if (conf.ipam) {
     auto ipam = RunIpam(env, "ADD", conf.raw, conf.ipam_type);
     if (!ipam.ok()) return ipam.error();
+    CrashPoint("add:ipam-added");
     undo->Push("IPAM", [&env, &conf]() -> Status {
       auto del = RunIpam(env, "DEL", conf.raw, conf.ipam_type);
       return del.ok() ? Status::Ok() : Status::IoError(del.error().msg);
@@ -192,6 +194,7 @@ CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const At
     if (apply_ipam) {
       Status st = InNetns(pod, [&] { return ApplyIpam(ctx.netdev, env.ifname, **ipam); });
       if (!st.ok()) return FromStatus(st, "cannot apply the IPAM result to " + env.ifname);
+      CrashPoint("add:ipam-applied");
     }
     result = MergeIpamResult(std::move(result), **ipam);
     state->steps.push_back("ipam");
@@ -208,6 +211,7 @@ CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const At
   if (Status saved = ctx.store.Save(*state); !saved.ok()) {
     return FromStatus(saved, "cannot save state");
   }
+  CrashPoint("add:done");
   undo->Commit();
   LogInfo("attached", {{"device", state->device},
                        {"ifname", env.ifname},

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <cctype>
+#include <cstdint>
 #include <vector>
 
 namespace hcashare::cni {
@@ -108,11 +109,69 @@ Problem CheckIfName(std::string_view s) {
     if (c == '/' || c == ':') return std::string("must not contain '") + c + "'";
     if (IsControlOrSpace(c)) return "must not contain whitespace or control characters";
   }
+  if (Problem problem = CheckUtf8(s)) return problem;
+  return std::nullopt;
+}
+
+Problem CheckUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    // Sequence length and the smallest code point it may encode (no overlong forms).
+    const size_t len = c < 0x80           ? 1
+                       : (c >> 5) == 0x6  ? 2
+                       : (c >> 4) == 0xe  ? 3
+                       : (c >> 3) == 0x1e ? 4
+                                          : 0;
+    if (len == 0 || i + len > s.size()) return "is not valid UTF-8";
+    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (size_t k = 1; k < len; ++k) {
+      const auto cont = static_cast<unsigned char>(s[i + k]);
+      if ((cont >> 6) != 0x2) return "is not valid UTF-8";
+      cp = (cp << 6) | (cont & 0x3f);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+      return "is not valid UTF-8";
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+Problem CheckResourceName(std::string_view s) {
+  const size_t slash = s.find('/');
+  if (slash == std::string_view::npos || s.find('/', slash + 1) != std::string_view::npos) {
+    return "must be an extended resource name \"prefix/name\" (e.g. \"rdma/hca_vfs\")";
+  }
+  const std::string_view prefix = s.substr(0, slash), name = s.substr(slash + 1);
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (prefix.empty() || prefix.size() > 253 || !alnum(prefix.front()) || !alnum(prefix.back())) {
+    return "must have a DNS subdomain prefix of at most 253 bytes";
+  }
+  for (char c : prefix) {
+    if (!(std::islower(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.')) {
+      return "must have a DNS subdomain prefix (lower case letters, digits, '-' and '.')";
+    }
+  }
+  if (name.empty() || name.size() > 63 || !alnum(name.front()) || !alnum(name.back())) {
+    return "must have a name of 1..63 bytes starting and ending with a letter or digit";
+  }
+  for (char c : name) {
+    if (!alnum(c) && c != '_' && c != '.' && c != '-') {
+      return "must have a name of letters, digits, '_', '.' and '-'";
+    }
+  }
   return std::nullopt;
 }
 
 Problem CheckAbsolutePath(std::string_view s) {
   if (s.empty() || s[0] != '/') return "must be an absolute path";
+  if (s.size() > kMaxPathLength) {
+    return "is longer than " + std::to_string(kMaxPathLength) + " bytes";
+  }
+  if (Problem problem = CheckUtf8(s)) return problem;
   for (char c : s) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
       return "must not contain control characters";

@@ -22,12 +22,24 @@ using Problem = std::optional<std::string>;
 // starting with a letter or digit (the rule libcni and skel apply).
 Problem CheckIdentifier(std::string_view s);
 
-// A Linux interface name: 1..15 bytes, not "." or "..", no '/', ':', whitespace or control
-// characters.
+// Longest path accepted (PATH_MAX - 1).
+inline constexpr size_t kMaxPathLength = 4095;
+
+// A Linux interface name: 1..15 bytes of valid UTF-8, not "." or "..", no '/', ':',
+// whitespace or control characters.
 Problem CheckIfName(std::string_view s);
 
-// An absolute path with no ".." component and no control characters.
+// An absolute path of valid UTF-8, at most kMaxPathLength bytes, with no ".." component
+// and no control characters.
 Problem CheckAbsolutePath(std::string_view s);
+
+// Valid UTF-8 (what every value that ends up in a JSON state file or result must be).
+Problem CheckUtf8(std::string_view s);
+
+// A Kubernetes extended resource name "prefix/name" (e.g. "rdma/hca_vfs"): the prefix a
+// DNS subdomain (lower case, at most 253 bytes), the name 1..63 bytes of [A-Za-z0-9_.-]
+// starting and ending with a letter or digit.
+Problem CheckResourceName(std::string_view s);
 
 // A delegated plugin's name (e.g. ipam.type): non-empty, not "." or "..", no '/',
 // whitespace or control characters.

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,10 +139,12 @@ Result<ExecOutput> Execute(const std::string& path, const std::vector<std::strin
   }
   if (!failure.ok()) ::kill(pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  struct rusage usage = {};
+  while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
   if (!failure.ok()) return failure;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.max_rss_kib = usage.ru_maxrss;
   return result;
 }
 

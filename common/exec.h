@@ -13,6 +13,9 @@ namespace hcashare {
 // What a finished program produced.
 struct ExecOutput {
   int exit_code = 0;  // 128 + signal when it was killed by a signal
+  // Peak resident set in KiB (wait4's ru_maxrss): the largest of the program's own (across
+  // exec) and that of each descendant it waited for.
+  long max_rss_kib = 0;
   std::string out;
   std::string err;
 };

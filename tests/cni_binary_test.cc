@@ -1,129 +1,19 @@
 // hcashare-cni as a process: the CNI exec protocol end to end (environment, stdin, stdout,
-// exit code) for every spec version, hostile input, a pod-resources lookup through the
-// fake kubelet, and 200 parallel ADD/DEL cycles over 20 network namespaces.
-// The binary runs through `ip netns exec` inside a per-test "host" namespace whose veths
-// stand in for the VFs' netdevs, so the machine's own network is untouched.
-#include <gtest/gtest.h>
-#include <unistd.h>
-
+// exit code) for every spec version, a pod-resources lookup through the fake kubelet,
+// `hcashare cni-gc`, peak RSS per invocation, and 200 parallel ADD/DEL cycles over 20
+// network namespaces. Hostile input is in cni_hostile_test.cc, crashes in
+// cni_crash_test.cc, the long soak in cni_soak_test.cc.
 #include <atomic>
-#include <cstdlib>
-#include <filesystem>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "common/exec.h"
-#include "common/sim_node.h"
-#include "common/temp_dir.h"
-#include "tests/cni_fixture.h"
-#include "tests/test_util.h"
+#include "tests/cni_binary_fixture.h"
 #include "tools/fake_podresources.h"
 
-namespace hcashare {
+namespace hcashare::cni {
 namespace {
 
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 using std::chrono::milliseconds;
-
-bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
-
-std::string Unique(const std::string& prefix) {
-  static std::atomic<int> n{0};
-  return prefix + std::to_string(::getpid() % 100000) + "y" + std::to_string(n++);
-}
-
-struct CniRun {
-  int exit_code = -1;
-  json out;
-  std::string raw;
-};
-
-class CniBinaryTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
-    host_ns_ = Unique("hbh");
-    ASSERT_TRUE(Sh("ip netns add " + host_ns_));
-    node_ = std::make_unique<SimNode>(tmp_.path() + "/host");
-    SimPciFunction pf;
-    pf.address = "0000:5e:00.0";
-    pf.netdevs = {"pf0"};
-    ASSERT_TRUE(node_->AddPciFunction(pf).ok());
-  }
-  void TearDown() override {
-    for (const auto& ns : netns_) Sh("ip netns del " + ns);
-    if (!host_ns_.empty()) Sh("ip netns del " + host_ns_);
-  }
-
-  // A VF at function `fn` whose netdev is a new veth in the host namespace.
-  std::string AddVf(int fn) {
-    const std::string veth = Unique("hb");
-    EXPECT_TRUE(
-        Sh("ip -n " + host_ns_ + " link add " + veth + " type veth peer name " + veth + "p"));
-    SimPciFunction vf;
-    vf.address = "0000:5e:00." + std::to_string(fn);
-    vf.physfn = "0000:5e:00.0";
-    vf.netdevs = {veth};
-    EXPECT_TRUE(node_->AddPciFunction(vf).ok());
-    return vf.address;
-  }
-  std::string AddPod() {
-    netns_.push_back(Unique("hbp"));
-    EXPECT_TRUE(Sh("ip netns add " + netns_.back()));
-    return "/var/run/netns/" + netns_.back();
-  }
-
-  json Conf(const std::string& version, const std::string& device) {
-    return {{"cniVersion", version},
-            {"name", "rdma-net"},
-            {"type", "hcashare-cni"},
-            {"deviceID", device},
-            {"hostRoot", tmp_.path() + "/host"},
-            {"stateDir", tmp_.path() + "/state"},
-            {"kubeletRootDir", tmp_.path() + "/kubelet"}};
-  }
-
-  CniRun Run(const std::string& verb, const std::string& netns, const json& conf,
-             const std::string& ifname = "net1", const std::string& container = "ctr1",
-             const std::string& raw_stdin = "") {
-    std::vector<std::string> env = {"CNI_COMMAND=" + verb,
-                                    "CNI_CONTAINERID=" + container,
-                                    "CNI_NETNS=" + netns,
-                                    "CNI_IFNAME=" + ifname,
-                                    "CNI_PATH=/usr/lib/cni",
-                                    "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;"
-                                    "K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a",
-                                    "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
-    const std::string bin = testing::BinDir() + "/hcashare-cni";
-    auto out = Execute("/usr/sbin/ip", {"ip", "netns", "exec", host_ns_, bin}, env,
-                       raw_stdin.empty() ? conf.dump() : raw_stdin, milliseconds(30000));
-    CniRun run;
-    if (!out.ok()) {
-      ADD_FAILURE() << out.status().ToString();
-      return run;
-    }
-    run.exit_code = out->exit_code;
-    run.raw = out->out;
-    run.out = json::parse(out->out, nullptr, false);
-    return run;
-  }
-
-  size_t StateFiles() { return cni::CountStateFiles(tmp_.path() + "/state"); }
-  // Netdevs in the host namespace (loopback included).
-  int HostLinks() {
-    auto out = Execute("/usr/sbin/ip", {"ip", "-n", host_ns_, "-o", "link"},
-                       {"PATH=/usr/sbin:/usr/bin"}, "", milliseconds(5000));
-    if (!out.ok()) return -1;
-    return static_cast<int>(std::count(out->out.begin(), out->out.end(), '\n'));
-  }
-
-  TempDir tmp_{"hcashare-cnibin-"};
-  std::string host_ns_;
-  std::vector<std::string> netns_;
-  std::unique_ptr<SimNode> node_;
-};
 
 // ADD, CHECK (from 0.4.0) and DEL in every supported version, each with its result shape.
 TEST_F(CniBinaryTest, AddCheckDelPerSpecVersion) {
@@ -132,8 +22,7 @@ TEST_F(CniBinaryTest, AddCheckDelPerSpecVersion) {
     SCOPED_TRACE(version);
     const std::string netns = AddPod();
     json conf = Conf(version, device);
-    conf["ipam"] = {
-        {"type", "host-local"}, {"subnet", "10.66.0.0/24"}, {"dataDir", tmp_.path() + "/ipam"}};
+    conf["ipam"] = HostLocal();
     CniRun add = Run("ADD", netns, conf);
     ASSERT_EQ(add.exit_code, 0) << add.raw;
     EXPECT_EQ(add.out["cniVersion"], version);
@@ -162,50 +51,6 @@ TEST_F(CniBinaryTest, VersionAndStatus) {
   json conf = Conf("1.1.0", "0000:5e:00.2");
   CniRun status = Run("STATUS", "", conf);
   EXPECT_EQ(status.exit_code, 0) << status.raw;
-}
-
-// Hostile or broken input: the right code, and nothing on the host touched.
-TEST_F(CniBinaryTest, HostileInputIsRejectedAndTouchesNothing) {
-  const std::string device = AddVf(2);
-  const std::string netns = AddPod();
-  const int links = HostLinks();
-  struct Case {
-    const char* what;
-    std::string ifname, container, stdin_text;
-    json conf;
-    int code;
-  };
-  json good = Conf("1.0.0", device);
-  json traversal = good;
-  traversal["deviceID"] = "../../../etc/passwd";
-  json traversal2 = good;
-  traversal2["deviceID"] = "0000:5e:00.2/../../x";
-  json bad_vlan = good;
-  bad_vlan["vlan"] = 5000;
-  const std::vector<Case> cases = {
-      {"traversal in deviceID", "net1", "ctr1", "", traversal, 7},
-      {"suffix after a PCI address", "net1", "ctr1", "", traversal2, 7},
-      {"traversal in CNI_CONTAINERID", "net1", "../../etc", "", good, 4},
-      {"slash in CNI_CONTAINERID", "net1", "a/b", "", good, 4},
-      {"16-byte ifname", "abcdefghijklmnop", "ctr1", "", good, 4},
-      {"ifname with a slash", "a/b", "ctr1", "", good, 4},
-      {"ifname ..", "..", "ctr1", "", good, 4},
-      {"ifname with a space", "et h0", "ctr1", "", good, 4},
-      {"invalid JSON", "net1", "ctr1", "{\"cniVersion\": ", good, 6},
-      {"huge stdin", "net1", "ctr1", std::string(2 << 20, ' '), good, 6},
-      {"bad vlan", "net1", "ctr1", "", bad_vlan, 7},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.what);
-    CniRun run = Run("ADD", netns, c.conf, c.ifname, c.container, c.stdin_text);
-    EXPECT_NE(run.exit_code, 0);
-    ASSERT_FALSE(run.out.is_discarded()) << run.raw;
-    EXPECT_EQ(run.out["code"], c.code) << run.raw;
-    EXPECT_TRUE(run.out["msg"].is_string());
-  }
-  EXPECT_EQ(StateFiles(), 0u);
-  EXPECT_FALSE(fs::exists(tmp_.path() + "/state/attachments"));
-  EXPECT_EQ(HostLinks(), links);
 }
 
 // Standalone use: no deviceID, a resourceName, and the pod-resources API of the (fake)
@@ -252,7 +97,7 @@ TEST_F(CniBinaryTest, CniGcReleasesAttachmentsOfVanishedPods) {
                                      "netns",
                                      "exec",
                                      host_ns_,
-                                     testing::BinDir() + "/hcashare",
+                                     hcashare::testing::BinDir() + "/hcashare",
                                      "cni-gc",
                                      "--state-dir",
                                      tmp_.path() + "/state",
@@ -274,24 +119,34 @@ TEST_F(CniBinaryTest, CniGcReleasesAttachmentsOfVanishedPods) {
   EXPECT_EQ(StateFiles(), 0u);
 }
 
+// Peak RSS of one ADD and one DEL below 10 MiB. The figure is wait4's ru_maxrss of the
+// `ip netns exec` process, which execs the binary: the larger of the two. Without IPAM,
+// whose plugin (host-local, a Go binary) would count too.
+TEST_F(CniBinaryTest, PeakRssPerInvocationBelow10MiB) {
+  constexpr long kLimitKib = 10 * 1024;
+  const std::string device = AddVf(2);
+  const std::string netns = AddPod();
+  const json conf = Conf("1.0.0", device);
+  CniRun add = Run("ADD", netns, conf);
+  ASSERT_EQ(add.exit_code, 0) << add.raw;
+  CniRun del = Run("DEL", netns, conf);
+  ASSERT_EQ(del.exit_code, 0) << del.raw;
+  std::printf("[ peak RSS ] ADD %ld KiB, DEL %ld KiB (limit %ld KiB)\n", add.max_rss_kib,
+              del.max_rss_kib, kLimitKib);
+  RecordProperty("add_max_rss_kib", std::to_string(add.max_rss_kib));
+  RecordProperty("del_max_rss_kib", std::to_string(del.max_rss_kib));
+  EXPECT_GT(add.max_rss_kib, 0);
+  EXPECT_LT(add.max_rss_kib, kLimitKib);
+  EXPECT_LT(del.max_rss_kib, kLimitKib);
+}
+
 // 200 ADD/DEL cycles, 20 pods in parallel (one VF each): no interface leaks, no state left.
 TEST_F(CniBinaryTest, ParallelCyclesLeakNothing) {
   constexpr int kPods = 20;
   constexpr int kCycles = 10;
   std::vector<std::string> devices, pods;
   for (int i = 0; i < kPods; ++i) {
-    // Functions 0..7 per slot: spread VFs over devices 0x01..0x03 of bus 5f.
-    SimPciFunction vf;
-    const std::string veth = Unique("hq");
-    ASSERT_TRUE(
-        Sh("ip -n " + host_ns_ + " link add " + veth + " type veth peer name " + veth + "p"));
-    char addr[32];
-    std::snprintf(addr, sizeof(addr), "0000:5f:%02x.%d", 1 + i / 8, i % 8);
-    vf.address = addr;
-    vf.physfn = "0000:5e:00.0";
-    vf.netdevs = {veth};
-    ASSERT_TRUE(node_->AddPciFunction(vf).ok());
-    devices.push_back(addr);
+    devices.push_back(AddVfNumber(i));
     pods.push_back(AddPod());
   }
   const int links = HostLinks();
@@ -319,4 +174,4 @@ TEST_F(CniBinaryTest, ParallelCyclesLeakNothing) {
 }
 
 }  // namespace
-}  // namespace hcashare
+}  // namespace hcashare::cni

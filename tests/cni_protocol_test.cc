@@ -297,6 +297,27 @@ TEST(CniSyntaxTest, PathsAndPluginNames) {
   EXPECT_EQ(CheckPluginName(""), "is empty");
 }
 
+TEST(CniSyntaxTest, Utf8LengthsAndResourceNames) {
+  EXPECT_FALSE(CheckUtf8("net1"));
+  EXPECT_FALSE(CheckUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+  for (const char* bad :
+       {"\xff", "\xc3\x28", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82"}) {
+    EXPECT_EQ(CheckUtf8(bad), "is not valid UTF-8") << bad;
+  }
+  EXPECT_EQ(CheckIfName("n\xff"), "is not valid UTF-8");
+  EXPECT_EQ(CheckAbsolutePath("/var/\xff"), "is not valid UTF-8");
+  EXPECT_FALSE(CheckAbsolutePath("/" + std::string(kMaxPathLength - 1, 'a')));
+  EXPECT_EQ(CheckAbsolutePath("/" + std::string(kMaxPathLength, 'a')), "is longer than 4095 bytes");
+  EXPECT_FALSE(CheckResourceName("rdma/hca_vfs"));
+  EXPECT_FALSE(CheckResourceName("nvidia.com/mlnx-sriov.rdma_1"));
+  for (const char* bad : {"hca_vfs", "rdma/", "/x", "rdma/a/b", "../../etc/passwd", "Rdma/x",
+                          "rdma/_x", "rdma/x_", "rdma/a b", "-rdma/x"}) {
+    EXPECT_TRUE(CheckResourceName(bad)) << bad;
+  }
+  EXPECT_TRUE(CheckResourceName("rdma/" + std::string(64, 'a')));
+  EXPECT_TRUE(CheckResourceName(std::string(254, 'a') + "/x"));
+}
+
 // ---------------------------------------------------------------------------------------
 // Environment
 
@@ -779,6 +800,8 @@ TEST(CniNetConfTest, IdentityFields) {
                         "type: must be a plugin name, not a path, got \"../bin/sh\""));
   EXPECT_TRUE(FailsWith(Parse(BaseWith("resourceName", "5")), 7,
                         "resourceName: must be a string, got number 5"));
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("resourceName", "\"../../etc/passwd\"")), 7,
+                        "resourceName: must be an extended resource name"));
 }
 
 TEST(CniNetConfTest, CollectsEveryErrorInOneCode7) {

@@ -1,0 +1,201 @@
+// Test fixture for hcashare-cni as a process: a per-test "host" network namespace whose
+// veths stand in for the VFs' netdevs of a simulated host tree, pod namespaces, and a
+// helper that runs the real binary (through `ip netns exec`) with a CNI environment and
+// stdin. The machine's own network is untouched.
+#pragma once
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cni/syntax.h"
+#include "common/exec.h"
+#include "common/sim_node.h"
+#include "common/temp_dir.h"
+#include "common/unique_fd.h"
+#include "tests/cni_fixture.h"
+#include "tests/test_util.h"
+
+namespace hcashare::cni {
+
+// One finished hcashare-cni invocation.
+struct CniRun {
+  int exit_code = -1;  // 128 + signal when killed
+  nlohmann::json out;  // stdout parsed (discarded when it is not JSON)
+  std::string raw;     // stdout
+  std::string err;     // stderr
+  long max_rss_kib = 0;
+};
+
+// A netdev as `ip -j link` reports it.
+struct LinkInfo {
+  std::string name;
+  std::string mac;
+  unsigned mtu = 0;
+  bool up = false;
+};
+inline bool operator==(const LinkInfo& a, const LinkInfo& b) {
+  return a.name == b.name && a.mac == b.mac && a.mtu == b.mtu && a.up == b.up;
+}
+inline std::ostream& operator<<(std::ostream& os, const LinkInfo& l) {
+  return os << l.name << " " << l.mac << " mtu " << l.mtu << (l.up ? " up" : " down");
+}
+
+class CniBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+    host_ns_ = Unique("hbh");
+    ASSERT_TRUE(Sh("ip netns add " + host_ns_));
+    node_ = std::make_unique<SimNode>(tmp_.path() + "/host");
+    SimPciFunction pf;
+    pf.address = "0000:5e:00.0";
+    pf.netdevs = {"pf0"};
+    ASSERT_TRUE(node_->AddPciFunction(pf).ok());
+  }
+  void TearDown() override {
+    for (const auto& ns : netns_) Sh("ip netns del " + ns);
+    if (!host_ns_.empty()) Sh("ip netns del " + host_ns_);
+  }
+
+  // A VF at PCI `address` whose netdev is a new veth in the host namespace.
+  std::string AddVfAt(const std::string& address) {
+    const std::string veth = Unique("hb");
+    EXPECT_TRUE(
+        Sh("ip -n " + host_ns_ + " link add " + veth + " type veth peer name " + veth + "p"));
+    SimPciFunction vf;
+    vf.address = address;
+    vf.physfn = "0000:5e:00.0";
+    vf.netdevs = {veth};
+    EXPECT_TRUE(node_->AddPciFunction(vf).ok());
+    vf_netdevs_.push_back(veth);
+    return vf.address;
+  }
+  // A VF at function `fn` of the PF's device.
+  std::string AddVf(int fn) { return AddVfAt("0000:5e:00." + std::to_string(fn)); }
+  // VF number `i` of many: bus 5f, devices 1.., eight functions each.
+  std::string AddVfNumber(int i) {
+    char addr[32];
+    std::snprintf(addr, sizeof(addr), "0000:5f:%02x.%d", 1 + i / 8, i % 8);
+    return AddVfAt(addr);
+  }
+  // A new pod network namespace; returns its path.
+  std::string AddPod() {
+    netns_.push_back(Unique("hbp"));
+    EXPECT_TRUE(Sh("ip netns add " + netns_.back()));
+    return "/var/run/netns/" + netns_.back();
+  }
+
+  nlohmann::json Conf(const std::string& version, const std::string& device) {
+    return {{"cniVersion", version},
+            {"name", "rdma-net"},
+            {"type", "hcashare-cni"},
+            {"deviceID", device},
+            {"hostRoot", tmp_.path() + "/host"},
+            {"stateDir", StateDir()},
+            {"kubeletRootDir", tmp_.path() + "/kubelet"}};
+  }
+  // host-local IPAM with its leases under the test's directory.
+  nlohmann::json HostLocal(const std::string& subnet = "10.66.0.0/24") {
+    return {{"type", "host-local"}, {"subnet", subnet}, {"dataDir", IpamDir()}};
+  }
+
+  // Runs the binary in the host namespace. `raw_stdin` replaces `conf` when not empty;
+  // `extra_env` entries ("K=V") are added to the CNI environment.
+  CniRun Run(const std::string& verb, const std::string& netns, const nlohmann::json& conf,
+             const std::string& ifname = "net1", const std::string& container = "ctr1",
+             const std::string& raw_stdin = "", const std::vector<std::string>& extra_env = {}) {
+    std::vector<std::string> env = {"CNI_COMMAND=" + verb,
+                                    "CNI_CONTAINERID=" + container,
+                                    "CNI_NETNS=" + netns,
+                                    "CNI_IFNAME=" + ifname,
+                                    "CNI_PATH=" + std::string(kIpamDir),
+                                    "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;"
+                                    "K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a",
+                                    "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    return RunEnv(env, raw_stdin.empty() ? conf.dump() : raw_stdin);
+  }
+  // Runs the binary in the host namespace with exactly `env` and `input`.
+  CniRun RunEnv(const std::vector<std::string>& env, const std::string& input) {
+    const std::string bin = testing::BinDir() + "/hcashare-cni";
+    auto out = Execute("/usr/sbin/ip", {"ip", "netns", "exec", host_ns_, bin}, env, input,
+                       std::chrono::milliseconds(30000));
+    CniRun run;
+    if (!out.ok()) {
+      ADD_FAILURE() << out.status().ToString();
+      return run;
+    }
+    run.exit_code = out->exit_code;
+    run.raw = out->out;
+    run.err = out->err;
+    run.max_rss_kib = out->max_rss_kib;
+    run.out = nlohmann::json::parse(out->out, nullptr, false);
+    return run;
+  }
+
+  std::string StateDir() const { return tmp_.path() + "/state"; }
+  std::string IpamDir() const { return tmp_.path() + "/ipam"; }
+  size_t StateFiles() const { return CountStateFiles(StateDir()); }
+
+  // Lock files under the state dir; `held` counts those another process holds.
+  size_t LockFiles(size_t* held = nullptr) const {
+    size_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::directory_iterator(StateDir() + "/locks", ec);
+         !ec && it != fs::directory_iterator(); ++it) {
+      ++n;
+      UniqueFd fd(::open(it->path().c_str(), O_RDONLY | O_CLOEXEC));
+      if (held && (!fd.valid() || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0)) ++*held;
+    }
+    return n;
+  }
+  // host-local leases (files named by an IP address) under the IPAM data dir.
+  size_t IpamLeases() const {
+    size_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(IpamDir(), ec);
+         !ec && it != fs::recursive_directory_iterator(); ++it) {
+      if (IsIpAddress(it->path().filename().string())) ++n;
+    }
+    return n;
+  }
+
+  // The netdevs of namespace `ns` (by name), loopback included.
+  std::vector<LinkInfo> Links(const std::string& ns) const {
+    auto out = Execute("/usr/sbin/ip", {"ip", "-j", "-n", ns, "link", "show"},
+                       {"PATH=/usr/sbin:/usr/bin"}, "", std::chrono::milliseconds(10000));
+    std::vector<LinkInfo> links;
+    if (!out.ok() || out->exit_code != 0) {
+      ADD_FAILURE() << "ip -n " << ns << " link: " << (out.ok() ? out->err : "not run");
+      return links;
+    }
+    for (const auto& l : nlohmann::json::parse(out->out, nullptr, false)) {
+      const auto flags = l.value("flags", std::vector<std::string>{});
+      links.push_back({l.value("ifname", ""), l.value("address", ""), l.value("mtu", 0u),
+                       std::find(flags.begin(), flags.end(), "UP") != flags.end()});
+    }
+    return links;
+  }
+  // Netdevs in the host namespace (loopback included).
+  int HostLinks() const { return static_cast<int>(Links(host_ns_).size()); }
+
+  TempDir tmp_{"hcashare-cnibin-"};
+  std::string host_ns_;
+  std::vector<std::string> netns_;  // pod namespace names
+  std::unique_ptr<SimNode> node_;
+  std::vector<std::string> vf_netdevs_;  // host names of the VFs' netdevs, in AddVf order
+};
+
+}  // namespace hcashare::cni

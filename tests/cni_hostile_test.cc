@@ -1,0 +1,252 @@
+// The hostile input matrix (issue 9), against the real hcashare-cni binary: path traversal
+// ("../", absolute paths, NUL bytes) in deviceID, CNI_CONTAINERID, CNI_IFNAME, CNI_NETNS,
+// stateDir and resourceName, oversized inputs, invalid UTF-8, deeply nested JSON and wrong
+// types. Each must end in a spec error object on stdout with the right code (4 bad
+// environment, 6 undecodable, 7 bad configuration), exit 1 (no crash), and leave every
+// file of the test's tree and every netdev as it was. The VF named by the configuration
+// exists, so an input that slipped through would really attach it.
+#include <sys/stat.h>
+
+#include <map>
+
+#include "cni/env.h"
+#include "tests/cni_binary_fixture.h"
+
+namespace hcashare::cni {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int kEnv = kErrInvalidEnv, kDecode = kErrDecode, kConf = kErrInvalidNetConf;
+
+// Every path under `root` with its type, size and modification time.
+using Tree = std::map<std::string, std::string>;
+Tree Snapshot(const std::string& root) {
+  Tree out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    out[it->path().string()] = std::to_string(st.st_mode) + " " + std::to_string(st.st_size) + " " +
+                               std::to_string(st.st_mtim.tv_sec) + "." +
+                               std::to_string(st.st_mtim.tv_nsec);
+  }
+  return out;
+}
+
+// The paths created, changed or removed from `before` to `after` ("" when none).
+std::string TreeChanges(const Tree& before, const Tree& after) {
+  std::string changes;
+  for (const auto& [path, meta] : after) {
+    auto it = before.find(path);
+    if (it == before.end()) changes += "created " + path + "\n";
+    if (it != before.end() && it->second != meta) changes += "changed " + path + "\n";
+  }
+  for (const auto& [path, meta] : before) {
+    if (!after.count(path)) changes += "removed " + path + "\n";
+  }
+  return changes;
+}
+
+// One row: a verb, changes to the CNI environment ("" unsets), changes to a valid
+// configuration (null removes a key) or a raw stdin replacing it, and the code expected.
+struct Case {
+  std::string what;
+  int code;
+  std::map<std::string, std::string> env = {};
+  json conf = json::object();
+  std::string raw = "";
+  std::string verb = "ADD";
+};
+
+class CniHostileTest : public CniBinaryTest {
+ protected:
+  // Runs `c` and checks its outcome; the tree and the netdevs are compared by the caller.
+  void RunCase(const Case& c) {
+    SCOPED_TRACE(c.what);
+    std::map<std::string, std::string> vars = {
+        {"CNI_COMMAND", c.verb},
+        {"CNI_CONTAINERID", "ctr1"},
+        {"CNI_NETNS", pod_},
+        {"CNI_IFNAME", "net1"},
+        {"CNI_PATH", kIpamDir},
+        {"CNI_ARGS", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a"},
+        {"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"}};
+    for (const auto& [k, v] : c.env) vars[k] = v;
+    std::vector<std::string> env;
+    for (const auto& [k, v] : vars) {
+      if (!v.empty()) env.push_back(k + "=" + v);
+    }
+    json conf = good_;
+    for (const auto& [k, v] : c.conf.items()) {
+      if (v.is_null()) {
+        conf.erase(k);
+      } else {
+        conf[k] = v;
+      }
+    }
+    CniRun run = RunEnv(env, c.raw.empty() ? conf.dump() : c.raw);
+    EXPECT_EQ(run.exit_code, 1) << "an error, not a crash: " << run.raw << run.err;
+    ASSERT_FALSE(run.out.is_discarded()) << "stdout is one JSON object: " << run.raw;
+    EXPECT_EQ(run.out["code"], c.code) << run.raw;
+    EXPECT_TRUE(run.out["msg"].is_string()) << run.raw;
+  }
+
+  void SetUp() override {
+    CniBinaryTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    pod_ = AddPod();
+    good_ = Conf("1.1.0", AddVf(2));
+    good_["ipam"] = HostLocal();
+    fs::create_directories(Outside());
+  }
+  // A directory next to the state dir that no input may reach.
+  std::string Outside() const { return tmp_.path() + "/outside"; }
+
+  std::string pod_;
+  json good_;
+};
+
+TEST_F(CniHostileTest, EveryHostileInputGetsItsCodeAndTouchesNothing) {
+  const std::string state = StateDir(), out = Outside();
+  const std::string nul("a\0b", 3);
+  const std::string big(64 << 10, 'a');
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::vector<Case> cases = {
+      // deviceID (and its other spellings).
+      {"deviceID ../", kConf, {}, {{"deviceID", "../../../etc/passwd"}}},
+      {"deviceID absolute", kConf, {}, {{"deviceID", out}}},
+      {"deviceID PCI address then ../", kConf, {}, {{"deviceID", "0000:5e:00.2/../../x"}}},
+      {"deviceID NUL", kConf, {}, {{"deviceID", "0000:5e:00.2" + nul}}},
+      {"deviceID oversized", kConf, {}, {{"deviceID", big}}},
+      {"deviceID a number", kConf, {}, {{"deviceID", 2}}},
+      {"pciBusID ../", kConf, {}, {{"deviceID", nullptr}, {"pciBusID", "../x"}}},
+      {"runtimeConfig.deviceID absolute",
+       kConf,
+       {},
+       {{"deviceID", nullptr}, {"runtimeConfig", {{"deviceID", "/etc/passwd"}}}}},
+      // CNI_CONTAINERID.
+      {"CNI_CONTAINERID ../", kEnv, {{"CNI_CONTAINERID", "../../outside/x"}}},
+      {"CNI_CONTAINERID absolute", kEnv, {{"CNI_CONTAINERID", out + "/x"}}},
+      {"CNI_CONTAINERID with a slash", kEnv, {{"CNI_CONTAINERID", "a/b"}}},
+      {"CNI_CONTAINERID oversized", kEnv, {{"CNI_CONTAINERID", std::string(300, 'a')}}},
+      {"CNI_CONTAINERID invalid UTF-8", kEnv, {{"CNI_CONTAINERID", "a\xff\xfe"}}},
+      {"CNI_CONTAINERID ../ on DEL", kEnv, {{"CNI_CONTAINERID", "../x"}}, {}, "", "DEL"},
+      // CNI_IFNAME.
+      {"CNI_IFNAME ../", kEnv, {{"CNI_IFNAME", "../x"}}},
+      {"CNI_IFNAME ..", kEnv, {{"CNI_IFNAME", ".."}}},
+      {"CNI_IFNAME absolute", kEnv, {{"CNI_IFNAME", "/x"}}},
+      {"CNI_IFNAME 16 bytes", kEnv, {{"CNI_IFNAME", "abcdefghijklmnop"}}},
+      {"CNI_IFNAME with a space", kEnv, {{"CNI_IFNAME", "et h0"}}},
+      {"CNI_IFNAME control character", kEnv, {{"CNI_IFNAME", "a\x01"}}},
+      {"CNI_IFNAME invalid UTF-8", kEnv, {{"CNI_IFNAME", "n\xc3\x28"}}},
+      {"CNI_IFNAME invalid UTF-8 on DEL", kEnv, {{"CNI_IFNAME", "n\xff"}}, {}, "", "DEL"},
+      // CNI_NETNS.
+      {"CNI_NETNS relative", kEnv, {{"CNI_NETNS", "var/run/netns/x"}}},
+      {"CNI_NETNS ../", kEnv, {{"CNI_NETNS", "/var/run/netns/../../../etc/passwd"}}},
+      {"CNI_NETNS invalid UTF-8", kEnv, {{"CNI_NETNS", "/var/run/netns/\xff"}}},
+      {"CNI_NETNS oversized", kEnv, {{"CNI_NETNS", "/" + std::string(5000, 'a')}}},
+      {"CNI_NETNS ../ on DEL", kEnv, {{"CNI_NETNS", "/a/../b"}}, {}, "", "DEL"},
+      // The rest of the environment.
+      {"CNI_PATH ../", kEnv, {{"CNI_PATH", "/usr/lib/cni/../../../tmp"}}},
+      {"CNI_PATH relative", kEnv, {{"CNI_PATH", "bin"}}},
+      {"CNI_ARGS invalid UTF-8", kEnv, {{"CNI_ARGS", "K8S_POD_NAME=p\xff"}}},
+      {"CNI_ARGS malformed", kEnv, {{"CNI_ARGS", "a=b=c"}}},
+      {"CNI_COMMAND lower case", kEnv, {{"CNI_COMMAND", "add"}}},
+      {"CNI_COMMAND unset", kEnv, {{"CNI_COMMAND", ""}}},
+      // stateDir and the other paths of the configuration.
+      {"stateDir relative", kConf, {}, {{"stateDir", "state"}}},
+      {"stateDir ../", kConf, {}, {{"stateDir", state + "/../outside"}}},
+      {"stateDir NUL", kConf, {}, {{"stateDir", state + nul}}},
+      {"stateDir oversized", kConf, {}, {{"stateDir", "/" + std::string(5000, 'a')}}},
+      {"stateDir a number", kConf, {}, {{"stateDir", 1}}},
+      {"hostRoot ../", kConf, {}, {{"hostRoot", tmp_.path() + "/host/../outside"}}},
+      {"kubeletRootDir relative", kConf, {}, {{"kubeletRootDir", "../kubelet"}}},
+      {"logFile ../", kConf, {}, {{"logFile", state + "/../outside/log"}}},
+      {"CNIDeviceInfoFile ../",
+       kConf,
+       {},
+       {{"runtimeConfig", {{"CNIDeviceInfoFile", state + "/../outside/d.json"}}}}},
+      {"poolInfoDir NUL", kConf, {}, {{"poolInfoDir", out + nul}}},
+      {"ipam.type a path", kConf, {}, {{"ipam", {{"type", "../../bin/sh"}}}}},
+      // resourceName (no deviceID, so it would be looked up).
+      {"resourceName ../", kConf, {}, {{"deviceID", nullptr}, {"resourceName", "../../etc/x"}}},
+      {"resourceName absolute", kConf, {}, {{"deviceID", nullptr}, {"resourceName", out}}},
+      {"resourceName NUL", kConf, {}, {{"deviceID", nullptr}, {"resourceName", "rdma/x" + nul}}},
+      {"resourceName oversized", kConf, {}, {{"deviceID", nullptr}, {"resourceName", big}}},
+      {"resourceName no prefix", kConf, {}, {{"deviceID", nullptr}, {"resourceName", "vfs"}}},
+      {"resourceName a list", kConf, {}, {{"deviceID", nullptr}, {"resourceName", {"a/b"}}}},
+      {"resourceName ../ in macvlan mode",
+       kConf,
+       {},
+       {{"deviceID", nullptr}, {"mode", "macvlan"}, {"resourceName", "rdma/../../outside/x"}}},
+      // Oversized input.
+      {"stdin over the cap", kDecode, {}, {}, std::string(2 << 20, ' ')},
+      {"network name oversized", kConf, {}, {{"name", std::string(300, 'n')}}},
+      // Invalid UTF-8 and bad JSON.
+      {"invalid UTF-8 in a string",
+       kDecode,
+       {},
+       {},
+       "{\"cniVersion\":\"1.1.0\",\"name\":\"\xff\"}"},
+      {"lone surrogate escape", kDecode, {}, {}, R"({"cniVersion":"1.1.0","name":"\ud800"})"},
+      {"truncated JSON", kDecode, {}, {}, "{\"cniVersion\": "},
+      {"empty stdin", kDecode, {}, {}, " "},
+      {"deeply nested JSON", kDecode, {}, {}, deep},
+      {"deeply nested value", kDecode, {}, {}, R"({"cniVersion":"1.1.0","x":)" + deep + "}"},
+      // Wrong types.
+      {"top level an array", kDecode, {}, {}, "[]"},
+      {"top level a string", kDecode, {}, {}, "\"x\""},
+      {"cniVersion a number", kConf, {}, {{"cniVersion", 1}}},
+      {"name a number", kConf, {}, {{"name", 5}}},
+      {"mtu a string", kConf, {}, {{"mtu", "1500"}}},
+      {"vlan a fraction", kConf, {}, {{"vlan", 1.5}}},
+      {"vlan out of range", kConf, {}, {{"vlan", 5000}}},
+      {"ipam a list", kConf, {}, {{"ipam", json::array()}}},
+      {"runtimeConfig a string", kConf, {}, {{"runtimeConfig", "x"}}},
+      {"prevResult a number", kConf, {}, {{"prevResult", 1}}},
+  };
+  Tree tree = Snapshot(tmp_.path());
+  const std::vector<LinkInfo> host = Links(host_ns_), pod = Links(netns_.back());
+  for (const Case& c : cases) {
+    RunCase(c);
+    const Tree now = Snapshot(tmp_.path());
+    EXPECT_EQ(TreeChanges(tree, now), "") << c.what;
+    tree = now;  // one failure is reported once
+  }
+  EXPECT_EQ(Links(host_ns_), host);
+  EXPECT_EQ(Links(netns_.back()), pod);
+  std::printf("[ hostile ] %zu inputs\n", cases.size());
+}
+
+// The control: the same configuration unchanged attaches (so the rows above fail for their
+// one change, not for something else).
+TEST_F(CniHostileTest, TheUnchangedConfigurationAttaches) {
+  CniRun add = Run("ADD", pod_, good_);
+  EXPECT_EQ(add.exit_code, 0) << add.raw << add.err;
+  EXPECT_EQ(Run("DEL", pod_, good_).exit_code, 0);
+  EXPECT_EQ(StateFiles(), 0u);
+  EXPECT_EQ(IpamLeases(), 0u);
+}
+
+// NUL bytes cannot reach the binary through its environment (execve ends each entry at
+// the first NUL), so the parser is given them directly.
+TEST(CniHostileEnvTest, NulBytesInTheEnvironmentAreCode4) {
+  const std::string nul("\0/../x", 6);
+  for (const char* var : {"CNI_CONTAINERID", "CNI_IFNAME", "CNI_NETNS", "CNI_PATH"}) {
+    SCOPED_TRACE(var);
+    EnvMap env = {{"CNI_COMMAND", "ADD"},
+                  {"CNI_CONTAINERID", "c"},
+                  {"CNI_NETNS", "/var/run/x"},
+                  {"CNI_IFNAME", "net1"},
+                  {"CNI_PATH", "/opt/cni/bin"}};
+    env[var] += nul;
+    auto parsed = ParseCniEnv(env);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.error().code, kErrInvalidEnv);
+  }
+}
+
+}  // namespace
+}  // namespace hcashare::cni
