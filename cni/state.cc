@@ -93,10 +93,7 @@ bool AttachmentState::Done(const std::string& step) const {
 bool IsStale(const DeviceOwner& owner) { return owner.netns.empty() || !IsNetnsPath(owner.netns); }
 
 Status StateStore::EnsureDir(const std::string& sub) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_ + "/" + sub, ec);
-  if (ec) return Status::IoError("create " + dir_ + "/" + sub + ": " + ec.message());
-  return Status::Ok();
+  return CreateDirectories(dir_ + "/" + sub, kStateDirMode);
 }
 
 std::string StateStore::AttachmentPath(const std::string& container_id,
@@ -112,7 +109,7 @@ Result<DeviceLock> StateStore::Lock(const std::string& device,
                                     std::chrono::milliseconds wait) const {
   RETURN_IF_ERROR(EnsureDir("locks"));
   const std::string path = dir_ + "/locks/" + device + ".lock";
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kStateFileMode));
   if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
   const auto deadline = std::chrono::steady_clock::now() + wait;
   while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
@@ -143,7 +140,8 @@ Status StateStore::Save(const AttachmentState& s) const {
             {"steps", s.steps},
             {"netconf", s.netconf},
             {"result", s.result}};
-  return WriteFileAtomically(AttachmentPath(s.owner.container_id, s.owner.ifname), j.dump());
+  return WriteFileAtomically(AttachmentPath(s.owner.container_id, s.owner.ifname), j.dump(),
+                             kStateFileMode);
 }
 
 Result<AttachmentState> StateStore::Load(const std::string& container_id,
@@ -211,7 +209,7 @@ std::optional<DeviceOwner> StateStore::OwnerOf(const std::string& device) const 
 
 Status StateStore::SetOwner(const std::string& device, const DeviceOwner& owner) const {
   RETURN_IF_ERROR(EnsureDir("owners"));
-  return WriteFileAtomically(OwnerPath(device), OwnerToJson(owner).dump());
+  return WriteFileAtomically(OwnerPath(device), OwnerToJson(owner).dump(), kStateFileMode);
 }
 
 Status StateStore::ReleaseOwner(const std::string& device, const std::string& container_id,

@@ -8,6 +8,8 @@
 // Every write is atomic (temporary file, then rename).
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -63,6 +65,11 @@ class DeviceLock {
  private:
   UniqueFd fd_;
 };
+
+// Modes of what the store creates: its records say which devices pods hold and how to
+// restore them, for root's eyes only.
+inline constexpr mode_t kStateDirMode = 0700;
+inline constexpr mode_t kStateFileMode = 0600;
 
 class StateStore {
  public:

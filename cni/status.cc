@@ -6,9 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "cni/podresources.h"
+#include "cni/state.h"
+#include "common/atomic_file.h"
 #include "common/unique_fd.h"
 
 namespace hcashare::cni {
@@ -35,11 +36,10 @@ std::string ConnectProblem(const std::string& path) {
 }  // namespace
 
 MaybeError CmdStatus(const CniEnv& env, const NetConf& conf) {
-  std::error_code ec;
-  std::filesystem::create_directories(conf.state_dir, ec);
-  if (ec || ::access(conf.state_dir.c_str(), W_OK) != 0) {
+  const Status created = CreateDirectories(conf.state_dir, kStateDirMode);
+  if (!created.ok() || ::access(conf.state_dir.c_str(), W_OK) != 0) {
     return NotAvailable("state directory " + conf.state_dir + " is not writable",
-                        ec ? ec.message() : std::strerror(errno));
+                        created.ok() ? std::strerror(errno) : created.message());
   }
   if (conf.resource_name) {
     const std::string socket = PodResourcesSocketPath(conf.kubelet_root_dir);

@@ -1,26 +1,58 @@
 #include "common/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 
 #include "common/host.h"
+#include "common/unique_fd.h"
 
 namespace hcashare {
+namespace {
 
-Status WriteFileAtomically(const std::string& path, const std::string& content) {
+// Writes all of `content` to `fd`, retrying short writes.
+bool WriteAll(int fd, const std::string& content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   const std::string tmp = dir + "/." + BaseName(path) + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return ErrnoStatus(errno, "write " + tmp);
-  const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size();
-  const bool closed = std::fclose(f) == 0;
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  if (!fd.valid()) return ErrnoStatus(errno, "write " + tmp);
+  // fchmod: the mode given to open() is filtered by the umask.
+  const bool written = ::fchmod(fd.get(), mode) == 0 && WriteAll(fd.get(), content);
+  const bool closed = ::close(fd.Release()) == 0;
   if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     std::remove(tmp.c_str());
     return ErrnoStatus(err ? err : EIO, "write " + path);
+  }
+  return Status::Ok();
+}
+
+Status CreateDirectories(const std::string& path, mode_t mode) {
+  for (size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
+    const std::string part = path.substr(0, end);
+    if (!part.empty() && ::mkdir(part.c_str(), mode) == 0) {
+      if (::chmod(part.c_str(), mode) != 0) return ErrnoStatus(errno, "chmod " + part);
+    } else if (!part.empty() && errno != EEXIST) {
+      return ErrnoStatus(errno, "create " + part);
+    }
+    if (end == std::string::npos) break;
   }
   return Status::Ok();
 }

@@ -1,5 +1,8 @@
-// Writing a file so that readers see the old or the new content, never a partial one.
+// Writing a file so that readers see the old or the new content, never a partial one, and
+// creating directories with a chosen mode.
 #pragma once
+
+#include <sys/types.h>
 
 #include <string>
 
@@ -8,8 +11,13 @@
 namespace hcashare {
 
 // Writes `content` to a hidden temporary file next to `path`, then renames it onto `path`.
-// The directory must exist. On failure the temporary file is removed and `path` is left as
-// it was; the Status names the path and the OS error.
-Status WriteFileAtomically(const std::string& path, const std::string& content);
+// The file gets exactly `mode` (whatever the umask). The directory must exist. On failure
+// the temporary file is removed and `path` is left as it was; the Status names the path
+// and the OS error.
+Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode = 0644);
+
+// Creates `path` and its missing parents, each new directory with exactly `mode`.
+// Directories that exist keep their mode (an operator's choice is not overridden).
+Status CreateDirectories(const std::string& path, mode_t mode);
 
 }  // namespace hcashare

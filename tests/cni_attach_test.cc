@@ -49,6 +49,26 @@ TEST_F(CniAttachTest, AddMovesTheNetdevAndDelRestoresIt) {
   EXPECT_FALSE(deleted);
 }
 
+// The state store's records are root's only: directories 0700, files 0600.
+TEST_F(CniAttachTest, StateIsPrivate) {
+  CniOr<json> added = CniError{};
+  RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(), Context()); });
+  ASSERT_TRUE(added.ok()) << added.error().msg;
+  const std::string dir = tmp_.path() + "/state";
+  for (const char* sub : {"", "/attachments", "/owners", "/locks"}) {
+    EXPECT_EQ(fs::status(dir + sub).permissions(), fs::perms::owner_all) << sub;
+  }
+  for (const char* sub : {"/attachments", "/owners", "/locks"}) {
+    for (const auto& e : fs::directory_iterator(dir + sub)) {
+      EXPECT_EQ(e.status().permissions(), fs::perms::owner_read | fs::perms::owner_write)
+          << e.path();
+    }
+  }
+  MaybeError deleted;
+  RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
+  EXPECT_FALSE(deleted);
+}
+
 TEST_F(CniAttachTest, NoPfSettingMeansThePfIsNeverQueried) {
   CniOr<json> added = CniError{};
   RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(), Context()); });

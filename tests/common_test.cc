@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <linux/rtnetlink.h>
 #include <rdma/rdma_netlink.h>
 
+#include "common/atomic_file.h"
 #include "common/host.h"
 #include "common/inotify.h"
 #include "common/ipoib.h"
@@ -104,6 +106,32 @@ TEST_F(HostTest, ErrorsAndListing) {
   ASSERT_TRUE(names.ok());
   EXPECT_EQ(*names, (std::vector<std::string>{"a", "b", "bus", "devices"}));
   EXPECT_EQ(host_->Stat("/sys/a")->type, FileInfo::Type::kDirectory);
+}
+
+// Files and directories get exactly the mode asked for, whatever the umask; existing
+// directories keep theirs.
+TEST(AtomicFileTest, ModesIgnoreTheUmask) {
+  TempDir tmp;
+  const mode_t old_umask = ::umask(0);  // the most permissive: 0600 must still be 0600
+  const std::string dir = tmp.path() + "/a/b";
+  ASSERT_TRUE(CreateDirectories(dir, 0700).ok());
+  ASSERT_TRUE(WriteFileAtomically(dir + "/f", "x", 0600).ok());
+  ::umask(077);  // the most restrictive: 0644 must still be 0644
+  ASSERT_TRUE(WriteFileAtomically(dir + "/g", "y").ok());
+  ::umask(old_umask);
+  struct stat st {};
+  ASSERT_EQ(::stat((tmp.path() + "/a").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  ASSERT_EQ(::stat((dir + "/f").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  ASSERT_EQ(::stat((dir + "/g").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  ASSERT_EQ(::stat(tmp.path().c_str(), &st), 0);
+  const mode_t before = st.st_mode & 07777;
+  ASSERT_TRUE(CreateDirectories(tmp.path() + "/a/c", 0700).ok());
+  ASSERT_EQ(::stat(tmp.path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, before) << "an existing directory keeps its mode";
+  EXPECT_FALSE(CreateDirectories(dir + "/f/x", 0700).ok()) << "a file in the way";
 }
 
 // Path helpers.
