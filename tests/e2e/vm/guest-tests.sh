@@ -282,6 +282,7 @@ vf0_restored() {
   echo "VF 0 after DEL: $line"
   [ "$line" = "$VF0_BEFORE" ] || { echo "PF side differs from before: $VF0_BEFORE"; return 1; }
   [ -z "$(ls /run/hcashare-cni/attachments 2>/dev/null)" ] || { echo "state left behind"; return 1; }
+  ! ls /run/cni-ipam/sriov-e2e 2>/dev/null | grep -q '^10\.' || { echo "IPAM lease left"; return 1; }
 }
 cni DEL pod1 "$(netconf "$PF_SETTINGS")"
 del_rc=$?
@@ -297,6 +298,27 @@ echo "after netns deletion: $(ls "/sys/bus/pci/devices/$VF0_PCI/net/")"
 cni DEL pod1 "$(netconf "$PF_SETTINGS")"
 check cni-del-after-netns-gone-exit-0 test $? = 0
 check cni-del-after-netns-gone-restores vf0_restored
+# Killed (SIGKILL) at a step of ADD or DEL on the real VF, then DEL: everything restored,
+# including PF-side settings the fixtures cannot have.
+crash_then_del() { # crash_then_del POINT
+  ip netns add pod3
+  export HCASHARE_CNI_CRASH_AT=$1
+  case $1 in
+    add:*) cni ADD pod3 "$(netconf "$PF_SETTINGS")" >/dev/null 2>&1 && { echo "not killed"; return 1; } ;;
+    del:*)
+      unset HCASHARE_CNI_CRASH_AT
+      cni ADD pod3 "$(netconf "$PF_SETTINGS")" >/dev/null 2>&1 || { echo "ADD failed"; return 1; }
+      export HCASHARE_CNI_CRASH_AT=$1
+      cni DEL pod3 "$(netconf "$PF_SETTINGS")" >/dev/null 2>&1 && { echo "not killed"; return 1; } ;;
+  esac
+  unset HCASHARE_CNI_CRASH_AT
+  cni DEL pod3 "$(netconf "$PF_SETTINGS")" >/dev/null || { echo "DEL after the kill failed"; return 1; }
+  ip netns delete pod3
+  vf0_restored
+}
+for point in add:pf-set add:netdev-moved add:ipam-added del:netdev-returned del:pf-restored; do
+  check "cni-killed-at-$point-then-del-restores" crash_then_del "$point"
+done
 
 # ---------------------------------------------------------------- 4. RDMA netns mode
 say "4. RDMA netns mode exclusive"
