@@ -14,23 +14,8 @@ all_targets=(config cni_env cni_netconf cni_result checkpoint podresources rdma_
   sysfs_values)
 read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
 
-bash scripts/install-deps.sh
 # clang and its runtime libraries (libFuzzer, sanitizers), for this build only.
-missing=()
-for p in clang libclang-rt-14-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  echo "fuzz: installing ${missing[*]}"
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "fuzz: must run as root to install packages" >&2
-    exit 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+bash scripts/install-deps.sh clang libclang-rt-14-dev
 
 echo "== build (clang, libFuzzer + ASan + UBSan) into $build"
 bash scripts/build.sh "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \

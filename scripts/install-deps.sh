@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package hcashare needs to build, test and benchmark.
+# Installs every Debian 12 package hcashare needs to build, test and benchmark, plus any
+# packages named as arguments (e.g. a script's own extras: `install-deps.sh clang`).
 # Idempotent: packages already present are skipped, and apt is not touched at all
 # when nothing is missing.
 set -euo pipefail
@@ -14,6 +15,7 @@ PACKAGES=(
   libcli11-dev
   iproute2 procps clang-format
   containernetworking-plugins  # reference IPAM plugins (host-local) for the CNI tests
+  "$@"
 )
 
 missing=()

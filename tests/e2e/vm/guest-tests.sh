@@ -152,34 +152,26 @@ real_char_devices() {
 }
 check dp-allocate-real-char-devices real_char_devices
 
-# Hot-unplug and hot-plug through uevents, each visible to the kubelet within 1 s.
-t0=$(uptime_ms)
-rdma link delete rxe1
-if wait_for 3 has_list rdma/rxe_excl "n=0 " "$t0"; then
-  dt=$(($(latest rdma/rxe_excl | cut -d' ' -f1) - t0))
-  echo "rdma link delete rxe1 -> ListAndWatch in ${dt} ms"
-  if [ "$dt" -le 1000 ]; then pass dp-unplug-within-1s; else fail dp-unplug-within-1s "took ${dt} ms"; fi
-else
-  fail dp-unplug-within-1s "no update: $(latest rdma/rxe_excl)"
-fi
-t0=$(uptime_ms)
-rdma link add rxe2 type rxe netdev veth1
-if wait_for 3 has_list rdma/rxe_excl "rxe2:Healthy" "$t0"; then
-  dt=$(($(latest rdma/rxe_excl | cut -d' ' -f1) - t0))
-  echo "rdma link add rxe2 -> ListAndWatch in ${dt} ms"
-  if [ "$dt" -le 1000 ]; then pass dp-hotplug-within-1s; else fail dp-hotplug-within-1s "took ${dt} ms"; fi
-else
-  fail dp-hotplug-within-1s "no update: $(latest rdma/rxe_excl)"
-fi
-# A port going down (the netdev's carrier) turns the device Unhealthy.
-t0=$(uptime_ms)
-ip link set veth0 down
-if wait_for 3 has_list rdma/rxe_excl "rxe2:Unhealthy" "$t0"; then
-  echo "veth0 down -> rxe2 Unhealthy in $(($(latest rdma/rxe_excl | cut -d' ' -f1) - t0)) ms"
-  pass dp-port-down-unhealthy
-else
-  fail dp-port-down-unhealthy "$(latest rdma/rxe_excl)"
-fi
+# within_1s NAME RESOURCE TEXT CMD...: runs CMD; PASS when the resource's list shows TEXT
+# within 1 s (the measured latency is printed).
+within_1s() {
+  name=$1 res=$2 text=$3
+  shift 3
+  t0=$(uptime_ms)
+  "$@"
+  if wait_for 3 has_list "$res" "$text" "$t0"; then
+    dt=$(($(latest "$res" | cut -d' ' -f1) - t0))
+    echo "$* -> ListAndWatch in ${dt} ms"
+    if [ "$dt" -le 1000 ]; then pass "$name"; else fail "$name" "took ${dt} ms"; fi
+  else
+    fail "$name" "no update: $(latest "$res")"
+  fi
+}
+# Hot-unplug and hot-plug through uevents; a port going down (the netdev's carrier)
+# through rtnetlink.
+within_1s dp-unplug-within-1s rdma/rxe_excl "n=0 " rdma link delete rxe1
+within_1s dp-hotplug-within-1s rdma/rxe_excl "rxe2:Healthy" rdma link add rxe2 type rxe netdev veth1
+within_1s dp-port-down-unhealthy-within-1s rdma/rxe_excl "rxe2:Unhealthy" ip link set veth0 down
 ip link set veth0 up
 stop_dp
 
@@ -363,15 +355,8 @@ check cni-rdma-move-rxe-refused-cleanly rxe_move_refused
 
 # sriov_numvfs=0 destroys VF1, its netdev, and with it rxe0 (the kernel unregisters an rxe
 # whose netdev goes): the PCI and RDMA uevents reach ListAndWatch within 1 s.
-t0=$(uptime_ms)
-echo 0 >"$PF_DIR/sriov_numvfs"
-if wait_for 3 has_list rdma/rxe_excl "n=1 rxe2:" "$t0"; then
-  dt=$(($(latest rdma/rxe_excl | cut -d' ' -f1) - t0))
-  echo "sriov_numvfs=0 -> ListAndWatch in ${dt} ms"
-  if [ "$dt" -le 1000 ]; then pass dp-sriov-numvfs-within-1s; else fail dp-sriov-numvfs-within-1s "took ${dt} ms"; fi
-else
-  fail dp-sriov-numvfs-within-1s "no update: $(latest rdma/rxe_excl)"
-fi
+within_1s dp-sriov-numvfs-within-1s rdma/rxe_excl "n=1 rxe2:" \
+  sh -c "echo 0 >$PF_DIR/sriov_numvfs"
 stop_dp
 
 echo "guest tests done: $(grep -c '^PASS' "$RESULTS") passed, $(grep -c '^FAIL' "$RESULTS") failed"
