@@ -19,9 +19,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "common/sim_node.h"
-#include "common/subprocess.h"
-#include "common/temp_dir.h"
+#include "bench/bench_util.h"
+#include "bench/daemon_env.h"
 #include "tools/fake_kubelet.h"
 
 namespace hcashare {
@@ -38,28 +37,6 @@ constexpr const char* kConfig = R"({"periodicUpdateInterval": 60, "configList": 
 
 const std::vector<std::string> kResources = {"rdma/hca_a", "rdma/hca_b", "rdma/hca_c",
                                              "rdma/hca_d"};
-
-// VmRSS / VmHWM of `pid` in KiB.
-std::pair<long, long> Rss(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  long rss = -1, hwm = -1;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) rss = std::stol(line.substr(6));
-    if (line.rfind("VmHWM:", 0) == 0) hwm = std::stol(line.substr(6));
-  }
-  return {rss, hwm};
-}
-
-// One "Name:   N kB" field of /proc/<pid>/status, in KiB (-1 when absent).
-long RssField(pid_t pid, const std::string& name) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(name, 0) == 0) return std::stol(line.substr(name.size()));
-  }
-  return -1;
-}
 
 // Prints the threads of `pid` and its mappings with the most resident memory (from smaps).
 void PrintMemoryBreakdown(pid_t pid) {
@@ -123,18 +100,6 @@ std::map<std::string, long> ContextSwitches(pid_t pid) {
   return out;
 }
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-struct Env {
-  TempDir tmp{"hcashare-bench-"};
-  std::string host = tmp.path() + "/host";
-  std::string kubelet = tmp.path() + "/kubelet";
-  std::string config = tmp.path() + "/config.json";
-};
-
 int Main(int argc, char** argv) {
   int runs = 5;
   int allocs = 5000;
@@ -155,10 +120,8 @@ int Main(int argc, char** argv) {
   app.add_flag("--inspect", inspect, "print the idle daemon's threads and largest mappings");
   CLI11_PARSE(app, argc, argv);
 
-  Env env;
-  SimNode node(env.host);
-  if (!node.PopulateDemo().ok()) return 1;
-  std::ofstream(env.config) << kConfig;
+  bench::DaemonEnv env;
+  if (!env.Prepare(kConfig).ok()) return 1;
 
   std::vector<double> startup_ms;
   for (int run = 0; run < runs; ++run) {
@@ -166,11 +129,8 @@ int Main(int argc, char** argv) {
     if (!kubelet.Start().ok()) return 1;
     auto t0 = Clock::now();
     auto wall0 = std::chrono::system_clock::now();
-    auto proc = Subprocess::Spawn(
-        {plugin, "--config", env.config, "--host-root", env.host, "--kubelet-root-dir", env.kubelet,
-         "--pool-info-dir", env.tmp.path() + "/pools", "--log-level", trace ? "debug" : "warn",
-         "--health-poll-interval", health_poll},
-        env.tmp.path() + "/plugin.log");
+    auto proc = env.Spawn(
+        plugin, {"--log-level", trace ? "debug" : "warn", "--health-poll-interval", health_poll});
     if (!proc.ok()) return 1;
     double worst = 0;
     for (const auto& r : kResources) {
@@ -188,7 +148,7 @@ int Main(int argc, char** argv) {
       auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wall0.time_since_epoch());
       std::printf("run %d: spawned at epoch %.3f s; plugin log:\n", run,
                   static_cast<double>(ms.count()) / 1000.0);
-      std::ifstream log(env.tmp.path() + "/plugin.log");
+      std::ifstream log(env.log);
       std::cout << log.rdbuf();
     }
 
@@ -206,14 +166,16 @@ int Main(int argc, char** argv) {
         lat_us.push_back(std::chrono::duration<double, std::micro>(b - a).count());
       }
       std::this_thread::sleep_for(milliseconds(2000));
-      auto [rss, hwm] = Rss(proc->pid());
+      const long rss = bench::ProcStatusKib(proc->pid(), "VmRSS:");
+      const long hwm = bench::ProcStatusKib(proc->pid(), "VmHWM:");
       std::printf("allocate_round_trip_us: n=%d p50=%.0f p99=%.0f max=%.0f\n", allocs,
-                  Percentile(lat_us, 0.50), Percentile(lat_us, 0.99),
+                  bench::Percentile(lat_us, 0.50), bench::Percentile(lat_us, 0.99),
                   *std::max_element(lat_us.begin(), lat_us.end()));
       std::printf(
           "idle_rss_kib (4 resources x 1000 IDs, after %d Allocates): VmRSS=%ld VmHWM=%ld "
           "RssAnon=%ld RssFile=%ld\n",
-          allocs, rss, hwm, RssField(proc->pid(), "RssAnon:"), RssField(proc->pid(), "RssFile:"));
+          allocs, rss, hwm, bench::ProcStatusKib(proc->pid(), "RssAnon:"),
+          bench::ProcStatusKib(proc->pid(), "RssFile:"));
       if (inspect) PrintMemoryBreakdown(proc->pid());
       const auto before = ContextSwitches(proc->pid());
       const double cpu_before = CpuMillis(proc->pid());
@@ -241,7 +203,8 @@ int Main(int argc, char** argv) {
   }
   std::printf("start_to_first_list_ms (all 4 resources, %d runs): min=%.1f median=%.1f max=%.1f\n",
               runs, *std::min_element(startup_ms.begin(), startup_ms.end()),
-              Percentile(startup_ms, 0.5), *std::max_element(startup_ms.begin(), startup_ms.end()));
+              bench::Percentile(startup_ms, 0.5),
+              *std::max_element(startup_ms.begin(), startup_ms.end()));
   return 0;
 }
 

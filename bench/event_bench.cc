@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "bench/bench_util.h"
 #include "common/host.h"
 #include "common/log.h"
 #include "common/rdma_netlink.h"
@@ -27,14 +28,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-double Pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
 void Report(const char* what, const std::vector<double>& ms) {
-  std::printf("%s: n=%zu p50=%.1f ms p99=%.1f ms max=%.1f ms\n", what, ms.size(), Pct(ms, 0.5),
-              Pct(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
+  std::printf("%s: n=%zu p50=%.1f ms p99=%.1f ms max=%.1f ms\n", what, ms.size(),
+              bench::Percentile(ms, 0.5), bench::Percentile(ms, 0.99),
+              *std::max_element(ms.begin(), ms.end()));
 }
 
 int Main(int argc, char** argv) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include "common/atomic_file.h"
@@ -17,14 +18,29 @@ ino_t InodeOfPath(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
+// True when the file at `path` holds exactly `content`.
+bool HoldsContent(const std::string& path, const std::string& content) {
+  std::ifstream in(path, std::ios::binary);
+  std::string buf(content.size() + 1, '\0');
+  in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+  return in.gcount() == static_cast<std::streamsize>(content.size()) &&
+         buf.compare(0, content.size(), content) == 0;
+}
+
 }  // namespace
 
 Status OwnedFiles::Write(const std::string& name, const std::string& content, bool* changed) {
   const std::string path = dir_ + "/" + name;
   if (changed != nullptr) *changed = false;
   auto it = written_.find(name);
-  if (it != written_.end() && it->second.content == content &&
-      InodeOfPath(path) == it->second.inode) {
+  const ino_t on_disk = InodeOfPath(path);
+  if (it != written_.end() && it->second.content == content && on_disk == it->second.inode) {
+    return Status::Ok();
+  }
+  if (on_disk != 0 && HoldsContent(path, content)) {
+    // Another instance (a rollout overlap) wrote this very content: adopt its file instead
+    // of replacing it, so that the two never take turns rewriting it.
+    written_[name] = Written{on_disk, content};
     return Status::Ok();
   }
   std::error_code ec;

@@ -1,7 +1,8 @@
 // OwnedFiles: files this process writes into a shared directory and removes again, but
 // only while each is still the one it wrote (same inode): a file another instance has
 // since rewritten is never deleted. Writes are atomic and skipped when the content is
-// unchanged. Not thread-safe.
+// unchanged; a file that already holds the content (written by another instance) is
+// adopted as is. Not thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -18,13 +19,15 @@ class OwnedFiles {
   // Files go into `dir` (created on the first write).
   explicit OwnedFiles(std::string dir) : dir_(std::move(dir)) {}
 
-  // Writes `content` to `dir/name` unless the file is already ours with that content.
-  // Returns true in *changed when it wrote.
+  // Writes `content` to `dir/name` unless the file already holds it (then it is ours as
+  // it is). Returns true in *changed when it wrote.
   Status Write(const std::string& name, const std::string& content, bool* changed = nullptr);
   // Removes `dir/name` if it is still ours; forgets it either way.
   void Remove(const std::string& name);
   // Removes every file still ours (shutdown).
   void RemoveAll();
+  // Stops owning `dir/name` without touching it (another instance has taken it over).
+  void Forget(const std::string& name) { written_.erase(name); }
 
   const std::string& dir() const { return dir_; }
 

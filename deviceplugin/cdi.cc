@@ -108,4 +108,6 @@ void CdiSpecWriter::Remove(const config::ResourceConfig& rc) { files_.Remove(Cdi
 
 void CdiSpecWriter::RemoveAll() { files_.RemoveAll(); }
 
+void CdiSpecWriter::Disown(const config::ResourceConfig& rc) { files_.Forget(CdiSpecFileName(rc)); }
+
 }  // namespace hcashare::dp

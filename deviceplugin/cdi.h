@@ -54,6 +54,9 @@ class CdiSpecWriter {
   void Remove(const config::ResourceConfig& rc);
   // Removes every spec still ours (shutdown).
   void RemoveAll();
+  // Leaves the spec of `rc` to the instance that took the resource over: never rewritten
+  // or removed by this one again (until a later Write).
+  void Disown(const config::ResourceConfig& rc);
 
  private:
   OwnedFiles files_;

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/grpc_edge.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
 #include "deviceplugin/socket_files.h"
 
@@ -50,7 +51,11 @@ Status KubeletRegistrar::Register(const std::string& endpoint, const std::string
   ctx.set_wait_for_ready(true);
   ctx.set_deadline(std::chrono::system_clock::now() + connect_timeout + call_timeout);
   v1beta1::Empty resp;
-  grpc::Status st = stub->Register(&ctx, req, &resp);
+  grpc::Status st;
+  {
+    GrpcCallScope edge;  // see common/grpc_edge.h
+    st = stub->Register(&ctx, req, &resp);
+  }
   if (!st.ok()) {
     std::string msg =
         "kubelet refused registration of " + resource_name + ": " + st.error_message();

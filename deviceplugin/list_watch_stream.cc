@@ -1,5 +1,6 @@
 #include "deviceplugin/list_watch_stream.h"
 
+#include "common/grpc_edge.h"
 #include "common/log.h"
 
 namespace hcashare::dp {
@@ -34,10 +35,12 @@ void ListWatchStream::MaybeWrite() {
     grpc::Slice bytes(snap->list_bytes);
     inflight_ = grpc::ByteBuffer(&bytes, 1);
   }
+  GrpcHandOff();
   StartWrite(&inflight_);
 }
 
 void ListWatchStream::OnWriteDone(bool ok) {
+  GrpcCallbackScope edge;  // see common/grpc_edge.h
   bool finish_now = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -54,13 +57,17 @@ void ListWatchStream::OnWriteDone(bool ok) {
     if (finish_now) finished_ = true;
   }
   if (finish_now) {
+    GrpcHandOff();
     Finish(grpc::Status::OK);
     return;
   }
   MaybeWrite();  // a publish may have arrived during the write
 }
 
-void ListWatchStream::OnCancel() { RequestFinish(/*by_peer=*/true); }
+void ListWatchStream::OnCancel() {
+  GrpcCallbackScope edge;
+  RequestFinish(/*by_peer=*/true);
+}
 
 void ListWatchStream::RequestFinish(bool by_peer) {
   {
@@ -71,10 +78,12 @@ void ListWatchStream::RequestFinish(bool by_peer) {
     if (writing_) return;  // OnWriteDone finishes
     finished_ = true;
   }
+  GrpcHandOff();
   Finish(grpc::Status::OK);
 }
 
 void ListWatchStream::OnDone() {
+  GrpcTakeOver();  // no hand-off at the end: `this` may be gone
   state_.RemoveWatcher(this);
   bool by_peer;
   {
@@ -83,7 +92,8 @@ void ListWatchStream::OnDone() {
   }
   LogInfo("ListAndWatch ended", {{"resource", name_}, {"by", by_peer ? "kubelet" : "plugin"}});
   events_.stream_changed(-1, by_peer);
-  on_done_(this);  // may delete this: nothing after it
+  on_done_(this);  // may delete this: nothing after it touches a member
+  GrpcHandOff();   // to whoever waits for the server to finish (Server::Wait)
 }
 
 }  // namespace hcashare::dp

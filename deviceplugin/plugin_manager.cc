@@ -107,7 +107,11 @@ void PluginManager::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     servers.swap(servers_);
   }
-  for (auto& [name, s] : servers) s->Stop();
+  for (auto& [name, s] : servers) {
+    s->Stop();
+    // A newer instance serves the resource now: its CDI spec and pool description too.
+    if (s->displaced()) DisownFiles(s->state().Current()->rc);
+  }
   if (cdi_) cdi_->RemoveAll();
   if (pool_info_) pool_info_->RemoveAll();
 }
@@ -236,12 +240,17 @@ void PluginManager::Publish(bool force_resend) {
     const bool shared = rc.mode == config::PoolMode::kShared;
     auto previous = it->second->state().Current();
     PoolState pool = BuildPool(rc, inv, shared ? last_blocked_ : "", &previous->pool);
-    if (cdi_) {
+    // Check first whether another instance has taken the socket (and so the shared files)
+    // over: rewriting its files would make them ours, and our exit would delete them.
+    it->second->CheckSocket();
+    const bool displaced = it->second->displaced();
+    if (displaced) DisownFiles(rc);
+    if (cdi_ && !displaced) {
       if (Status st = cdi_->Write(rc, pool); !st.ok()) {
         LogError("cannot write CDI spec", {{"resource", rc.FullName()}, {"error", st.message()}});
       }
     }
-    if (pool_info_) {
+    if (pool_info_ && !displaced) {
       if (Status st = pool_info_->Write(rc, pool); !st.ok()) {
         LogError("cannot write the pool description",
                  {{"resource", rc.FullName()}, {"error", st.message()}});
@@ -259,6 +268,11 @@ void PluginManager::Publish(bool force_resend) {
       Metrics()->Published(rc.FullName(), snap->devices, snap->healthy_devices);
     }
   }
+}
+
+void PluginManager::DisownFiles(const config::ResourceConfig& rc) {
+  if (cdi_) cdi_->Disown(rc);
+  if (pool_info_) pool_info_->Disown(rc);
 }
 
 void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
@@ -328,7 +342,7 @@ std::string PluginManager::ConfigDir() const {
 
 void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
   bool kubelet_appeared = false;
-  std::set<std::string> removed;
+  std::set<std::string> changed;  // removed or replaced entries
   bool config_changed = false;
   const std::string config_name = BaseName(opts_.config_path);
   for (const auto& ev : events) {
@@ -349,7 +363,8 @@ void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
     if (ev.wd == dp_wd_ && ev.name == "kubelet.sock" && (ev.mask & (IN_CREATE | IN_MOVED_TO))) {
       kubelet_appeared = true;
     }
-    if (ev.mask & (IN_DELETE | IN_MOVED_FROM)) removed.insert(ev.name);
+    // IN_MOVED_TO: another instance renamed its socket over ours (a rollout overlap).
+    if (ev.mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) changed.insert(ev.name);
   }
   if (config_changed) LoadAndApplyConfigFile();
   if (kubelet_appeared) {
@@ -361,7 +376,7 @@ void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
   for (auto& [name, s] : servers_) {
     if (kubelet_appeared) {
       s->KubeletSocketAppeared();
-    } else if (removed.count(name + ".sock")) {
+    } else if (changed.count(name + ".sock")) {
       s->CheckSocket();
     }
   }

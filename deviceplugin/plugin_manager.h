@@ -101,6 +101,8 @@ class PluginManager {
   // Builds every resource's pool from inventory_ (with debounced health) and publishes it.
   void Publish(bool force_resend);
   void LoadAndApplyConfigFile();
+  // Forgets the CDI spec and pool description of `rc` without removing them.
+  void DisownFiles(const config::ResourceConfig& rc);
   void ApplyConfig(const config::PluginConfig& cfg);
   std::string BlockedReason();
   DpMetrics* Metrics() const { return opts_.server.metrics; }

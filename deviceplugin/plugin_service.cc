@@ -3,6 +3,7 @@
 #include <chrono>
 #include <vector>
 
+#include "common/grpc_edge.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "deviceplugin/cdi.h"
@@ -38,6 +39,7 @@ namespace {
 // Finishes a unary call with `st` on the context's default reactor.
 grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const grpc::Status& st) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  GrpcHandOff();
   reactor->Finish(st);
   return reactor;
 }
@@ -46,6 +48,7 @@ grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const grpc::Sta
 
 grpc::ServerUnaryReactor* DevicePluginService::GetDevicePluginOptions(
     grpc::CallbackServerContext* ctx, const v1beta1::Empty*, v1beta1::DevicePluginOptions* resp) {
+  GrpcCallbackScope edge;  // see common/grpc_edge.h
   resp->set_pre_start_required(false);
   resp->set_get_preferred_allocation_available(true);
   return Done(ctx, grpc::Status::OK);
@@ -53,6 +56,7 @@ grpc::ServerUnaryReactor* DevicePluginService::GetDevicePluginOptions(
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* DevicePluginService::ListAndWatch(
     grpc::CallbackServerContext*, const grpc::ByteBuffer*) {
+  GrpcCallbackScope edge;  // see common/grpc_edge.h
   auto stream = std::make_unique<ListWatchStream>(state_, events_, [this](ListWatchStream* s) {
     std::lock_guard<std::mutex> lock(streams_mu_);
     streams_.erase(s);
@@ -74,6 +78,7 @@ void DevicePluginService::FinishStreams() {
 grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
     grpc::CallbackServerContext* ctx, const v1beta1::PreferredAllocationRequest* req,
     v1beta1::PreferredAllocationResponse* resp) {
+  GrpcCallbackScope edge;  // see common/grpc_edge.h
   auto snap = state_.Current();
   for (const auto& c : req->container_requests()) {
     std::vector<std::string> avail(c.available_deviceids().begin(), c.available_deviceids().end());
@@ -90,6 +95,7 @@ grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
 grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerContext* ctx,
                                                         const v1beta1::AllocateRequest* req,
                                                         v1beta1::AllocateResponse* resp) {
+  GrpcCallbackScope edge;  // see common/grpc_edge.h
   const auto start = std::chrono::steady_clock::now();
   auto snap = state_.Current();
   grpc::Status st = DoAllocate(*snap, *req, resp);
@@ -136,12 +142,14 @@ grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
 grpc::ServerUnaryReactor* DevicePluginService::PreStartContainer(
     grpc::CallbackServerContext* ctx, const v1beta1::PreStartContainerRequest*,
     v1beta1::PreStartContainerResponse*) {
+  GrpcCallbackScope edge;  // see common/grpc_edge.h
   return Done(ctx, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* RegistrationService::GetInfo(grpc::CallbackServerContext* ctx,
                                                        const pluginregistration::InfoRequest*,
                                                        pluginregistration::PluginInfo* resp) {
+  GrpcCallbackScope edge;  // see common/grpc_edge.h
   resp->set_type("DevicePlugin");
   resp->set_name(resource_name_);
   resp->set_endpoint(endpoint_);
@@ -152,6 +160,7 @@ grpc::ServerUnaryReactor* RegistrationService::GetInfo(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* RegistrationService::NotifyRegistrationStatus(
     grpc::CallbackServerContext* ctx, const pluginregistration::RegistrationStatus* req,
     pluginregistration::RegistrationStatusResponse*) {
+  GrpcCallbackScope edge;  // see common/grpc_edge.h
   events_.registration_status(req->plugin_registered(), req->error());
   return Done(ctx, grpc::Status::OK);
 }

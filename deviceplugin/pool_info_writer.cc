@@ -31,4 +31,8 @@ void PoolInfoWriter::Remove(const config::ResourceConfig& rc) {
   files_.Remove(PoolInfoFileName(rc.FullName()));
 }
 
+void PoolInfoWriter::Disown(const config::ResourceConfig& rc) {
+  files_.Forget(PoolInfoFileName(rc.FullName()));
+}
+
 }  // namespace hcashare::dp

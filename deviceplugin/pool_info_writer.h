@@ -26,6 +26,8 @@ class PoolInfoWriter {
   void Remove(const config::ResourceConfig& rc);
   // Removes every description still ours (shutdown).
   void RemoveAll() { files_.RemoveAll(); }
+  // Leaves the description of `rc` to the instance that took the resource over.
+  void Disown(const config::ResourceConfig& rc);
 
  private:
   OwnedFiles files_;

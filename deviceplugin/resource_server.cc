@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "common/grpc_edge.h"
 #include "common/log.h"
 #include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/socket_files.h"
@@ -97,13 +98,20 @@ void ResourceServer::Stop() {
   if (supervisor_.joinable()) supervisor_.join();
   StopIncarnation();
   std::lock_guard<std::mutex> lock(mu_);
-  if (!public_path_.empty() && public_inode_ != 0 && InodeOf(public_path_) == public_inode_) {
+  const ino_t now = public_path_.empty() ? 0 : InodeOf(public_path_);
+  if (now != 0 && now == public_inode_) {
     ::unlink(public_path_.c_str());
     LogInfo("removed socket", {{"resource", full_name_}, {"socket", public_path_}});
-  } else if (!public_path_.empty()) {
+  } else if (now != 0) {
+    standby_ = true;
     LogInfo("left socket in place: another instance owns it",
             {{"resource", full_name_}, {"socket", public_path_}});
   }
+}
+
+bool ResourceServer::displaced() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return standby_;
 }
 
 void ResourceServer::RequestRestart(const std::string& reason) { Request(reason, false); }
@@ -273,8 +281,11 @@ void ResourceServer::Supervise() {
 void ResourceServer::StopIncarnation() {
   if (!inc_) return;
   inc_->plugin->FinishStreams();
-  inc_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
-  inc_->server->Wait();
+  {
+    GrpcCallScope edge;  // see common/grpc_edge.h
+    inc_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    inc_->server->Wait();
+  }
   ::unlink(inc_->private_path.c_str());  // normally gone already (renamed)
   inc_.reset();
   serving_ = false;
@@ -327,6 +338,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
     builder.RegisterService(inc->registration.get());
   }
   const auto build_start = Clock::now();
+  GrpcHandOff();  // the services, to gRPC's threads
   inc->server = builder.BuildAndStart();
   if (!inc->server) {
     return Fail("cannot serve a unix socket in " + dir);

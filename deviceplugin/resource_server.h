@@ -85,8 +85,8 @@ class ResourceServer {
 
   // Starts the supervisor; serving and registration happen asynchronously.
   void Start();
-  // Stops serving and joins the supervisor. Removes the public socket only if it is ours.
-  // Idempotent.
+  // Stops serving and joins the supervisor. Removes the public socket only if it is ours;
+  // when another instance holds it, the server ends displaced. Idempotent.
   void Stop();
 
   // The published device state (for the discovery loop).
@@ -102,6 +102,9 @@ class ResourceServer {
   void CheckSocket();
 
   ServerInfo info() const;
+  // True once another instance has taken the resource's socket over (standby, or found at
+  // Stop): the resource's shared files (CDI spec, pool description) are that instance's.
+  bool displaced() const;
 
  private:
   struct Incarnation;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # All tests: installs dependencies, builds everything, runs every unit and integration
 # test, runs them again under AddressSanitizer + UndefinedBehaviorSanitizer, fuzzes every
-# parser briefly, runs the demo as an end-to-end smoke test, and runs the real-kernel
-# suite in a QEMU guest
+# parser briefly, runs the device-plugin server tests under ThreadSanitizer, runs the demo
+# as an end-to-end smoke test, and runs the real-kernel suite in a QEMU guest
 # (docs/testing.md). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,9 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 
 echo "== fuzz (libFuzzer + ASan + UBSan, 30 s per target; docs/reliability.md)"
 bash scripts/fuzz.sh 30
+
+echo "== device-plugin server tests under ThreadSanitizer"
+bash scripts/tsan.sh
 
 echo "== demo (end-to-end smoke)"
 ./build/bin/hcashare demo >/tmp/hcashare-demo.log 2>&1 || { cat /tmp/hcashare-demo.log; exit 1; }

@@ -25,6 +25,7 @@
 #include "common/link_events.h"
 #include "common/log.h"
 #include "common/netlink.h"
+#include "common/owned_files.h"
 #include "common/pool_info.h"
 #include "common/rdma_netlink.h"
 #include "common/status.h"
@@ -132,6 +133,39 @@ TEST(AtomicFileTest, ModesIgnoreTheUmask) {
   ASSERT_EQ(::stat(tmp.path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, before) << "an existing directory keeps its mode";
   EXPECT_FALSE(CreateDirectories(dir + "/f/x", 0700).ok()) << "a file in the way";
+}
+
+// Two instances writing the same file (a rollout overlap): identical content is adopted,
+// not rewritten, so they never take turns replacing it; a file another instance replaced
+// is never removed, and a forgotten one is left alone.
+TEST(OwnedFilesTest, AdoptsIdenticalContentAndRemovesOnlyItsOwn) {
+  TempDir tmp;
+  const std::string path = tmp.path() + "/d/f.json";
+  auto inode = [&] {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  OwnedFiles old_one(tmp.path() + "/d"), new_one(tmp.path() + "/d");
+  bool changed = false;
+  ASSERT_TRUE(old_one.Write("f.json", "x", &changed).ok());
+  EXPECT_TRUE(changed);
+  const ino_t first = inode();
+  ASSERT_TRUE(new_one.Write("f.json", "x", &changed).ok());
+  EXPECT_FALSE(changed) << "identical content is adopted";
+  ASSERT_TRUE(old_one.Write("f.json", "x", &changed).ok());
+  EXPECT_FALSE(changed);
+  EXPECT_EQ(inode(), first);
+
+  old_one.Forget("f.json");
+  old_one.RemoveAll();
+  EXPECT_EQ(inode(), first) << "a forgotten file is left alone";
+  ASSERT_TRUE(new_one.Write("f.json", "y", &changed).ok());
+  EXPECT_TRUE(changed);
+  ASSERT_TRUE(old_one.Write("f.json", "z", &changed).ok());  // replaces new_one's
+  new_one.RemoveAll();
+  EXPECT_NE(inode(), 0u) << "another instance's file is never removed";
+  old_one.RemoveAll();
+  EXPECT_EQ(inode(), 0u);
 }
 
 // Path helpers.

@@ -445,6 +445,7 @@ TEST_F(ServerTest, ExclusiveScalableFunctions) {
       << "the device-info spec has no auxiliary type";
 
   // The shared pool over the same PF holds the PF only.
+  ASSERT_TRUE(WaitListed(kResA, 2));  // registered independently of rdma/sfs
   auto shared = kubelet_->Allocate(kResA, {"0"});
   ASSERT_TRUE(shared.ok());
   EXPECT_EQ(shared->container_responses(0).envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_pf");

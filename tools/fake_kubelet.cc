@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "common/grpc_edge.h"
 #include "common/inotify.h"
 #include "common/log.h"
 
@@ -51,6 +52,7 @@ class FakeKubelet::RegistrationImpl final : public v1beta1::Registration::Servic
 
   grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* req,
                         v1beta1::Empty*) override {
+    GrpcCallbackScope edge;  // see common/grpc_edge.h
     {
       std::lock_guard<std::mutex> lock(k_->mu_);
       if (!k_->register_error_.empty()) {
@@ -89,6 +91,7 @@ Status FakeKubelet::Start(bool watch_registry) {
   builder.AddListeningPort("unix:" + DevicePluginDir() + "/kubelet.sock",
                            grpc::InsecureServerCredentials());
   builder.RegisterService(service_.get());
+  GrpcHandOff();
   server_ = builder.BuildAndStart();
   if (!server_) return Status::Unavailable("fake kubelet cannot serve kubelet.sock");
   if (watch_registry) {
@@ -106,6 +109,7 @@ void FakeKubelet::Stop() {
   }
   if (watcher_.joinable()) watcher_.join();
   if (server_) {
+    GrpcCallScope edge;
     server_->Shutdown(system_clock::now() + milliseconds(500));
     server_.reset();
   }
@@ -171,6 +175,7 @@ Status FakeKubelet::Connect(const std::string& resource, const std::string& sock
     // wait_for_ready): a socket that vanished meanwhile must not stall the fake kubelet.
     grpc::ClientContext ctx;
     ctx.set_deadline(system_clock::now() + milliseconds(10000));
+    GrpcCallScope edge;
     grpc::Status st = ep->stub->GetDevicePluginOptions(&ctx, v1beta1::Empty(), &options);
     if (!st.ok()) return Status::Unavailable("GetDevicePluginOptions: " + st.error_message());
   }
@@ -184,9 +189,12 @@ Status FakeKubelet::Connect(const std::string& resource, const std::string& sock
     ++v.registrations;
     v.options = options;
     v.endpoint = socket_path;
+    // Started under the lock: a concurrent Register that replaces `ep` (and so joins its
+    // reader in Close) can only see it once the thread is assigned. Follow takes the lock
+    // only after its call.
+    ep->reader = std::thread([this, ep, resource] { Follow(ep, resource); });
   }
   if (old) old->Close();  // newest registration wins
-  ep->reader = std::thread([this, ep, resource] { Follow(ep, resource); });
   cv_.notify_all();
   return Status::Ok();
 }
@@ -203,6 +211,7 @@ void FakeKubelet::Follow(std::shared_ptr<Endpoint> ep, std::string resource) {
   cv_.notify_all();
   v1beta1::ListAndWatchResponse resp;
   while (reader->Read(&resp)) {
+    GrpcTakeOver();
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = endpoints_.find(resource);
@@ -239,7 +248,11 @@ Result<v1beta1::AllocateResponse> FakeKubelet::Allocate(const std::string& resou
   grpc::ClientContext ctx;
   ctx.set_deadline(system_clock::now() + milliseconds(5000));
   v1beta1::AllocateResponse resp;
-  grpc::Status st = ep->stub->Allocate(&ctx, req, &resp);
+  grpc::Status st;
+  {
+    GrpcCallScope edge;
+    st = ep->stub->Allocate(&ctx, req, &resp);
+  }
   if (!st.ok()) {
     StatusCode code =
         st.error_code() == grpc::StatusCode::INVALID_ARGUMENT      ? StatusCode::kInvalidArgument
@@ -263,7 +276,11 @@ Result<v1beta1::PreferredAllocationResponse> FakeKubelet::GetPreferredAllocation
   grpc::ClientContext ctx;
   ctx.set_deadline(system_clock::now() + milliseconds(5000));
   v1beta1::PreferredAllocationResponse resp;
-  grpc::Status st = ep->stub->GetPreferredAllocation(&ctx, req, &resp);
+  grpc::Status st;
+  {
+    GrpcCallScope edge;
+    st = ep->stub->GetPreferredAllocation(&ctx, req, &resp);
+  }
   if (!st.ok()) return Status::Unavailable(st.error_message());
   return resp;
 }
