@@ -25,8 +25,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --timeout 600
 
-echo "== fuzz (libFuzzer + ASan + UBSan, 30 s per target; docs/reliability.md)"
-bash scripts/fuzz.sh 30
+echo "== fuzz (libFuzzer + ASan + UBSan, 20 s per target; docs/reliability.md)"
+bash scripts/fuzz.sh 20
 
 echo "== device-plugin server tests under ThreadSanitizer"
 bash scripts/tsan.sh
