@@ -10,7 +10,7 @@
 # Usage: awk -f scripts/tsan-triage.awk LOG...
 function is_ours(frame) {
   return frame ~ /(^|[ \/])(deviceplugin|common|config|tools|tests|cni|topo|doctor)\/[^ ]*\.(cc|h):[0-9]+/ &&
-         frame !~ /\/gen\//
+         frame !~ /(^|[ \/])gen\//  # generated gRPC code: relative when ccache's basedir applies
 }
 /^WARNING: ThreadSanitizer: / {
   in_report = 1; ours = ($0 !~ /: data race/); text = ""; access = 0
