@@ -1,7 +1,6 @@
 #include "cni/vf.h"
 
-#include <cstdlib>
-
+#include "common/sysfs_attr.h"
 #include "common/virtual_rdma.h"
 
 namespace hcashare::cni {
@@ -13,16 +12,6 @@ constexpr const char* kAuxDevices = "/sys/bus/auxiliary/devices/";
 std::vector<std::string> ListOrEmpty(const Host& host, const std::string& dir) {
   auto names = host.ListDir(dir);
   return names.ok() ? *names : std::vector<std::string>{};
-}
-
-// The N of `pf`'s virtfnN link that points at `vf`, or -1.
-int VfIndexOf(const Host& host, const std::string& pf, const std::string& vf) {
-  for (const auto& e : ListOrEmpty(host, kPciDevices + pf)) {
-    if (e.rfind("virtfn", 0) != 0) continue;
-    auto target = host.ReadLink(kPciDevices + pf + "/" + e);
-    if (target.ok() && BaseName(*target) == vf) return std::atoi(e.c_str() + 6);
-  }
-  return -1;
 }
 
 }  // namespace
@@ -60,7 +49,7 @@ Result<VfDevice> ResolveVf(const Host& host, const std::string& id, bool is_aux)
                                         "give the CNI a VF's PCI address");
     }
     vf.pf_pci = BaseName(*physfn);
-    vf.vf_index = VfIndexOf(host, vf.pf_pci, id);
+    vf.vf_index = ReadVfIndex(host, vf.pf_pci, id);
   }
   if (!vf.pf_pci.empty()) {
     auto pf_netdevs = ListOrEmpty(host, kPciDevices + vf.pf_pci + "/net");

@@ -1,9 +1,12 @@
 #include "deviceplugin/discovery.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <cstdint>
+#include <limits>
+#include <optional>
 
 #include "common/log.h"
+#include "common/sysfs_attr.h"
 #include "common/virtual_rdma.h"
 
 namespace hcashare::dp {
@@ -118,18 +121,6 @@ Discoverer::CharDevices Discoverer::VirtualCharDevices() const {
   return out;
 }
 
-int Discoverer::VfIndex(const std::string& pf, const std::string& vf) const {
-  const std::string dir = std::string(kPciDevices) + "/" + pf;
-  auto entries = host_.ListDir(dir);
-  if (!entries.ok()) return -1;
-  for (const auto& e : *entries) {
-    if (e.rfind("virtfn", 0) != 0) continue;
-    auto target = host_.ReadLink(dir + "/" + e);
-    if (target.ok() && BaseName(*target) == vf) return std::atoi(e.c_str() + 6);
-  }
-  return -1;
-}
-
 std::vector<std::string> Discoverer::NetdevsOf(const std::string& dir) const {
   auto names = host_.ListDir(dir + "/net");
   return names.ok() ? *names : std::vector<std::string>{};
@@ -141,7 +132,10 @@ bool Discoverer::ReadPciIdentity(const std::string& pci_dir, PciFunction* f) con
     LogDebug("skipping PCI function: no class", {{"dir", pci_dir}});
     return false;
   }
-  f->class_code = static_cast<uint32_t>(std::strtoul(cls->c_str(), nullptr, 16));
+  const std::optional<int64_t> class_code = ParseSysfsInt(*cls, 16);
+  f->class_code = class_code && *class_code >= 0 && *class_code <= 0xffffff
+                      ? static_cast<uint32_t>(*class_code)
+                      : 0;
   if ((f->class_code >> 16) != 0x02) {
     LogDebug("skipping RDMA function that is not a network controller",
              {{"dir", pci_dir}, {"class", *cls}});
@@ -149,9 +143,7 @@ bool Discoverer::ReadPciIdentity(const std::string& pci_dir, PciFunction* f) con
   }
   f->vendor = ParseHexId(host_.ReadFile(pci_dir + "/vendor").value_or(""));
   f->device = ParseHexId(host_.ReadFile(pci_dir + "/device").value_or(""));
-  auto numa = host_.ReadTrimmed(pci_dir + "/numa_node");
-  f->numa_node = numa.ok() && !numa->empty() ? std::atoi(numa->c_str()) : -1;
-  if (f->numa_node < 0) f->numa_node = -1;
+  f->numa_node = ReadNumaNode(host_, pci_dir + "/numa_node");
   return true;
 }
 
@@ -178,8 +170,10 @@ bool Discoverer::ReadFunction(const std::string& addr, const std::string& dir, b
     f.is_sf = true;
     f.pf_address = parent;
     f.pf_netdevs = NetdevsOf(std::string(kPciDevices) + "/" + parent);
-    auto sfnum = host_.ReadTrimmed(dir + "/sfnum");
-    if (sfnum.ok() && !sfnum->empty()) f.sf_num = std::atoi(sfnum->c_str());
+    const std::optional<int64_t> sfnum = ReadSysfsInt(host_, dir + "/sfnum");
+    if (sfnum && *sfnum >= 0 && *sfnum <= std::numeric_limits<int>::max()) {
+      f.sf_num = static_cast<int>(*sfnum);
+    }
   } else if (!ReadPciIdentity(dir, &f)) {
     return false;
   }
@@ -200,7 +194,7 @@ bool Discoverer::ReadFunction(const std::string& addr, const std::string& dir, b
     f.is_vf = true;
     f.pf_address = BaseName(*pf);
     f.pf_netdevs = NetdevsOf(std::string(kPciDevices) + "/" + f.pf_address);
-    f.vf_index = VfIndex(f.pf_address, addr);
+    f.vf_index = ReadVfIndex(host_, f.pf_address, addr);
   } else {
     f.pf_netdevs = f.netdevs;
   }
@@ -226,8 +220,7 @@ bool Discoverer::ReadVirtual(const VirtualRdmaDevice& dev, const CharDevices& ch
       f.link_types.push_back(LinkTypeFromArp(*t));
     }
     // The netdev's own device (e.g. an SR-IOV VF) places it; a veth has no NUMA node.
-    auto numa = host_.ReadTrimmed(ndir + "/device/numa_node");
-    f.numa_node = numa.ok() && !numa->empty() ? std::max(-1, std::atoi(numa->c_str())) : -1;
+    f.numa_node = ReadNumaNode(host_, ndir + "/device/numa_node");
   }
   if (!ReadRdmaDevices(kRdmaClass, {dev.name}, chardevs, rdma_cm, &f, excluded)) return false;
   *out = std::move(f);

@@ -131,8 +131,6 @@ class Discoverer {
   // Fills the PCI identity (class, vendor, device, NUMA node) of `f` from the PCI function
   // at `pci_dir`. False when it has no class or is not a network controller.
   bool ReadPciIdentity(const std::string& pci_dir, PciFunction* f) const;
-  // The N of `pf`'s virtfnN link that points at `vf`, or -1.
-  int VfIndex(const std::string& pf, const std::string& vf) const;
   std::vector<std::string> NetdevsOf(const std::string& dir) const;
 
   const Host& host_;

@@ -1,10 +1,13 @@
 // Fuzzes the parsers of values read from sysfs and the kernel, and the selector values
-// that are compared with them: ParseHexId (PCI vendor/device files), ParseUevent (kernel
-// uevents that trigger rescans), and the config normalisers NormalizeHexId,
+// that are compared with them: ParseHexId (PCI vendor/device files), ParseSysfsInt
+// (numa_node, class, sfnum), ParseUevent (kernel uevents that trigger rescans), and the
+// config normalisers NormalizeHexId,
 // NormalizePciAddress, NormalizeLinkType and ParsePfNameSelectors (pfNames VF ranges).
 // Invariants beyond "no crash":
 //  - ParseHexId gives "" or 4 lower-case hex digits, is idempotent, and agrees with
 //    NormalizeHexId wherever that accepts the value;
+//  - ParseSysfsInt accepts only signs and digits (base 10) around whitespace, and a value
+//    it returns, rendered back (decimal, or hex with 0x), parses to the same value;
 //  - each normaliser accepts its own output unchanged (idempotent);
 //  - NormalizePciAddress agrees with the CNI's ParseDeviceName on PCI addresses;
 //  - pfNames: each selector has a 1..15-character name and 0 <= first <= last <= 4095
@@ -13,10 +16,12 @@
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "cni/syntax.h"
+#include "common/sysfs_attr.h"
 #include "common/uevent.h"
 #include "config/selector_values.h"
 #include "deviceplugin/discovery.h"
@@ -35,6 +40,30 @@ void FuzzHexId(const std::string& text) {
   }
   std::string normalized;
   if (config::NormalizeHexId(text, &normalized).empty()) FUZZ_CHECK(normalized == id);
+}
+
+// `v` as base-16 text with a sign and a 0x prefix.
+std::string ToHex(int64_t v) {
+  const uint64_t magnitude = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s0x%llx", v < 0 ? "-" : "",
+                static_cast<unsigned long long>(magnitude));
+  return buf;
+}
+
+void FuzzSysfsInt(const std::string& text) {
+  const auto value = hcashare::ParseSysfsInt(text);
+  if (value) {
+    const size_t first = text.find_first_not_of(" \t\n\r");
+    const size_t last = text.find_last_not_of(" \t\n\r");
+    std::string core = text.substr(first, last - first + 1);
+    if (core[0] == '+') core.erase(0, 1);
+    // Leading zeros are accepted ("007"), so compare the value, then the rendering.
+    FUZZ_CHECK(hcashare::ParseSysfsInt(std::to_string(*value)) == value);
+    FUZZ_CHECK(core.find_first_not_of("-0123456789") == std::string::npos);
+  }
+  const auto hex = hcashare::ParseSysfsInt(text, 16);
+  if (hex) FUZZ_CHECK(hcashare::ParseSysfsInt(ToHex(*hex), 16) == hex);
 }
 
 // Checks that `normalize` accepts its own output unchanged; returns whether it accepted.
@@ -98,6 +127,7 @@ void FuzzUevent(const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   FuzzHexId(text);
+  FuzzSysfsInt(text);
   FuzzPciAddress(text);
   std::string link_type;
   CheckIdempotent(config::NormalizeLinkType, text, &link_type);

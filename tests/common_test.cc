@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +31,7 @@
 #include "common/rdma_netlink.h"
 #include "common/status.h"
 #include "common/subprocess.h"
+#include "common/sysfs_attr.h"
 #include "common/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -107,6 +109,46 @@ TEST_F(HostTest, ErrorsAndListing) {
   ASSERT_TRUE(names.ok());
   EXPECT_EQ(*names, (std::vector<std::string>{"a", "b", "bus", "devices"}));
   EXPECT_EQ(host_->Stat("/sys/a")->type, FileInfo::Type::kDirectory);
+}
+
+// sysfs integers parse strictly: junk, empty and out-of-range text is "unknown", never 0.
+TEST(SysfsAttrTest, ParsesWholeValuesOnly) {
+  EXPECT_EQ(ParseSysfsInt("1\n"), 1);
+  EXPECT_EQ(ParseSysfsInt(" -1 \n"), -1);
+  EXPECT_EQ(ParseSysfsInt("0x020000\n", 16), 0x020000);
+  EXPECT_EQ(ParseSysfsInt("15b3", 16), 0x15b3);
+  EXPECT_EQ(ParseSysfsInt("9223372036854775807"), INT64_MAX);
+  EXPECT_EQ(ParseSysfsInt("-9223372036854775808"), INT64_MIN);
+  for (const char* bad : {"", "\n", "-", "0x", "1a", "1 2", "abc", "9223372036854775808",
+                          "-9223372036854775809", "\xff"}) {
+    EXPECT_EQ(ParseSysfsInt(bad), std::nullopt) << bad;
+  }
+  EXPECT_EQ(ParseSysfsInt("0x1g", 16), std::nullopt);
+  EXPECT_EQ(ParseSysfsInt("0x12"), std::nullopt);  // a prefix only in base 16
+}
+
+// numa_node: the kernel's -1, a missing file and junk all mean "no node".
+TEST_F(HostTest, NumaNodeAndVfIndex) {
+  const std::string dev = root_ + "/sys/devices/pci0000:00/0000:00:01.0";
+  const std::string numa = "/sys/bus/pci/devices/0000:00:01.0/numa_node";
+  EXPECT_EQ(ReadNumaNode(*host_, numa), -1);
+  for (const auto& [text, node] : std::vector<std::pair<std::string, int>>{
+           {"1\n", 1}, {"-1\n", -1}, {"\n", -1}, {"x\n", -1}, {"99999999999\n", -1}}) {
+    std::ofstream(dev + "/numa_node") << text;
+    EXPECT_EQ(ReadNumaNode(*host_, numa), node) << text;
+  }
+  // virtfnN links name the VF index; odd link names are skipped, not read as VF 0.
+  for (const char* vf : {"0000:00:01.2", "0000:00:01.3", "0000:00:01.4"}) {
+    fs::create_directories(root_ + "/sys/devices/pci0000:00/" + vf);
+  }
+  fs::create_symlink("../0000:00:01.2", dev + "/virtfn0");
+  fs::create_symlink("../0000:00:01.3", dev + "/virtfn12");
+  fs::create_symlink("../0000:00:01.4", dev + "/virtfnx");
+  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:01.0", "0000:00:01.2"), 0);
+  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:01.0", "0000:00:01.3"), 12);
+  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:01.0", "0000:00:01.4"), -1);
+  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:01.0", "0000:00:09.0"), -1);
+  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:07.0", "0000:00:01.2"), -1);
 }
 
 // Files and directories get exactly the mode asked for, whatever the umask; existing

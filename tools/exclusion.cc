@@ -1,8 +1,9 @@
 #include "tools/exclusion.h"
 
-#include <cstdlib>
+#include <cstdint>
 
 #include "common/strings.h"
+#include "common/sysfs_attr.h"
 #include "deviceplugin/selectors.h"
 
 namespace hcashare::cli {
@@ -102,8 +103,7 @@ std::optional<Rejection> WhyNotDiscovered(const Host& host, const std::string& a
   const std::string dir = "/sys/bus/pci/devices/" + address;
   auto cls = host.ReadTrimmed(dir + "/class");
   if (!cls.ok()) return std::nullopt;
-  const unsigned long code = std::strtoul(cls->c_str(), nullptr, 16);
-  const bool network = (code >> 16) == 0x02;
+  const bool network = ParseSysfsInt(*cls, 16).value_or(0) >> 16 == 0x02;
   const bool rdma = !host.ListDir(dir + "/infiniband").value_or({}).empty();
   if (!rdma) {
     if (!network) return std::nullopt;
