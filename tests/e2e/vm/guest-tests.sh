@@ -86,8 +86,18 @@ ip link set veth1 up
 ip addr add 192.168.77.1/24 dev veth0
 check rxe0-on-vf rdma link add rxe0 type rxe netdev "$VF1"
 check rxe1-on-veth rdma link add rxe1 type rxe netdev veth0
-wait_for 10 sh -c 'grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state' ||
-  fail setup "rxe0 port not ACTIVE: $(cat /sys/class/infiniband/rxe0/ports/1/state)"
+# The VF's carrier follows the emulated PF's link watchdog and mailbox, which
+# under TCG on a loaded host can take well over 10 s; bounce the VF once if
+# it is slow, and give each attempt 30 s before calling setup failed.
+vf1_active() { grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state; }
+if ! wait_for 30 vf1_active; then
+  echo "rxe0 not ACTIVE after 30 s (VF1 carrier $(cat "/sys/class/net/$VF1/carrier" 2>&1)," \
+    "PF operstate $(cat "/sys/class/net/$PF/operstate")); bouncing $VF1"
+  ip link set "$VF1" down
+  ip link set "$VF1" up
+  wait_for 30 vf1_active ||
+    fail setup "rxe0 port not ACTIVE: $(cat /sys/class/infiniband/rxe0/ports/1/state)"
+fi
 rdma link show
 
 # ---------------------------------------------------------------- 1. device plugin
