@@ -128,16 +128,29 @@ accel=tcg
 if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then accel=kvm; fi
 phase "boot $kver ($(basename "$kernel"), accel $accel)"
 console=$work/console.log
+boot_guest() {
+  rm -f "$share/results" "$share/guest.log" "$share/guest.rc"
+  timeout "$timeout_s" qemu-system-x86_64 -accel "$accel" -m 1024 -smp 2 \
+    -display none -monitor none -serial "file:$console" -no-reboot -nic none \
+    -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
+    -append "console=ttyS0 quiet panic=-1" \
+    -virtfs "local,path=$share,mount_tag=hostshare,security_model=none,id=hostshare" \
+    -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+    -M q35 -device pcie-root-port,id=rp0,slot=1 \
+    -netdev hubport,id=n0,hubid=0 -device igb,bus=rp0,netdev=n0 </dev/null
+}
 set +e
-timeout "$timeout_s" qemu-system-x86_64 -accel "$accel" -m 1024 -smp 2 \
-  -display none -monitor none -serial "file:$console" -no-reboot -nic none \
-  -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
-  -append "console=ttyS0 quiet panic=-1" \
-  -virtfs "local,path=$share,mount_tag=hostshare,security_model=none,id=hostshare" \
-  -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-  -M q35 -device pcie-root-port,id=rp0,slot=1 \
-  -netdev hubport,id=n0,hubid=0 -device igb,bus=rp0,netdev=n0 </dev/null
+boot_guest
 qemu_rc=$?
+# QEMU itself killed by a signal (not the timeout, 124) before the guest ran a single
+# test is the emulator failing, not our code: say so and boot once more.
+if [ "$qemu_rc" -ge 128 ] && [ ! -s "$share/results" ]; then
+  echo "QEMU died (exit $qemu_rc) before the guest ran any test; console:"
+  tr -d '\r' <"$console" | tail -n 20
+  phase "boot again"
+  boot_guest
+  qemu_rc=$?
+fi
 set -e
 phase "guest finished (QEMU exit $qemu_rc)"
 passed=$(grep -c '^PASS' "$share/results" 2>/dev/null || true)
