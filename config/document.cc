@@ -193,13 +193,32 @@ class YamlConverter {
       case YAML::NodeType::Scalar:
         return ConvertScalar(node);
       case YAML::NodeType::Sequence:
-      case YAML::NodeType::Map:
-        if (depth >= kMaxYamlDepth) {
-          errors_->push_back(
-              {path, "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"});
+      case YAML::NodeType::Map: {
+        // Reported once each: a cycle or a deep tree would otherwise give one error per
+        // leaf, tens of thousands for a few lines of YAML.
+        if (IsAncestor(node)) {
+          if (!cycle_reported_) {
+            errors_->push_back({path,
+                                "an alias refers to a mapping or sequence that contains "
+                                "it (the document would be infinite)"});
+            cycle_reported_ = true;
+          }
           return nullptr;
         }
-        return node.IsMap() ? ConvertMap(node, path, depth) : ConvertSequence(node, path, depth);
+        if (depth >= kMaxYamlDepth) {
+          if (!too_deep_reported_) {
+            errors_->push_back(
+                {path, "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"});
+            too_deep_reported_ = true;
+          }
+          return nullptr;
+        }
+        ancestors_.push_back(node);
+        json out =
+            node.IsMap() ? ConvertMap(node, path, depth) : ConvertSequence(node, path, depth);
+        ancestors_.pop_back();
+        return out;
+      }
       case YAML::NodeType::Null:
       case YAML::NodeType::Undefined:
         break;
@@ -243,9 +262,20 @@ class YamlConverter {
     return out;
   }
 
+  // True when `node` is one of the collections being converted above it (an alias cycle).
+  bool IsAncestor(const YAML::Node& node) const {
+    for (const YAML::Node& a : ancestors_) {
+      if (a.is(node)) return true;
+    }
+    return false;
+  }
+
   std::vector<ConfigIssue>* errors_;
+  std::vector<YAML::Node> ancestors_;  // the collections on the path being converted
   size_t nodes_ = 0;
   bool too_many_reported_ = false;
+  bool too_deep_reported_ = false;
+  bool cycle_reported_ = false;
 };
 
 // Counts documents for CountYamlDocuments and notices when the parser stops advancing.

@@ -813,6 +813,23 @@ TEST(ConfigMalformed, YamlAliasBombIsCapped) {
   EXPECT_NE(outcome.errors[0].message.find("expanding aliases"), std::string::npos);
 }
 
+TEST(ConfigMalformed, YamlAliasCycleIsOneError) {
+  // The anchored sequence holds two aliases of itself: expanding it never ends, and the
+  // depth cap alone reported one error per leaf (82,000 for a fuzzer's 125 bytes).
+  const ParseOutcome outcome = Yaml("configList:\n- &a\n  - *a\n  - resourceName: x\n  - *a\n");
+  // The cycle, once, and the validator's own word on the (array) entry.
+  ASSERT_EQ(outcome.errors.size(), 2u) << FormatIssues(outcome).substr(0, 2000);
+  EXPECT_EQ(outcome.errors[0].path, "$.configList[0][0]");
+  EXPECT_NE(outcome.errors[0].message.find("contains it"), std::string::npos);
+  EXPECT_EQ(outcome.errors[1].path, "$.configList[0]");
+  // An alias of a sibling (not an ancestor) is fine and expands.
+  const ParseOutcome ok = Yaml(
+      "sel: &s {vendors: ['15b3']}\nconfigList:\n- resourceName: a\n  rdmaHcaMax: 1\n"
+      "  selectors: *s\n- resourceName: b\n  rdmaHcaMax: 1\n  selectors: *s\n");
+  for (const ConfigIssue& e : ok.errors)
+    EXPECT_EQ(e.message.find("contains it"), std::string::npos);
+}
+
 TEST(ConfigMalformed, HugeSelectorListsStayFast) {
   // 100k distinct and 100k repeated values: deduplication must not be quadratic.
   std::string list;
