@@ -7,8 +7,9 @@
 #include <optional>
 
 #include "cni/child_link.h"
-#include "cni/crash_points.h"
+#include "cni/fault_points.h"
 #include "cni/ipam.h"
+#include "cni/link_identity.h"
 #include "cni/result.h"
 #include "cni/steps.h"
 #include "cni/undo.h"
@@ -74,6 +75,21 @@ Status WriteDeviceInfo(const std::string& path, const std::string& device,
   return WriteFileAtomically(path, PciDeviceInfoJson(device, rdma_devices, pf_pci));
 }
 
+// A shared pool's IDs ("0".."rdmaHcaMax-1") are counters, not devices: netdev mode needs
+// an exclusive (per-VF) resource.
+MaybeError RejectSharedPoolId(const NetConf& conf, const std::string& device) {
+  if (device.empty() || device.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  const std::string resource = conf.resource_name.value_or("the resource");
+  return CniError{kErrInvalidNetConf,
+                  resource + " is a shared pool: its ID \"" + device +
+                      "\" is a share of the pool's HCAs, not a VF to move into the pod",
+                  "netdev mode needs an exclusive resource (one VF per device); to attach a "
+                  "shared pool, set \"mode\": \"macvlan\" (RoCE) or \"mode\": \"ipoib\" "
+                  "(InfiniBand) in the network configuration"};
+}
+
 }  // namespace
 
 CniOr<std::string> ChooseDevice(const std::vector<std::string>& candidates, const CniEnv& env,
@@ -102,6 +118,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
   // Not a structured binding: C++17 lambdas cannot capture those (clang rejects it).
   const std::string device = found->first;
   const bool is_aux = found->second;
+  if (MaybeError e = RejectSharedPoolId(conf, device)) return *e;
   auto vf = ResolveVf(ctx.host, device, is_aux);
   if (!vf.ok()) return FromStatus(vf.status(), "cannot use device " + device);
   const bool dpdk = vf->dpdk;  // only PF-side settings: there is no netdev to move
@@ -122,9 +139,12 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
   auto rdma_device =
       dpdk ? CniOr<std::string>(std::string()) : PlanRdmaMove(conf.rdma, *vf, ctx.rdma);
   if (!rdma_device.ok()) return rdma_device.error();
+  if (!dpdk) {
+    if (MaybeError e = CheckIfnameFree(env, *pod, ctx.netdev)) return *e;
+  }
 
   auto lock = ctx.store.Lock(device, ctx.lock_wait);
-  if (!lock.ok()) return CniError{kErrTryAgainLater, lock.status().message(), ""};
+  if (!lock.ok()) return StateError(lock.status(), "cannot lock device " + device);
   if (auto owner = ctx.store.OwnerOf(device); owner && !IsStale(*owner)) {
     return CniError{kErrDeviceBusy, "device " + device + " is already attached",
                     "to " + owner->container_id + "/" + owner->ifname + " in " + owner->netns};
@@ -147,6 +167,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
   state.rdma_device = *rdma_device;
   state.pf_netdev = vf->pf_netdev;
   state.vf_index = vf->vf_index;
+  state.netns_ino = pod->Inode();
   state.netconf = conf.raw;
   // Recorded up front, so that a DEL after a crash right after writing it removes it.
   if (conf.device_info_file && !vf->is_sf) state.device_info_file = *conf.device_info_file;
@@ -156,6 +177,9 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     state.host_ifname = vf->netdev;
     state.host_mac = link->mac;
     state.host_mtu = link->mtu;
+    state.host_up = link->admin_up;
+    state.host_ifindex = link->ifindex;
+    state.pod_mac = mac->value_or(link->mac);
   }
   // The PF is queried only when a PF-side setting (or a MAC) was asked for.
   std::optional<VfSettings> pf_current;
@@ -169,30 +193,33 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
                                           vf->pf_netdev);
     }
   }
+  // Each step registers its undo before it changes anything: an undo acts on the identity
+  // of what its step changes and finds nothing to do when the step never happened, so a
+  // step that fails halfway is undone too.
   UndoStack undo;
-  if (Status st = ctx.store.Save(state); !st.ok()) return StepError(st, "cannot save state");
-  CrashPoint("add:state-saved");
   undo.Push("state file", [&] { return ctx.store.Remove(env.container_id, env.ifname); });
-  if (Status st = ctx.store.SetOwner(device, state.owner); !st.ok()) {
-    return StepError(st, "cannot mark the device as owned");
-  }
-  CrashPoint("add:owner-marked");
+  if (Status st = ctx.store.Save(state); !st.ok()) return StateError(st, "cannot save state");
+  HCASHARE_FAULT_POINT("add:state-saved");
   undo.Push("owner marker",
             [&] { return ctx.store.ReleaseOwner(device, env.container_id, env.ifname); });
+  if (Status st = ctx.store.SetOwner(device, state.owner); !st.ok()) {
+    return StateError(st, "cannot mark the device as owned");
+  }
+  HCASHARE_FAULT_POINT("add:owner-marked");
 
   // 1. PF side, one group at a time (a PF that does not report the VF gets no admin MAC).
   for (const auto& g : groups) {
     if (!pf_current) break;
+    const VfSettings original = OriginalOf(*pf_current, g.wanted);
+    undo.Push(std::string("PF ") + g.name,
+              [&, original] { return ctx.vf.Set(vf->pf_netdev, vf->vf_index, original); });
     if (Status st = ctx.vf.Set(vf->pf_netdev, vf->vf_index, g.wanted); !st.ok()) {
       return StepError(st, std::string("cannot set ") + g.name + " of VF " +
                                std::to_string(vf->vf_index) + " on PF " + vf->pf_netdev);
     }
-    CrashPoint("add:pf-set");
-    const VfSettings original = OriginalOf(*pf_current, g.wanted);
-    undo.Push(std::string("PF ") + g.name,
-              [&, original] { return ctx.vf.Set(vf->pf_netdev, vf->vf_index, original); });
     state.steps.push_back(std::string("pf:") + g.name);
     (void)ctx.store.Save(state);
+    HCASHARE_FAULT_POINT("add:pf-set");
   }
 
   CniResult result;
@@ -208,28 +235,32 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     if (conf.mtu) into_pod.mtu = static_cast<uint32_t>(*conf.mtu);
     into_pod.up = true;
     undo.Push("netdev into the pod", [&]() -> Status {
-      Status back = ReturnToHost(state, env.ifname, *pod, *host, ctx.netdev);
+      Status back = ReturnToHost(state, *pod, *host, ctx.netdev);
       return back.IsNotFound() ? Status::Ok() : back;  // it never left the host
     });
-    if (Status st = ctx.netdev.MoveAndChange(vf->netdev, *pod, into_pod); !st.ok()) {
+    if (Status st = ctx.netdev.MoveAndChange(state.host_ifindex, *pod, into_pod); !st.ok()) {
       return StepError(st, "cannot move " + vf->netdev + " into the pod as " + env.ifname);
     }
-    CrashPoint("add:netdev-moved");
+    HCASHARE_FAULT_POINT("add:netdev-moved");
     Status st = InNetns(*pod, [&]() -> Status {
-      auto now = ctx.netdev.Get(env.ifname);
-      if (!now.ok()) return now.status();
-      if (*mac && now->mac != **mac) {
-        return Status::FailedPrecondition("MAC of " + env.ifname + " reads back as " + now->mac +
+      ASSIGN_OR_RETURN(hcashare::LinkState now, FindAttachedLink(ctx.netdev, state));
+      if (now.name != env.ifname) {
+        return Status::FailedPrecondition(vf->netdev + " is " + now.name + " in the pod, not " +
+                                          env.ifname);
+      }
+      if (*mac && now.mac != **mac) {
+        return Status::FailedPrecondition("MAC of " + env.ifname + " reads back as " + now.mac +
                                           ", not " + **mac);
       }
-      iface.mac = now->mac;
-      iface.mtu = now->mtu;
+      state.pod_ifindex = now.ifindex;
+      iface.mac = now.mac;
+      iface.mtu = now.mtu;
       return Status::Ok();
     });
     if (!st.ok()) return StepError(st, "cannot configure " + env.ifname + " in the pod");
     state.steps.push_back("netdev");
     (void)ctx.store.Save(state);
-    CrashPoint("add:netdev-saved");
+    HCASHARE_FAULT_POINT("add:netdev-saved");
   }
   result.interfaces.push_back(iface);
 
@@ -240,19 +271,19 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     if (Status st = ctx.rdma.MoveToNetns(state.rdma_device, pod->fd()); !st.ok()) {
       return StepError(st, "cannot move RDMA device " + state.rdma_device + " into the pod");
     }
-    CrashPoint("add:rdma-moved");
     state.steps.push_back("rdma");
     (void)ctx.store.Save(state);
+    HCASHARE_FAULT_POINT("add:rdma-moved");
   }
 
   // 4. The Multus device-info file, when the runtime asked for one.
   if (!state.device_info_file.empty()) {
+    undo.Push("device-info file", [&] { return RemoveIfExists(state.device_info_file); });
     if (Status st = WriteDeviceInfo(state.device_info_file, device, vf->rdma_devices, vf->pf_pci);
         !st.ok()) {
       return StepError(st, "cannot write the device-info file");
     }
-    CrashPoint("add:device-info-written");
-    undo.Push("device-info file", [&] { return RemoveIfExists(state.device_info_file); });
+    HCASHARE_FAULT_POINT("add:device-info-written");
   }
 
   // 5. IPAM (a DPDK VF has no interface: its addresses are reported, not applied).

@@ -2,6 +2,7 @@
 
 #include "cni/attach.h"
 #include "cni/ipam.h"
+#include "cni/link_identity.h"
 #include "cni/steps.h"
 #include "common/netns.h"
 
@@ -61,9 +62,19 @@ MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext&
   std::string drift;
   if (!state->dpdk) {
     Status st = InNetns(*pod, [&]() -> Status {
-      auto link = ctx.netdev.Get(env.ifname);
-      if (!link.ok()) {
+      ASSIGN_OR_RETURN(std::vector<hcashare::LinkState> links, ctx.netdev.List());
+      const hcashare::LinkState* link = LinkNamed(links, env.ifname);
+      if (link == nullptr) {
         drift = "interface " + env.ifname + " is missing from the pod's network namespace";
+        return Status::Ok();
+      }
+      // Identity without the MAC (a changed MAC is drift, reported below).
+      const bool ours = state->child_link ||
+                        (!link->parent_dev.empty()
+                             ? link->parent_dev == state->device
+                             : state->pod_ifindex == 0 || link->ifindex == state->pod_ifindex);
+      if (!ours) {
+        drift = "interface " + env.ifname + " in the pod is not " + state->device + "'s netdev";
         return Status::Ok();
       }
       if (recorded != nullptr && !recorded->value("mac", "").empty() &&

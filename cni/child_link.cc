@@ -4,6 +4,8 @@
 #include <set>
 #include <sstream>
 
+#include "cni/fault_points.h"
+#include "cni/link_identity.h"
 #include "cni/steps.h"
 #include "common/log.h"
 #include "common/netns.h"
@@ -72,10 +74,12 @@ CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
     if (!chosen.ok()) return chosen.error();
     master = *chosen;
   }
-  if (auto lower = ctx.netdev.Get(master); !lower.ok()) {
+  auto lower = ctx.netdev.Get(master);
+  if (!lower.ok()) {
     return CniError{kErrDeviceNotFound, "master netdev " + master + " not found",
                     lower.status().message()};
   }
+  if (MaybeError e = CheckIfnameFree(env, *pod, ctx.netdev)) return *e;
   if (ctx.store.Load(env.container_id, env.ifname).ok()) {
     return CniError{kErrDeviceBusy,
                     "attachment " + env.container_id + "/" + env.ifname + " already exists",
@@ -85,13 +89,23 @@ CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
   state.owner = {env.container_id, env.ifname,  env.netns,
                  env.PodUid(),     PodKey(env), conf.resource_name.value_or("")};
   state.device = master;
+  state.host_ifindex = lower->ifindex;  // the child's lower device: part of its identity
+  state.netns_ino = pod->Inode();
   state.child_link = true;
   state.netconf = conf.raw;
   UndoStack undo;
-  if (Status st = ctx.store.Save(state); !st.ok()) return FromStatus(st, "cannot save state");
   undo.Push("state file", [&] { return ctx.store.Remove(env.container_id, env.ifname); });
+  if (Status st = ctx.store.Save(state); !st.ok()) return StateError(st, "cannot save state");
+  HCASHARE_FAULT_POINT("add:state-saved");
 
   const bool ipoib = conf.mode == AttachMode::kIpoib;
+  undo.Push("child link", [&] {
+    return InNetns(*pod, [&]() -> Status {
+      auto ours = FindChildLink(ctx.netdev, state);
+      if (!ours.ok()) return ours.status().IsNotFound() ? Status::Ok() : ours.status();
+      return ctx.netdev.Delete(ours->name);
+    });
+  });
   Status created = ipoib ? ctx.netdev.CreateIpoibChild(master, env.ifname, conf.pkey, *pod)
                          : ctx.netdev.CreateMacvlan(master, env.ifname, *pod);
   if (!created.ok()) {
@@ -99,12 +113,12 @@ CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
                                    (ipoib ? "an IPoIB child" : "a macvlan") + " of " + master +
                                    " in the pod");
   }
-  undo.Push("child link",
-            [&] { return InNetns(*pod, [&] { return ctx.netdev.Delete(env.ifname); }); });
   ResultInterface iface;
   iface.name = env.ifname;
   iface.sandbox = env.netns;
   Status st = InNetns(*pod, [&]() -> Status {
+    ASSIGN_OR_RETURN(hcashare::LinkState child, FindChildLink(ctx.netdev, state));
+    state.pod_ifindex = child.ifindex;
     if (*mac) RETURN_IF_ERROR(ctx.netdev.SetMac(env.ifname, **mac));
     if (conf.mtu) RETURN_IF_ERROR(ctx.netdev.SetMtu(env.ifname, static_cast<uint32_t>(*conf.mtu)));
     RETURN_IF_ERROR(ctx.netdev.SetUp(env.ifname, true));
@@ -115,7 +129,10 @@ CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
     return Status::Ok();
   });
   if (!st.ok()) return FromStatus(st, "cannot configure " + env.ifname + " in the pod");
+  state.pod_mac = iface.mac;
   state.steps.push_back("netdev");
+  (void)ctx.store.Save(state);
+  HCASHARE_FAULT_POINT("add:child-created");
   CniResult result;
   result.interfaces.push_back(iface);
   return FinishAdd(env, conf, ctx, *pod, /*apply_ipam=*/true, &state, std::move(result), &undo);

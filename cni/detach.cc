@@ -2,8 +2,11 @@
 #include <optional>
 
 #include "cni/attach.h"
-#include "cni/crash_points.h"
+#include "cni/child_link.h"
+#include "cni/error.h"
+#include "cni/fault_points.h"
 #include "cni/ipam.h"
+#include "cni/link_identity.h"
 #include "cni/steps.h"
 #include "common/log.h"
 #include "common/netns.h"
@@ -14,6 +17,45 @@ namespace {
 // How long DEL waits for the kernel to hand a VF back from a pod namespace that is gone
 // (the namespace is torn down asynchronously, usually within milliseconds).
 constexpr std::chrono::milliseconds kNetdevReturnWait{3000};
+
+// The pod namespace of `state`: the path ADD recorded, else CNI_NETNS; when ADD recorded
+// the namespace's inode, only a namespace with that inode (a path reused for another
+// namespace is not the pod's). std::nullopt when the namespace is gone.
+std::optional<Netns> OpenAttachedNetns(const AttachmentState& state, const CniEnv& env) {
+  for (const std::string& path : {state.owner.netns, env.netns}) {
+    if (path.empty()) continue;
+    auto opened = Netns::Open(path);
+    if (!opened.ok()) continue;
+    if (state.netns_ino != 0 && opened->Inode() != state.netns_ino) continue;
+    return std::move(opened).value();
+  }
+  return std::nullopt;
+}
+
+// DEL of a macvlan/IPoIB child: delete it (found by identity) and release IPAM. A
+// namespace that is gone took the child along.
+template <typename IpamDel>
+MaybeError DelChildLink(const CniEnv& env, const AttachmentState& state,
+                        const std::optional<Netns>& pod, const AttachContext& ctx,
+                        const IpamDel& ipam_del) {
+  if (pod) {
+    Status st = InNetns(*pod, [&]() -> Status {
+      auto ours = FindChildLink(ctx.netdev, state);
+      if (!ours.ok()) return ours.status();
+      return ctx.netdev.Delete(ours->name);
+    });
+    if (!st.ok() && !st.IsNotFound()) return FromStatus(st, "cannot delete " + env.ifname);
+    HCASHARE_FAULT_POINT("del:child-deleted");
+  }
+  if (MaybeError e = ipam_del(state.netconf)) return e;
+  HCASHARE_FAULT_POINT("del:ipam-released");
+  if (Status st = ctx.store.Remove(env.container_id, env.ifname); !st.ok()) {
+    return StateError(st, "cannot remove the state file");
+  }
+  HCASHARE_FAULT_POINT("del:state-removed");
+  LogInfo("detached", {{"child", env.ifname}, {"master", state.device}});
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -26,29 +68,19 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
   };
   auto loaded = ctx.store.Load(env.container_id, env.ifname);
   if (!loaded.ok()) {
-    if (!loaded.status().IsNotFound()) return FromStatus(loaded.status(), "cannot read state");
+    if (!loaded.status().IsNotFound()) return StateError(loaded.status(), "cannot read state");
     LogDebug("DEL without state: releasing IPAM only",
              {{"container", env.container_id}, {"ifname", env.ifname}});
     return ipam_del(nlohmann::json());
   }
   AttachmentState state = std::move(loaded).value();
-  if (state.child_link) {
-    // Deleting the child link is all there is (a namespace that is gone took it along).
-    if (!env.netns.empty()) {
-      if (auto pod = Netns::Open(env.netns); pod.ok()) {
-        Status st = InNetns(*pod, [&] { return ctx.netdev.Delete(env.ifname); });
-        if (!st.ok() && !st.IsNotFound()) return FromStatus(st, "cannot delete " + env.ifname);
-      }
-    }
-    if (MaybeError e = ipam_del(state.netconf)) return e;
-    if (Status st = ctx.store.Remove(env.container_id, env.ifname); !st.ok()) {
-      return FromStatus(st, "cannot remove the state file");
-    }
-    LogInfo("detached", {{"child", env.ifname}, {"master", state.device}});
-    return std::nullopt;
-  }
+  // The namespace ADD put the device in, wherever the runtime says it is now (CNI_NETNS
+  // may be empty on DEL); std::nullopt when it is gone.
+  std::optional<Netns> pod = OpenAttachedNetns(state, env);
+  if (state.child_link) return DelChildLink(env, state, pod, ctx, ipam_del);
+
   auto lock = ctx.store.Lock(state.device, ctx.lock_wait);
-  if (!lock.ok()) return CniError{kErrTryAgainLater, lock.status().message(), ""};
+  if (!lock.ok()) return StateError(lock.status(), "cannot lock device " + state.device);
   auto host = Netns::Current();
   if (!host.ok()) return FromStatus(host.status(), "cannot open the host network namespace");
 
@@ -56,51 +88,58 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
   // then the netdev. A namespace that is gone has returned both to the host already.
   // Both are looked for whenever the state names them, not only when its steps record the
   // move: an ADD killed between the move and the next state write left them in the pod.
-  std::optional<Netns> pod;
-  if (!env.netns.empty()) {
-    auto opened = Netns::Open(env.netns);
-    if (opened.ok()) pod = std::move(opened).value();
-  }
   if (pod && !state.rdma_device.empty()) {
     if (Status st = ReturnRdmaToHost(state, *pod, *host, ctx.rdma); !st.ok()) {
       return FromStatus(st, "cannot return RDMA device " + state.rdma_device + " to the host");
     }
-    CrashPoint("del:rdma-returned");
+    HCASHARE_FAULT_POINT("del:rdma-returned");
   }
   if (pod && !state.host_ifname.empty()) {
-    Status st = ReturnToHost(state, env.ifname, *pod, *host, ctx.netdev);
+    Status st = ReturnToHost(state, *pod, *host, ctx.netdev);
     if (!st.ok() && !st.IsNotFound()) {
       return FromStatus(st, "cannot return " + env.ifname + " to the host");
     }
-    CrashPoint("del:netdev-returned");
-  } else if (state.Done("netdev") && !state.host_ifname.empty()) {
+    // Forget the attachment only once its netdev is back: not in the pod (by identity)
+    // is not enough while the pod lives.
+    auto back = BackOnHost(state, ctx.netdev);
+    if (!back.ok()) return FromStatus(back.status(), "cannot list the host's interfaces");
+    if (!*back) {
+      return CniError{kErrHostSetupFailed,
+                      "the netdev of " + state.device + " is neither in the host nor in the pod",
+                      "it is not in " + state.owner.netns + " under any name, and " +
+                          state.host_ifname +
+                          " is not back in the host; the attachment is kept so that DEL can "
+                          "be retried once it is found (was it moved to another namespace?)"};
+    }
+    HCASHARE_FAULT_POINT("del:netdev-returned");
+  } else if (!state.host_ifname.empty()) {
     LogInfo("pod network namespace is gone; the kernel returns its interface to the host",
-            {{"device", state.device}, {"netns", env.netns}});
+            {{"device", state.device}, {"netns", state.owner.netns}});
     if (Status st = RestoreReturnedNetdev(state, ctx.host, ctx.netdev, kNetdevReturnWait);
         !st.ok()) {
       return FromStatus(st, "cannot restore the netdev of " + state.device);
     }
   }
   if (MaybeError e = ipam_del(state.netconf)) return e;
-  CrashPoint("del:ipam-released");
+  HCASHARE_FAULT_POINT("del:ipam-released");
   if (Status st = RestorePf(state, ctx.vf); !st.ok()) {
     return FromStatus(st, "cannot restore the PF-side settings of " + state.device);
   }
-  CrashPoint("del:pf-restored");
+  HCASHARE_FAULT_POINT("del:pf-restored");
   if (!state.device_info_file.empty()) {
     if (Status st = RemoveIfExists(state.device_info_file); !st.ok()) {
       return FromStatus(st, "cannot remove the device-info file");
     }
-    CrashPoint("del:device-info-removed");
+    HCASHARE_FAULT_POINT("del:device-info-removed");
   }
   if (Status st = ctx.store.ReleaseOwner(state.device, env.container_id, env.ifname); !st.ok()) {
-    return FromStatus(st, "cannot remove the owner marker");
+    return StateError(st, "cannot remove the owner marker");
   }
-  CrashPoint("del:owner-released");
+  HCASHARE_FAULT_POINT("del:owner-released");
   if (Status st = ctx.store.Remove(env.container_id, env.ifname); !st.ok()) {
-    return FromStatus(st, "cannot remove the state file");
+    return StateError(st, "cannot remove the state file");
   }
-  CrashPoint("del:state-removed");
+  HCASHARE_FAULT_POINT("del:state-removed");
   LogInfo("detached", {{"device", state.device}, {"ifname", env.ifname}});
   return std::nullopt;
 }

@@ -54,4 +54,9 @@ CniError FromStatus(const Status& status, std::string summary) {
   return {CniCodeFor(status.code()), std::move(summary), status.message()};
 }
 
+CniError StateError(const Status& status, std::string summary) {
+  const int code = status.code() == StatusCode::kUnavailable ? kErrTryAgainLater : kErrIo;
+  return {code, std::move(summary), status.message()};
+}
+
 }  // namespace hcashare::cni

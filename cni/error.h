@@ -57,6 +57,11 @@ int CniCodeFor(StatusCode code);
 // `msg` and the status message `details`; otherwise `msg` is the status message.
 CniError FromStatus(const Status& status, std::string summary = "");
 
+// A CniError for a failure of the plugin's own state directory (locks, records): a lock
+// held too long by another invocation is transient (11, try again later); anything else
+// (read-only file system, permissions, a full disk) is an I/O failure (5).
+CniError StateError(const Status& status, std::string summary);
+
 // A T or a CniError. Cheap to move; thread-compatible.
 template <typename T>
 class [[nodiscard]] CniOr {

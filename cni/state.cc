@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -105,21 +106,34 @@ std::string StateStore::OwnerPath(const std::string& device) const {
   return dir_ + "/owners/" + device + ".json";
 }
 
+DeviceLock::~DeviceLock() {
+  if (fd_.valid() && !path_.empty()) (void)::unlink(path_.c_str());
+}
+
 Result<DeviceLock> StateStore::Lock(const std::string& device,
                                     std::chrono::milliseconds wait) const {
   RETURN_IF_ERROR(EnsureDir("locks"));
   const std::string path = dir_ + "/locks/" + device + ".lock";
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, kStateFileMode));
-  if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) return ErrnoStatus(errno, "flock " + path);
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return Status::Unavailable("device " + device + " is locked by another CNI invocation");
+  for (;;) {
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kStateFileMode));
+    if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
+    while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) return ErrnoStatus(errno, "flock " + path);
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return Status::Unavailable("device " + device + " is locked by another CNI invocation");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // The holder before us removes the file as it releases: the lock is ours only when
+    // the file we locked is still the one at the path.
+    struct stat held {
+    }, now{};
+    if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 &&
+        held.st_ino == now.st_ino && held.st_dev == now.st_dev) {
+      return DeviceLock(std::move(fd), path);
+    }
   }
-  return DeviceLock(std::move(fd));
 }
 
 Status StateStore::Save(const AttachmentState& s) const {
@@ -136,6 +150,11 @@ Status StateStore::Save(const AttachmentState& s) const {
             {"hostIfname", s.host_ifname},
             {"hostMac", s.host_mac},
             {"hostMtu", s.host_mtu},
+            {"hostUp", s.host_up},
+            {"hostIfindex", s.host_ifindex},
+            {"podMac", s.pod_mac},
+            {"podIfindex", s.pod_ifindex},
+            {"netnsIno", s.netns_ino},
             {"pfOriginal", VfToJson(s.pf_original)},
             {"steps", s.steps},
             {"netconf", s.netconf},
@@ -165,10 +184,21 @@ Result<AttachmentState> StateStore::Load(const std::string& container_id,
     s.host_ifname = j.value("hostIfname", "");
     s.host_mac = j.value("hostMac", "");
     s.host_mtu = j.value("hostMtu", 0u);
+    s.host_up = j.value("hostUp", false);
+    s.host_ifindex = j.value("hostIfindex", 0);
+    s.pod_mac = j.value("podMac", "");
+    s.pod_ifindex = j.value("podIfindex", 0);
+    s.netns_ino = j.value("netnsIno", uint64_t{0});
     s.pf_original = VfFromJson(j.value("pfOriginal", json::object()));
     s.steps = j.value("steps", std::vector<std::string>{});
     s.netconf = j.value("netconf", json());
     s.result = j.value("result", json());
+    if (s.pod_mac.empty() && s.result.is_object()) {
+      // Written before podMac was recorded: the MAC ADD reported for the interface.
+      for (const auto& i : s.result.value("interfaces", json::array())) {
+        if (i.is_object() && i.value("name", "") == s.owner.ifname) s.pod_mac = i.value("mac", "");
+      }
+    }
     return s;
   } catch (const json::exception& e) {
     return Status::IoError(path + ": " + e.what());

@@ -48,6 +48,11 @@ struct AttachmentState {
   std::string host_ifname;         // the netdev's name in the host namespace before ADD
   std::string host_mac;            // its MAC before ADD
   uint32_t host_mtu = 0;           // its MTU before ADD
+  bool host_up = false;            // whether it was administratively up before ADD
+  int host_ifindex = 0;            // its ifindex in the host before ADD (0: not recorded)
+  std::string pod_mac;             // the MAC it carries in the pod
+  int pod_ifindex = 0;             // its ifindex in the pod (0 until the move is confirmed)
+  uint64_t netns_ino = 0;          // the pod namespace's nsfs inode (0: not recorded)
   VfSettings pf_original;          // PF-side values before ADD, only the fields ADD changes
   std::vector<std::string> steps;  // completed steps, in order ("pf:vlan", "netdev", "ipam")
   nlohmann::json netconf;          // the network configuration of ADD (for IPAM DEL)
@@ -56,14 +61,20 @@ struct AttachmentState {
   bool Done(const std::string& step) const;
 };
 
-// An exclusive lock on one device, held while alive.
+// An exclusive lock on one device, held while alive. Its file is removed on release
+// (while still locked), so an idle state dir holds no lock files; StateStore::Lock checks
+// that the file it locked is still the one at the path.
 class DeviceLock {
  public:
   DeviceLock() = default;
-  explicit DeviceLock(UniqueFd fd) : fd_(std::move(fd)) {}
+  DeviceLock(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  DeviceLock(DeviceLock&&) = default;
+  DeviceLock& operator=(DeviceLock&&) = default;
+  ~DeviceLock();
 
  private:
   UniqueFd fd_;
+  std::string path_;
 };
 
 // Modes of what the store creates: its records say which devices pods hold and how to

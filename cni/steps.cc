@@ -6,8 +6,9 @@
 #include <chrono>
 #include <thread>
 
-#include "cni/crash_points.h"
+#include "cni/fault_points.h"
 #include "cni/ipam.h"
+#include "cni/link_identity.h"
 #include "common/log.h"
 #include "common/strings.h"
 
@@ -124,24 +125,47 @@ Status ApplyIpam(NetdevOps& netdev, const std::string& ifname, const CniResult& 
   return Status::Ok();
 }
 
-// Moves the attachment's interface from the pod back to the host in one request, under
-// its host name, MAC and MTU, and down. The interface is looked for under `pod_ifname`,
-// then under its host name (an ADD that failed after the move but before the rename).
-// NotFound when the pod has neither.
-Status ReturnToHost(const AttachmentState& state, const std::string& pod_ifname, const Netns& pod,
-                    const Netns& host, NetdevOps& netdev) {
+Status ReturnToHost(const AttachmentState& state, const Netns& pod, const Netns& host,
+                    NetdevOps& netdev) {
   return InNetns(pod, [&]() -> Status {
-    for (const std::string& name : {pod_ifname, state.host_ifname}) {
-      if (name.empty() || !netdev.Get(name).ok()) continue;
-      LinkChanges back;
-      back.name = state.host_ifname.empty() ? name : state.host_ifname;
-      if (!state.host_mac.empty()) back.mac = state.host_mac;
-      if (state.host_mtu != 0) back.mtu = state.host_mtu;
-      back.up = false;
-      return netdev.MoveAndChange(name, host, back);
-    }
-    return Status::NotFound("no " + pod_ifname + " in the pod's network namespace");
+    ASSIGN_OR_RETURN(hcashare::LinkState ours, FindAttachedLink(netdev, state));
+    LinkChanges back;
+    back.name = state.host_ifname.empty() ? ours.name : state.host_ifname;
+    if (!state.host_mac.empty()) back.mac = state.host_mac;
+    if (state.host_mtu != 0) back.mtu = state.host_mtu;
+    back.up = state.host_up;
+    return netdev.MoveAndChange(ours.ifindex, host, back);
   });
+}
+
+Result<bool> BackOnHost(const AttachmentState& state, NetdevOps& netdev) {
+  ASSIGN_OR_RETURN(std::vector<hcashare::LinkState> links, netdev.List());
+  for (const auto& l : links) {
+    if (!l.parent_dev.empty()) {
+      if (l.parent_dev == state.device) return true;
+    } else if (l.name == state.host_ifname && l.mac == state.host_mac) {
+      return true;
+    }
+  }
+  return false;
+}
+
+MaybeError CheckIfnameFree(const CniEnv& env, const Netns& pod, NetdevOps& netdev) {
+  std::vector<hcashare::LinkState> links;
+  Status st = InNetns(pod, [&]() -> Status {
+    ASSIGN_OR_RETURN(links, netdev.List());
+    return Status::Ok();
+  });
+  if (!st.ok()) return FromStatus(st, "cannot list the interfaces of the pod");
+  if (const hcashare::LinkState* taken = LinkNamed(links, env.ifname)) {
+    return CniError{kErrInvalidEnv,
+                    "CNI_IFNAME " + env.ifname + " is already taken in the pod's network namespace",
+                    "interface " + env.ifname + " (ifindex " + std::to_string(taken->ifindex) +
+                        (taken->mac.empty() ? "" : ", MAC " + taken->mac) +
+                        ") is there already; nothing was changed. Give this attachment another "
+                        "interface name"};
+  }
+  return std::nullopt;
 }
 
 Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, NetdevOps& netdev,
@@ -175,6 +199,7 @@ Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, Net
   if (state.host_mtu != 0 && now->mtu != state.host_mtu) {
     RETURN_IF_ERROR(netdev.SetMtu(current, state.host_mtu));
   }
+  if (state.host_up && !now->admin_up) RETURN_IF_ERROR(netdev.SetUp(current, true));
   LogInfo("restored the netdev the kernel returned from the pod's namespace",
           {{"device", state.device}, {"was", name}, {"ifname", current}});
   return Status::Ok();
@@ -184,17 +209,19 @@ CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const At
                                 const Netns& pod, bool apply_ipam, AttachmentState* state,
                                 CniResult result, UndoStack* undo) {
   if (conf.ipam) {
-    auto ipam = RunIpam(env, "ADD", conf.raw, conf.ipam_type);
-    if (!ipam.ok()) return ipam.error();
-    CrashPoint("add:ipam-added");
+    // IPAM DEL is idempotent: registered first, it also releases what a failed ADD of the
+    // IPAM plugin may have left.
     undo->Push("IPAM", [&env, &conf]() -> Status {
       auto del = RunIpam(env, "DEL", conf.raw, conf.ipam_type);
       return del.ok() ? Status::Ok() : Status::IoError(del.error().msg);
     });
+    auto ipam = RunIpam(env, "ADD", conf.raw, conf.ipam_type);
+    if (!ipam.ok()) return ipam.error();
+    HCASHARE_FAULT_POINT("add:ipam-added");
     if (apply_ipam) {
       Status st = InNetns(pod, [&] { return ApplyIpam(ctx.netdev, env.ifname, **ipam); });
       if (!st.ok()) return FromStatus(st, "cannot apply the IPAM result to " + env.ifname);
-      CrashPoint("add:ipam-applied");
+      HCASHARE_FAULT_POINT("add:ipam-applied");
     }
     result = MergeIpamResult(std::move(result), **ipam);
     state->steps.push_back("ipam");
@@ -209,9 +236,9 @@ CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const At
   if (!out.ok()) return out.error();
   state->result = *out;
   if (Status saved = ctx.store.Save(*state); !saved.ok()) {
-    return FromStatus(saved, "cannot save state");
+    return StateError(saved, "cannot save state");
   }
-  CrashPoint("add:done");
+  HCASHARE_FAULT_POINT("add:done");
   undo->Commit();
   LogInfo("attached", {{"device", state->device},
                        {"ifname", env.ifname},

@@ -48,12 +48,19 @@ Status ApplyIpam(NetdevOps& netdev, const std::string& ifname, const CniResult& 
 Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, NetdevOps& netdev,
                              std::chrono::milliseconds wait);
 
-// Moves the attachment's interface from the pod back to the host in one request, under
-// its host name, MAC and MTU, and down. The interface is looked for under `pod_ifname`,
-// then under its host name (an ADD that failed after the move but before the rename).
-// NotFound when the pod has neither.
-Status ReturnToHost(const AttachmentState& state, const std::string& pod_ifname, const Netns& pod,
-                    const Netns& host, NetdevOps& netdev);
+// Moves the attachment's interface (found by identity, cni/link_identity.h, never by
+// name) from the pod back to the host in one request, with its host name, MAC, MTU and
+// admin state. NotFound when it is not in the pod.
+Status ReturnToHost(const AttachmentState& state, const Netns& pod, const Netns& host,
+                    NetdevOps& netdev);
+
+// True when the attachment's netdev is in the calling thread's (host) namespace: its
+// parent device is the attachment's, or it has its host name and host MAC.
+Result<bool> BackOnHost(const AttachmentState& state, NetdevOps& netdev);
+
+// An error (code 4, naming the interface that holds it) when CNI_IFNAME is already taken
+// in the pod's namespace: ADD then changes nothing.
+MaybeError CheckIfnameFree(const CniEnv& env, const Netns& pod, NetdevOps& netdev);
 
 // The last steps of every ADD: IPAM (applied to CNI_IFNAME inside `pod` when
 // `apply_ipam`), prevResult chaining, the result in the configuration's version, the final

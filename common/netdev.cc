@@ -24,21 +24,29 @@ class NetlinkNetdevOps final : public NetdevOps {
     return Change(name, "move to another netns",
                   [&](rtnl_link* c) { rtnl_link_set_ns_fd(c, target.fd()); });
   }
-  Status MoveAndChange(const std::string& name, const Netns& target,
-                       const LinkChanges& changes) override {
+  Status MoveAndChange(int ifindex, const Netns& target, const LinkChanges& changes) override {
     NlAddr mac;
     if (changes.mac) {
       ASSIGN_OR_RETURN(mac, ParseNlAddr(*changes.mac, AF_LLC));
     }
-    return Change(name, "move to another netns and configure", [&](rtnl_link* c) {
-      rtnl_link_set_ns_fd(c, target.fd());
-      if (changes.name) rtnl_link_set_name(c, changes.name->c_str());
-      if (mac) rtnl_link_set_addr(c, mac.get());
-      if (changes.mtu) rtnl_link_set_mtu(c, *changes.mtu);
-      if (changes.up && *changes.up) rtnl_link_set_flags(c, IFF_UP);
-      if (changes.up && !*changes.up) rtnl_link_unset_flags(c, IFF_UP);
-    });
+    ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
+    NlLink link(rtnl_link_alloc());
+    rtnl_link_set_ifindex(link.get(), ifindex);
+    NlLink c(rtnl_link_alloc());
+    rtnl_link_set_ns_fd(c.get(), target.fd());
+    if (changes.name) rtnl_link_set_name(c.get(), changes.name->c_str());
+    if (mac) rtnl_link_set_addr(c.get(), mac.get());
+    if (changes.mtu) rtnl_link_set_mtu(c.get(), *changes.mtu);
+    if (changes.up && *changes.up) rtnl_link_set_flags(c.get(), IFF_UP);
+    if (changes.up && !*changes.up) rtnl_link_unset_flags(c.get(), IFF_UP);
+    int err = rtnl_link_change(sock.get(), link.get(), c.get(), 0);
+    if (err < 0) {
+      return NlStatus(err, "move link " + std::to_string(ifindex) + " to another netns" +
+                               (changes.name ? " as " + *changes.name : ""));
+    }
+    return Status::Ok();
   }
+  Result<std::vector<LinkState>> List() override { return DumpLinks(); }
   Status Rename(const std::string& name, const std::string& new_name) override {
     return Change(name, "rename to " + new_name,
                   [&](rtnl_link* c) { rtnl_link_set_name(c, new_name.c_str()); });

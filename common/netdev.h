@@ -29,12 +29,14 @@ class NetdevOps {
   virtual Result<LinkState> Get(const std::string& name) = 0;
   // Moves `name` into `target` (it keeps its name there).
   virtual Status MoveToNetns(const std::string& name, const Netns& target) = 0;
-  // Moves `name` into `target` and applies `changes` there, in one RTM_NEWLINK: the
-  // interface never carries its new name in the source namespace, and when its current
-  // name is taken in the target the kernel gives it the new one directly. The kernel
-  // applies the move first; if a later change fails the interface stays moved.
-  virtual Status MoveAndChange(const std::string& name, const Netns& target,
-                               const LinkChanges& changes) = 0;
+  // Moves the link with `ifindex` into `target` and applies `changes` there, in one
+  // RTM_NEWLINK: the interface never carries its new name in the source namespace, and
+  // when its current name is taken in the target the kernel gives it the new one
+  // directly. The kernel applies the move first; if a later change fails the interface
+  // stays moved. By ifindex, not name: a name can change under us, an ifindex cannot.
+  virtual Status MoveAndChange(int ifindex, const Netns& target, const LinkChanges& changes) = 0;
+  // Every link of the namespace with its identity attributes (see DumpLinks).
+  virtual Result<std::vector<LinkState>> List() = 0;
   // Renames `name`; the link must be down.
   virtual Status Rename(const std::string& name, const std::string& new_name) = 0;
   // Sets the link-layer address ("aa:bb:cc:dd:ee:ff").

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -19,7 +20,17 @@ struct LinkState {
   uint32_t mtu = 0;
   std::string mac;        // "aa:bb:cc:dd:ee:ff", "" when the link has none
   uint32_t arp_type = 0;  // ARPHRD_* (1 ether, 32 infiniband)
+  // Filled by DumpLinks only:
+  std::string perm_mac;    // IFLA_PERM_ADDRESS ("" when the driver reports none)
+  std::string parent_bus;  // IFLA_PARENT_DEV_BUS_NAME ("pci", "auxiliary"; "" for virtual)
+  std::string parent_dev;  // IFLA_PARENT_DEV_NAME (a PCI address for a VF's netdev)
+  std::string kind;        // IFLA_INFO_KIND ("veth", "macvlan", "ipoib"; "" for physical)
+  int link_ifindex = 0;    // IFLA_LINK: the lower device (a macvlan's master), 0 for none
 };
+
+// Every link of the calling thread's network namespace, in one RTM_GETLINK dump, with the
+// identity attributes libnl does not parse (permanent MAC, parent device, kind).
+Result<std::vector<LinkState>> DumpLinks();
 
 class LinkProvider {
  public:

@@ -38,6 +38,11 @@ bool Netns::SameAs(const Netns& other) const {
          a.st_ino == b.st_ino;
 }
 
+uint64_t Netns::Inode() const {
+  struct stat st {};
+  return ::fstat(fd(), &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
 NetnsGuard::NetnsGuard(const Netns& target) {
   Result<Netns> original = Netns::Current();
   if (!original.ok()) {

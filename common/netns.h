@@ -6,6 +6,7 @@
 // the Host seam.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "common/status.h"
@@ -27,6 +28,8 @@ class Netns {
   bool valid() const { return fd_.valid(); }
   // True when both handles name the same namespace (same nsfs inode).
   bool SameAs(const Netns& other) const;
+  // The namespace's nsfs inode number: its identity while it exists (0 on error).
+  uint64_t Inode() const;
 
  private:
   explicit Netns(UniqueFd fd) : fd_(std::move(fd)) {}

@@ -28,6 +28,14 @@ class NetlinkVfOps final : public VfOps {
   Result<VfSettings> Get(const std::string& pf, int vf) override {
     ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
     ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), pf));
+    // libnl's rtnl_link_vf_get walks the VF list without checking that there is one: a
+    // netdev that reports no VFs (no SR-IOV, or a veth) must not get that far.
+    uint32_t num_vf = 0;
+    if (vf < 0 || !rtnl_link_has_vf_list(link.get()) ||
+        rtnl_link_get_num_vf(link.get(), &num_vf) < 0 || static_cast<uint32_t>(vf) >= num_vf) {
+      return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf) +
+                              " (its VF table has " + std::to_string(num_vf) + " entries)");
+    }
     NlVf info(rtnl_link_vf_get(link.get(), static_cast<uint32_t>(vf)));
     if (!info) return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
     VfSettings s;
@@ -66,6 +74,11 @@ class NetlinkVfOps final : public VfOps {
   Status Set(const std::string& pf, int vf, const VfSettings& s) override {
     ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
     ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), pf));
+    uint32_t num_vf = 0;
+    if (vf < 0 || rtnl_link_get_num_vf(link.get(), &num_vf) < 0 ||
+        static_cast<uint32_t>(vf) >= num_vf) {
+      return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
+    }
     NlVf info(rtnl_link_vf_alloc());
     rtnl_link_vf_set_index(info.get(), static_cast<uint32_t>(vf));
     nl_vf_vlans_t* vlans = nullptr;

@@ -1,5 +1,5 @@
 // Crash injection (issue 9): the real hcashare-cni binary killed with SIGKILL at every
-// crash point of ADD and of DEL (cni/crash_points.h), enumerated, not sampled; then DEL,
+// crash point of ADD and of DEL (cni/fault_points.h), enumerated, not sampled; then DEL,
 // or separately GC with no valid attachments, must restore everything: the VF netdev back
 // in the host under its name with its MAC, MTU and down, nothing left in the pod, no
 // state file, owner marker or held lock, the IPAM lease and the device-info file gone.
@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "cni/crash_points.h"
+#include "cni/fault_points.h"
 #include "tests/cni_binary_fixture.h"
 
 namespace hcashare::cni {
@@ -18,7 +18,8 @@ using json = nlohmann::json;
 
 // Points this fixture cannot reach: the PF-side ones need a PF that reports its VFs, the
 // RDMA ones an RDMA device with the RDMA netns mode exclusive.
-const std::set<std::string> kNeedsHardware = {"add:pf-set", "add:rdma-moved", "del:rdma-returned"};
+const std::set<std::string> kNeedsHardware = {"add:pf-set", "add:rdma-moved", "del:rdma-returned",
+                                              "add:child-created", "del:child-deleted"};
 
 class CniCrashTest : public CniBinaryTest {
  protected:
@@ -112,16 +113,16 @@ class CniCrashTest : public CniBinaryTest {
 TEST_F(CniCrashTest, EveryPointIsReached) {
   const std::vector<std::string> reached = ReachedPoints();
   std::set<std::string> expected;
-  for (std::string_view p : kCrashPoints) expected.emplace(p);
-  for (const auto& p : reached) EXPECT_EQ(expected.count(p), 1u) << p << " is not in kCrashPoints";
+  for (std::string_view p : kFaultPoints) expected.emplace(p);
+  for (const auto& p : reached) EXPECT_EQ(expected.count(p), 1u) << p << " is not in kFaultPoints";
   for (const auto& p : kNeedsHardware) expected.erase(p);
   EXPECT_EQ(std::set<std::string>(reached.begin(), reached.end()), expected);
   std::vector<std::string> in_table_order;
-  for (std::string_view p : kCrashPoints) {
+  for (std::string_view p : kFaultPoints) {
     if (expected.count(std::string(p))) in_table_order.emplace_back(p);
   }
-  EXPECT_EQ(reached, in_table_order) << "each reached once, in the order of kCrashPoints";
-  std::printf("[ crash points ] %zu reached of %zu\n", reached.size(), kCrashPoints.size());
+  EXPECT_EQ(reached, in_table_order) << "each reached once, in the order of kFaultPoints";
+  std::printf("[ crash points ] %zu reached of %zu\n", reached.size(), kFaultPoints.size());
 }
 
 // Without HCASHARE_CNI_CRASH_AT the points are inert.

@@ -1,0 +1,61 @@
+#include "cni/link_identity.h"
+
+namespace hcashare::cni {
+
+bool IsAttachedLink(const hcashare::LinkState& link, const AttachmentState& state) {
+  if (!link.parent_dev.empty()) return link.parent_dev == state.device;
+  if (state.host_ifindex == 0 && state.pod_ifindex == 0) {
+    // A state written before identities were recorded (an upgrade): its names, and a MAC.
+    if (link.name != state.owner.ifname && link.name != state.host_ifname) return false;
+    return (!state.pod_mac.empty() && link.mac == state.pod_mac) ||
+           (!state.host_mac.empty() && link.mac == state.host_mac);
+  }
+  const bool index_matches = (state.pod_ifindex != 0 && link.ifindex == state.pod_ifindex) ||
+                             (state.host_ifindex != 0 && link.ifindex == state.host_ifindex);
+  if (!index_matches) return false;
+  for (const std::string* mac : {&state.pod_mac, &state.host_mac}) {
+    if (!mac->empty() && link.mac == *mac) return true;
+  }
+  return false;
+}
+
+Result<hcashare::LinkState> FindAttachedLink(const std::vector<hcashare::LinkState>& links,
+                                             const AttachmentState& state) {
+  for (const auto& link : links) {
+    if (IsAttachedLink(link, state)) return link;
+  }
+  return Status::NotFound("no netdev of " + state.device + " in this network namespace");
+}
+
+Result<hcashare::LinkState> FindAttachedLink(NetdevOps& netdev, const AttachmentState& state) {
+  ASSIGN_OR_RETURN(std::vector<hcashare::LinkState> links, netdev.List());
+  return FindAttachedLink(links, state);
+}
+
+Result<hcashare::LinkState> FindChildLink(NetdevOps& netdev, const AttachmentState& state) {
+  ASSIGN_OR_RETURN(std::vector<hcashare::LinkState> links, netdev.List());
+  for (const auto& l : links) {
+    if (state.host_ifindex == 0) {
+      if (l.name == state.owner.ifname) return l;  // a state written before identities
+      continue;
+    }
+    if ((l.kind != "macvlan" && l.kind != "ipoib") || l.link_ifindex != state.host_ifindex) {
+      continue;
+    }
+    if (state.pod_ifindex != 0 ? l.ifindex == state.pod_ifindex : l.name == state.owner.ifname) {
+      return l;
+    }
+  }
+  return Status::NotFound("no child link " + state.owner.ifname + " of " + state.device +
+                          " in this network namespace");
+}
+
+const hcashare::LinkState* LinkNamed(const std::vector<hcashare::LinkState>& links,
+                                     const std::string& name) {
+  for (const auto& link : links) {
+    if (link.name == name) return &link;
+  }
+  return nullptr;
+}
+
+}  // namespace hcashare::cni
