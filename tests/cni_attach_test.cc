@@ -340,5 +340,27 @@ TEST_F(CniAttachTest, ConcurrentAddsOnOneVfOneWins) {
   EXPECT_EQ(StateFiles(), 2u) << "the winner's state and owner marker only";
 }
 
+// Issue 14, defect 5: a shared pool's ID ("0") in netdev mode used to answer "auxiliary
+// device 0 not found under /sys/bus/auxiliary/devices/". It says the resource is a shared
+// pool and points to the macvlan/ipoib modes, and changes nothing.
+TEST_F(CniAttachTest, SharedPoolIdInNetdevModePointsToTheChildLinkModes) {
+  pod_devices_.source = "v1 Get";
+  pod_devices_.by_resource["rdma/hca_shared_devices_a"] = {"0"};
+  CniOr<json> added = json();
+  RunIn(*host_ns_, [&] {
+    added = CmdAdd(Env("ADD"),
+                   Conf({{"deviceID", nullptr}, {"resourceName", "rdma/hca_shared_devices_a"}}),
+                   Context());
+  });
+  ASSERT_FALSE(added.ok());
+  EXPECT_EQ(added.error().code, kErrInvalidNetConf);
+  EXPECT_NE(added.error().msg.find("rdma/hca_shared_devices_a is a shared pool"), std::string::npos)
+      << added.error().msg;
+  EXPECT_NE(added.error().details.find("\"mode\": \"macvlan\""), std::string::npos);
+  EXPECT_NE(added.error().details.find("\"mode\": \"ipoib\""), std::string::npos);
+  EXPECT_EQ(added.error().msg.find("auxiliary"), std::string::npos);
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
 }  // namespace
 }  // namespace hcashare::cni

@@ -107,10 +107,7 @@ bool Ignored(const std::string& name) {
 
 void AddDir(const std::string& label, const std::string& dir, Snapshot* snap) {
   std::error_code ec;
-  if (!fs::exists(dir, ec)) {
-    (*snap)["dir " + label] = "absent";
-    return;
-  }
+  if (!fs::exists(dir, ec)) return;  // as an empty directory: nothing in it
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
     const std::string rel = fs::relative(it->path(), dir, ec).string();

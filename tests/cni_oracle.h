@@ -34,7 +34,7 @@ struct OracleScope {
 };
 
 // Takes a snapshot of `scope`. A namespace that does not exist (a deleted pod) is
-// recorded as absent; so is a directory.
+// recorded as absent; a directory that does not exist holds nothing.
 Snapshot TakeSnapshot(const OracleScope& scope);
 
 // "" when equal; otherwise one line per difference ("- key: before", "+ key: after").

@@ -1,0 +1,189 @@
+// The defects of issue 14, each reproduced against the real hcashare-cni binary and
+// judged by the state-diff oracle (tests/cni_oracle.h): a failed ADD changes nothing that
+// anyone can observe, DEL returns what ADD took, and every error is spec JSON with the
+// right code. Each test failed on the binary before the fix (docs/reliability.md).
+#include <signal.h>
+#include <sys/mount.h>
+
+#include "cni/error.h"
+#include "tests/cni_binary_fixture.h"
+#include "tests/cni_oracle.h"
+
+namespace hcashare::cni {
+namespace {
+
+using json = nlohmann::json;
+using hcashare::testing::DiffSnapshots;
+using hcashare::testing::OracleScope;
+using hcashare::testing::TakeSnapshot;
+
+class CniFailureTest : public CniBinaryTest {
+ protected:
+  void SetUp() override {
+    CniBinaryTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (!fs::exists(std::string(kIpamDir) + "/host-local")) {
+      GTEST_SKIP() << "needs containernetworking-plugins";
+    }
+    pod_ = AddPod();
+    pod_name_ = netns_.back();
+    vf0_ = AddVf(2);
+    vf1_ = AddVf(3);
+    conf_ = Conf("1.1.0", vf0_);
+    conf_["ipam"] = HostLocal();
+  }
+
+  OracleScope Scope() const {
+    return {{{"host", host_ns_}, {"pod", pod_name_}}, {{"state", StateDir()}, {"ipam", IpamDir()}}};
+  }
+
+  // Gives the pod an interface `name` of its own (a veth whose peer stays in the host),
+  // up, with an address, as another plugin (the pod network) would.
+  void GivePodInterface(const std::string& name, const std::string& cidr) {
+    const std::string peer = Unique("hq");
+    ASSERT_TRUE(Sh("ip -n " + host_ns_ + " link add " + peer + " type veth peer name " + name +
+                   " netns " + pod_name_));
+    ASSERT_TRUE(Sh("ip -n " + pod_name_ + " addr add " + cidr + " dev " + name));
+    ASSERT_TRUE(Sh("ip -n " + pod_name_ + " link set " + name + " up"));
+  }
+
+  // The error object of a failed run: exit 1, spec JSON, and the code.
+  void ExpectError(const CniRun& run, int code, const std::string& mentions) {
+    EXPECT_EQ(run.exit_code, 1) << run.raw << run.err;
+    ASSERT_TRUE(run.out.is_object()) << "not JSON: " << run.raw << run.err;
+    EXPECT_EQ(run.out.value("code", -1), code) << run.raw;
+    EXPECT_NE((run.out.value("msg", "") + run.out.value("details", "")).find(mentions),
+              std::string::npos)
+        << run.raw;
+  }
+
+  std::string pod_, pod_name_, vf0_, vf1_;
+  json conf_;
+};
+
+// Defect 1: an ADD whose CNI_IFNAME the pod already has must fail before touching
+// anything. Before the fix it renamed the pod's eth0 to the VF's name, gave it the VF's
+// MAC, took it down and stripped its address (the rollback looked the VF up by name).
+TEST_F(CniFailureTest, IfnameClashLeavesThePodsInterfaceAlone) {
+  GivePodInterface("eth0", "10.244.1.5/24");
+  const auto before = TakeSnapshot(Scope());
+  CniRun add = Run("ADD", pod_, conf_, "eth0");
+  ExpectError(add, kErrInvalidEnv, "eth0");
+  EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+}
+
+// Defect 1, second form: container B asks for VF1 as net1 where VF0 already is net1. The
+// failed ADD must leave VF0 alone, and VF0's own DEL must still return it.
+TEST_F(CniFailureTest, SecondAttachmentUnderATakenNameLeavesTheFirstAlone) {
+  const auto clean = TakeSnapshot(Scope());
+  CniRun a = Run("ADD", pod_, conf_, "net1", "ctrA");
+  ASSERT_EQ(a.exit_code, 0) << a.raw << a.err;
+  const auto attached = TakeSnapshot(Scope());
+  json conf_b = Conf("1.1.0", vf1_);
+  conf_b["ipam"] = HostLocal();
+  CniRun b = Run("ADD", pod_, conf_b, "net1", "ctrB");
+  ExpectError(b, kErrInvalidEnv, "net1");
+  EXPECT_EQ(DiffSnapshots(attached, TakeSnapshot(Scope())), "") << "B's ADD touched A's VF";
+  CniRun del_a = Run("DEL", pod_, conf_, "net1", "ctrA");
+  EXPECT_EQ(del_a.exit_code, 0) << del_a.raw;
+  CniRun del_b = Run("DEL", pod_, conf_b, "net1", "ctrB");
+  EXPECT_EQ(del_b.exit_code, 0) << del_b.raw;
+  EXPECT_EQ(DiffSnapshots(clean, TakeSnapshot(Scope())), "") << "A's DEL did not return VF0";
+}
+
+// Defect 2: a PF that reports no VF table (a veth stands in for it) used to crash the
+// plugin inside libnl for every PF-side key. Each must be a spec error that names the PF
+// and the VF index, and change nothing; a MAC alone still works (the netdev gets it).
+TEST_F(CniFailureTest, PfSideOptionsOnAPfWithoutVfTableAreAnErrorNotACrash) {
+  ASSERT_TRUE(Sh("ip -n " + host_ns_ + " link add pf0 type veth peer name pf0p"));
+  const auto before = TakeSnapshot(Scope());
+  const std::vector<json> options = {
+      {{"vlan", 100}},        {{"vlan", 100}, {"vlanQoS", 3}}, {{"spoofchk", "off"}},
+      {{"trust", "on"}},      {{"link_state", "enable"}},      {{"max_tx_rate", 1000}},
+      {{"min_tx_rate", 100}},
+  };
+  for (const json& option : options) {
+    SCOPED_TRACE(option.dump());
+    json conf = conf_;
+    conf.update(option);
+    CniRun add = Run("ADD", pod_, conf);
+    EXPECT_NE(add.exit_code, 128 + SIGSEGV) << "crashed";
+    ExpectError(add, kErrDeviceNotFound, "PF pf0 reports no VF 0");
+    EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+  }
+  json with_mac = conf_;
+  with_mac["mac"] = "02:00:00:00:00:77";
+  CniRun add = Run("ADD", pod_, with_mac);
+  EXPECT_EQ(add.exit_code, 0) << add.raw << add.err;
+  EXPECT_EQ(add.out["interfaces"][0].value("mac", ""), "02:00:00:00:00:77") << add.raw;
+  json check_conf = with_mac;
+  check_conf["prevResult"] = add.out;
+  CniRun check = Run("CHECK", pod_, check_conf);
+  EXPECT_EQ(check.exit_code, 0) << check.raw << check.err;
+  EXPECT_EQ(Run("DEL", pod_, with_mac).exit_code, 0);
+  EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+}
+
+// Defect 3: DEL with CNI_NETNS="" while the pod's namespace still exists used to answer
+// success, drop the state and the lease, and leave the VF in the pod. It must return the
+// VF from the namespace ADD recorded.
+TEST_F(CniFailureTest, DelWithoutNetnsReturnsTheVfFromTheRecordedNamespace) {
+  const auto before = TakeSnapshot(Scope());
+  CniRun add = Run("ADD", pod_, conf_);
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  CniRun del = Run("DEL", "", conf_);
+  EXPECT_EQ(del.exit_code, 0) << del.raw << del.err;
+  EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+}
+
+// Defect 3, the rule behind it: DEL forgets an attachment only once its VF is back on
+// the host or its namespace is gone. A VF the pod moved on (here: into a third
+// namespace) keeps the attachment and answers an error; once it is back, DEL completes.
+TEST_F(CniFailureTest, DelKeepsTheAttachmentWhileTheVfIsNeitherInThePodNorBack) {
+  const auto before = TakeSnapshot(Scope());
+  ASSERT_EQ(Run("ADD", pod_, conf_).exit_code, 0);
+  const std::string elsewhere = AddPod();
+  const std::string elsewhere_name = netns_.back();
+  ASSERT_TRUE(Sh("ip -n " + pod_name_ + " link set net1 netns " + elsewhere_name));
+  CniRun del = Run("DEL", pod_, conf_);
+  ExpectError(del, kErrHostSetupFailed, "neither in the host nor in the pod");
+  EXPECT_EQ(StateFiles(), 2u) << "the attachment and its owner marker are kept";
+  EXPECT_EQ(IpamLeases(), 1u) << "the lease is kept until the VF is back";
+  ASSERT_TRUE(Sh("ip -n " + elsewhere_name + " link set net1 netns " + pod_name_));
+  CniRun retry = Run("DEL", pod_, conf_);
+  EXPECT_EQ(retry.exit_code, 0) << retry.raw << retry.err;
+  EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+}
+
+// Defect 4: DEL used to hand a VF back admin-down whatever it was before ADD, and the
+// device plugin then counted it Unhealthy. The host's admin state is restored.
+TEST_F(CniFailureTest, DelRestoresTheAdminStateTheVfHadBeforeAdd) {
+  ASSERT_TRUE(Sh("ip -n " + host_ns_ + " link set " + vf_netdevs_[0] + " up"));
+  const auto before = TakeSnapshot(Scope());
+  ASSERT_EQ(Run("ADD", pod_, conf_).exit_code, 0);
+  ASSERT_EQ(Run("DEL", pod_, conf_).exit_code, 0);
+  EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+  // And the rollback of a failed ADD restores it too.
+  CniRun failed =
+      Run("ADD", pod_, conf_, "net1", "ctr1", "", {"HCASHARE_CNI_FAIL_AT=add:ipam-applied"});
+  EXPECT_EQ(failed.exit_code, 1) << failed.raw;
+  EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+}
+
+// Defect 6: a read-only state dir is not "try again later" (11) but an I/O failure (5);
+// a lock held by another invocation past the wait is the transient case (11).
+TEST_F(CniFailureTest, StateDirErrorsHaveTheirSpecCodes) {
+  const std::string ro = tmp_.path() + "/ro-state";
+  fs::create_directories(ro);
+  ASSERT_EQ(::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=64k"), 0);
+  json conf = conf_;
+  conf["stateDir"] = ro;
+  const auto before = TakeSnapshot(Scope());
+  CniRun add = Run("ADD", pod_, conf);
+  ::umount(ro.c_str());
+  ExpectError(add, kErrIo, "Read-only file system");
+  EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+}
+
+}  // namespace
+}  // namespace hcashare::cni
