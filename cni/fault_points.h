@@ -10,6 +10,8 @@
 //   HCASHARE_CNI_FAIL_AT=<point>   reaching <point> fails the step there (I/O error);
 //   HCASHARE_CNI_CRASH_LIST=1      each point reached is printed to stderr as
 //                                  "hcashare-cni crash point: <point>".
+// A point reached more than once in one invocation (one per PF-side group) is named
+// "<point>#<n>" from its second time on, in the list and in the two variables.
 // It can only ever kill or fail the process that was started with that variable, which
 // its caller could kill, or feed a bad configuration, anyway: it adds no attack surface.
 #pragma once
@@ -26,7 +28,7 @@ namespace hcashare::cni {
 inline constexpr std::array<std::string_view, 19> kFaultPoints = {
     "add:state-saved",          // the attachment state, before any change
     "add:owner-marked",         // the device's owner marker
-    "add:pf-set",               // each PF-side group (the first one faults)
+    "add:pf-set",               // each PF-side group ("add:pf-set#2" for the second, ...)
     "add:netdev-moved",         // the netdev in the pod, renamed, MAC/MTU set, up
     "add:netdev-saved",         // the state records it
     "add:child-created",        // macvlan/ipoib: the child link in the pod, configured

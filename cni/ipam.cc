@@ -92,6 +92,13 @@ CniOr<std::optional<CniResult>> RunIpam(const CniEnv& env, const std::string& co
       break;
     }
   }
+  if (path.empty() && command == "DEL") {
+    // A plugin that cannot run holds nothing this DEL could release; failing here would
+    // strand the VF, its state and the pod's teardown on a missing binary.
+    LogWarn("IPAM plugin not found; nothing to release",
+            {{"plugin", type}, {"searched", Join(env.PathDirs())}});
+    return std::optional<CniResult>();
+  }
   if (path.empty()) {
     return CniError{kErrInvalidNetConf, "IPAM plugin \"" + type + "\" not found",
                     "searched CNI_PATH: " + Join(env.PathDirs())};

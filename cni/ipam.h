@@ -20,7 +20,8 @@ inline constexpr std::chrono::milliseconds kIpamTimeout{30000};
 
 // Runs plugin `type` with CNI_COMMAND `command` ("ADD", "DEL", "CHECK") and `netconf` on
 // stdin. ADD returns the plugin's result; other commands return std::nullopt. A plugin
-// missing from CNI_PATH -> code 7; a plugin error is passed on with its own code and the
+// missing from CNI_PATH -> code 7 (for DEL: a warning and success, as such a plugin holds
+// nothing to release); a plugin error is passed on with its own code and the
 // plugin named in msg; undecodable output -> code 6. A plugin that rejects the
 // configuration's cniVersion (code 1) is asked for its versions (VERSION) and the call is
 // repeated once with the newest version both sides support.

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -106,34 +105,21 @@ std::string StateStore::OwnerPath(const std::string& device) const {
   return dir_ + "/owners/" + device + ".json";
 }
 
-DeviceLock::~DeviceLock() {
-  if (fd_.valid() && !path_.empty()) (void)::unlink(path_.c_str());
-}
-
 Result<DeviceLock> StateStore::Lock(const std::string& device,
                                     std::chrono::milliseconds wait) const {
   RETURN_IF_ERROR(EnsureDir("locks"));
   const std::string path = dir_ + "/locks/" + device + ".lock";
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kStateFileMode));
+  if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  for (;;) {
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kStateFileMode));
-    if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
-    while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-      if (errno != EWOULDBLOCK && errno != EINTR) return ErrnoStatus(errno, "flock " + path);
-      if (std::chrono::steady_clock::now() >= deadline) {
-        return Status::Unavailable("device " + device + " is locked by another CNI invocation");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  while (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return ErrnoStatus(errno, "flock " + path);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::Unavailable("device " + device + " is locked by another CNI invocation");
     }
-    // The holder before us removes the file as it releases: the lock is ours only when
-    // the file we locked is still the one at the path.
-    struct stat held {
-    }, now{};
-    if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &now) == 0 &&
-        held.st_ino == now.st_ino && held.st_dev == now.st_dev) {
-      return DeviceLock(std::move(fd), path);
-    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  return DeviceLock(std::move(fd));
 }
 
 Status StateStore::Save(const AttachmentState& s) const {

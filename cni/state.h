@@ -61,20 +61,15 @@ struct AttachmentState {
   bool Done(const std::string& step) const;
 };
 
-// An exclusive lock on one device, held while alive. Its file is removed on release
-// (while still locked), so an idle state dir holds no lock files; StateStore::Lock checks
-// that the file it locked is still the one at the path.
+// An exclusive lock on one device, held while alive. The lock file stays (an unheld lock
+// file means nothing: flock is released when its holder exits, however it exits).
 class DeviceLock {
  public:
   DeviceLock() = default;
-  DeviceLock(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
-  DeviceLock(DeviceLock&&) = default;
-  DeviceLock& operator=(DeviceLock&&) = default;
-  ~DeviceLock();
+  explicit DeviceLock(UniqueFd fd) : fd_(std::move(fd)) {}
 
  private:
   UniqueFd fd_;
-  std::string path_;
 };
 
 // Modes of what the store creates: its records say which devices pods hold and how to

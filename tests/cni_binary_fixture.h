@@ -124,12 +124,13 @@ class CniBinaryTest : public ::testing::Test {
                                     "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;"
                                     "K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a",
                                     "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+    env.insert(env.end(), base_env_.begin(), base_env_.end());
     env.insert(env.end(), extra_env.begin(), extra_env.end());
     return RunEnv(env, raw_stdin.empty() ? conf.dump() : raw_stdin);
   }
   // Runs the binary in the host namespace with exactly `env` and `input`.
   CniRun RunEnv(const std::vector<std::string>& env, const std::string& input) {
-    const std::string bin = testing::BinDir() + "/hcashare-cni";
+    const std::string bin = testing::BinDir() + "/" + binary_;
     auto out = Execute("/usr/sbin/ip", {"ip", "netns", "exec", host_ns_, bin}, env, input,
                        std::chrono::milliseconds(30000));
     CniRun run;
@@ -188,6 +189,16 @@ class CniBinaryTest : public ::testing::Test {
     }
     return links;
   }
+  // Gives pod namespace `ns` an interface `name` of its own (a veth whose peer stays in
+  // the host), up, with address `cidr`, as the pod network's plugin would.
+  void GivePodInterface(const std::string& ns, const std::string& name, const std::string& cidr) {
+    const std::string peer = Unique("hq");
+    ASSERT_TRUE(Sh("ip -n " + host_ns_ + " link add " + peer + " type veth peer name " + name +
+                   " netns " + ns));
+    ASSERT_TRUE(Sh("ip -n " + ns + " addr add " + cidr + " dev " + name));
+    ASSERT_TRUE(Sh("ip -n " + ns + " link set " + name + " up"));
+  }
+
   // Netdevs in the host namespace (loopback included).
   int HostLinks() const { return static_cast<int>(Links(host_ns_).size()); }
 
@@ -196,6 +207,8 @@ class CniBinaryTest : public ::testing::Test {
   std::vector<std::string> netns_;  // pod namespace names
   std::unique_ptr<SimNode> node_;
   std::vector<std::string> vf_netdevs_;  // host names of the VFs' netdevs, in AddVf order
+  std::string binary_ = "hcashare-cni";  // under the build's bin dir
+  std::vector<std::string> base_env_;    // added to every Run's environment
 };
 
 }  // namespace hcashare::cni

@@ -37,16 +37,6 @@ class CniFailureTest : public CniBinaryTest {
     return {{{"host", host_ns_}, {"pod", pod_name_}}, {{"state", StateDir()}, {"ipam", IpamDir()}}};
   }
 
-  // Gives the pod an interface `name` of its own (a veth whose peer stays in the host),
-  // up, with an address, as another plugin (the pod network) would.
-  void GivePodInterface(const std::string& name, const std::string& cidr) {
-    const std::string peer = Unique("hq");
-    ASSERT_TRUE(Sh("ip -n " + host_ns_ + " link add " + peer + " type veth peer name " + name +
-                   " netns " + pod_name_));
-    ASSERT_TRUE(Sh("ip -n " + pod_name_ + " addr add " + cidr + " dev " + name));
-    ASSERT_TRUE(Sh("ip -n " + pod_name_ + " link set " + name + " up"));
-  }
-
   // The error object of a failed run: exit 1, spec JSON, and the code.
   void ExpectError(const CniRun& run, int code, const std::string& mentions) {
     EXPECT_EQ(run.exit_code, 1) << run.raw << run.err;
@@ -65,7 +55,7 @@ class CniFailureTest : public CniBinaryTest {
 // anything. Before the fix it renamed the pod's eth0 to the VF's name, gave it the VF's
 // MAC, took it down and stripped its address (the rollback looked the VF up by name).
 TEST_F(CniFailureTest, IfnameClashLeavesThePodsInterfaceAlone) {
-  GivePodInterface("eth0", "10.244.1.5/24");
+  GivePodInterface(pod_name_, "eth0", "10.244.1.5/24");
   const auto before = TakeSnapshot(Scope());
   CniRun add = Run("ADD", pod_, conf_, "eth0");
   ExpectError(add, kErrInvalidEnv, "eth0");

@@ -1,6 +1,9 @@
 #include "tests/cni_oracle.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/exec.h"
+#include "common/unique_fd.h"
 
 namespace hcashare::testing {
 namespace {
@@ -105,14 +109,26 @@ bool Ignored(const std::string& name) {
   return name == "lock" || name.rfind("last_reserved_ip", 0) == 0;
 }
 
+// True when another process holds a flock on `path`.
+bool LockHeld(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return false;
+  return ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0;
+}
+
 void AddDir(const std::string& label, const std::string& dir, Snapshot* snap) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) return;  // as an empty directory: nothing in it
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
     const std::string rel = fs::relative(it->path(), dir, ec).string();
-    if (Ignored(it->path().filename().string())) continue;
+    const std::string name = it->path().filename().string();
+    if (Ignored(name)) continue;
     const std::string key = "dir " + label + " " + rel;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".lock") == 0) {
+      if (LockHeld(it->path().string())) (*snap)[key] = "held";
+      continue;
+    }
     if (it->is_symlink(ec)) {
       (*snap)[key] = "-> " + fs::read_symlink(it->path(), ec).string();
     } else if (it->is_regular_file(ec)) {

@@ -9,7 +9,9 @@
 //   - every address (family, local, prefix length, scope) and every route of every table;
 //   - the RDMA devices the namespace sees, when the `rdma` tool is installed;
 // and per directory it is given (the plugin's state dir, the IPAM store, the device-info
-// dir): every regular file with its mode and content, and every symlink with its target.
+// dir): every regular file with its mode and content, every symlink with its target, and
+// every `*.lock` file that another process holds a flock on (an unheld lock file means
+// nothing: a flock dies with its holder).
 //
 // Left out, each on purpose: empty directories (a state dir's layout, created once and
 // owned by the installation); host-local's allocation cursor (`last_reserved_ip.*`) and

@@ -1,0 +1,124 @@
+#include "cni/plugin_main.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+
+#include "cni/attach.h"
+#include "cni/env.h"
+#include "cni/error.h"
+#include "cni/gc.h"
+#include "cni/netconf.h"
+#include "cni/podresources.h"
+#include "cni/status.h"
+#include "cni/stdin.h"
+#include "cni/version.h"
+#include "common/host.h"
+#include "common/log.h"
+#include "common/netdev.h"
+#include "common/rdma_netlink.h"
+#include "common/sriov.h"
+
+extern char** environ;
+
+namespace hcashare::cni {
+namespace {
+
+using json = nlohmann::json;
+
+EnvMap ReadEnviron() {
+  EnvMap env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+int Fail(const CniError& error, const std::string& version) {
+  LogError(error.msg, {{"code", std::to_string(error.code)}, {"details", error.details}});
+  std::cout << ToJson(error, version).dump(-1, ' ', false, json::error_handler_t::replace)
+            << std::endl;
+  return 1;
+}
+
+// Sends log records to `path` (appended) instead of stderr.
+void LogToFile(const std::string& path) {
+  auto file = std::make_shared<std::ofstream>(path, std::ios::app);
+  if (!*file) {
+    LogWarn("cannot open logFile; logging to stderr", {{"logFile", path}});
+    return;
+  }
+  auto mu = std::make_shared<std::mutex>();
+  SetLogSink([file, mu](const std::string& line) {
+    std::lock_guard<std::mutex> lock(*mu);
+    *file << line << std::endl;
+  });
+}
+
+}  // namespace
+
+int RunPlugin(const PluginBackends& backends) {
+  SetLogLevel(LogLevel::kWarn);
+  auto input = ReadStdin(STDIN_FILENO);
+  const std::string version = input.ok() ? RequestedVersion(*input) : std::string(kLatestVersion);
+  auto env = ParseCniEnv(ReadEnviron());
+  if (!env.ok()) return Fail(env.error(), version);
+  if (!input.ok()) return Fail(input.error(), version);
+  if (env->verb == Verb::kVersion) {
+    std::cout << VersionResult(version).dump() << std::endl;
+    return 0;
+  }
+  auto conf = ParseNetConf(*input, env->verb);
+  if (!conf.ok()) return Fail(conf.error(), version);
+  if (conf->log_file) LogToFile(*conf->log_file);
+  SetLogLevel(conf->log_level.value_or(LogLevel::kInfo));
+  for (const auto& w : conf->warnings) LogWarn(w, {{"network", conf->name}});
+
+  std::unique_ptr<Host> host = NewRootedHost(conf->host_root);
+  std::unique_ptr<NetdevOps> netdev = backends.netdev();
+  std::unique_ptr<VfOps> vf = backends.vf();
+  std::unique_ptr<RdmaSystem> rdma = backends.rdma();
+  StateStore store(conf->state_dir);
+  AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
+  ctx.pod_devices = [&]() -> Result<PodDeviceMap> {
+    PodResourcesOptions opts;
+    opts.kubelet_root = conf->kubelet_root_dir;
+    ASSIGN_OR_RETURN(PodDevices found,
+                     LookupPodDevices(opts, {env->PodNamespace(), env->PodName(), env->PodUid()}));
+    return PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
+  };
+
+  switch (env->verb) {
+    case Verb::kAdd: {
+      auto result = CmdAdd(*env, *conf, ctx);
+      if (!result.ok()) return Fail(result.error(), conf->cni_version);
+      std::cout << result->dump() << std::endl;
+      return 0;
+    }
+    case Verb::kDel:
+      if (MaybeError e = CmdDel(*env, *conf, ctx)) return Fail(*e, conf->cni_version);
+      return 0;
+    case Verb::kCheck:
+      if (MaybeError e = CmdCheck(*env, *conf, ctx)) return Fail(*e, conf->cni_version);
+      return 0;
+    case Verb::kGc:
+      if (MaybeError e = CmdGc(*env, *conf, ctx)) return Fail(*e, conf->cni_version);
+      return 0;
+    case Verb::kStatus:
+      if (MaybeError e = CmdStatus(*env, *conf)) return Fail(*e, conf->cni_version);
+      return 0;
+    case Verb::kVersion:
+      break;
+  }
+  return 0;
+}
+
+PluginBackends NetlinkBackends() { return {NewNetlinkNetdevOps, NewNetlinkVfOps, NewRdmaNetlink}; }
+
+}  // namespace hcashare::cni

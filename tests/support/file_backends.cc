@@ -1,0 +1,135 @@
+#include "tests/support/file_backends.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/atomic_file.h"
+
+namespace hcashare::testing {
+namespace {
+
+using json = nlohmann::json;
+
+Result<json> Load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("no test table " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::IoError(path + " is not a JSON object");
+  return j;
+}
+
+template <typename T>
+void Put(json* j, const char* key, const std::optional<T>& v) {
+  if (v) (*j)[key] = *v;
+}
+template <typename T>
+void Get(const json& j, const char* key, std::optional<T>* v) {
+  if (j.contains(key)) *v = j[key].get<T>();
+}
+
+class FileVfOps final : public VfOps {
+ public:
+  explicit FileVfOps(std::string path) : path_(std::move(path)) {}
+
+  Result<VfSettings> Get(const std::string& pf, int vf) override {
+    ASSIGN_OR_RETURN(json table, Load(path_));
+    const std::string key = pf + "/" + std::to_string(vf);
+    if (!table.contains(key)) {
+      return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
+    }
+    const json& e = table[key];
+    VfSettings s;
+    testing::Get(e, "vlan", &s.vlan);
+    testing::Get(e, "qos", &s.qos);
+    testing::Get(e, "vlan_proto", &s.vlan_proto);
+    testing::Get(e, "mac", &s.mac);
+    testing::Get(e, "spoofchk", &s.spoofchk);
+    testing::Get(e, "trust", &s.trust);
+    testing::Get(e, "link_state", &s.link_state);
+    testing::Get(e, "min_tx_rate", &s.min_tx_rate);
+    testing::Get(e, "max_tx_rate", &s.max_tx_rate);
+    return s;
+  }
+
+  Status Set(const std::string& pf, int vf, const VfSettings& s) override {
+    ASSIGN_OR_RETURN(json table, Load(path_));
+    const std::string key = pf + "/" + std::to_string(vf);
+    if (!table.contains(key)) {
+      return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
+    }
+    json& e = table[key];
+    Put(&e, "vlan", s.vlan);
+    Put(&e, "qos", s.qos);
+    Put(&e, "vlan_proto", s.vlan_proto);
+    Put(&e, "mac", s.mac);
+    Put(&e, "spoofchk", s.spoofchk);
+    Put(&e, "trust", s.trust);
+    Put(&e, "link_state", s.link_state);
+    Put(&e, "min_tx_rate", s.min_tx_rate);
+    Put(&e, "max_tx_rate", s.max_tx_rate);
+    return WriteFileAtomically(path_, table.dump(1), 0644);
+  }
+
+ private:
+  std::string path_;
+};
+
+uint64_t InodeOf(const char* path) {
+  struct stat st {};
+  return ::stat(path, &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
+class FileRdmaSystem final : public RdmaSystem {
+ public:
+  explicit FileRdmaSystem(std::string path) : path_(std::move(path)) {}
+
+  Result<RdmaNetnsMode> GetNetnsMode() override {
+    ASSIGN_OR_RETURN(json j, Load(path_));
+    return j.value("mode", "shared") == "exclusive" ? RdmaNetnsMode::kExclusive
+                                                    : RdmaNetnsMode::kShared;
+  }
+  Result<std::vector<RdmaDeviceRef>> ListDevices() override {
+    ASSIGN_OR_RETURN(json j, Load(path_));
+    const uint64_t here = InodeOf("/proc/thread-self/ns/net");
+    std::vector<RdmaDeviceRef> out;
+    uint32_t index = 0;
+    const json devices = j.value("devices", json::object());
+    for (const auto& [name, ns] : devices.items()) {
+      ++index;
+      if (ns.get<uint64_t>() == here) out.push_back({index, name});
+    }
+    return out;
+  }
+  Status MoveToNetns(const std::string& name, int netns_fd) override {
+    ASSIGN_OR_RETURN(json j, Load(path_));
+    const uint64_t here = InodeOf("/proc/thread-self/ns/net");
+    json& devices = j["devices"];
+    if (!devices.contains(name) || devices[name].get<uint64_t>() != here) {
+      return Status::NotFound("no RDMA device " + name + " in this namespace");
+    }
+    struct stat target {};
+    if (::fstat(netns_fd, &target) != 0) return Status::InvalidArgument("bad netns fd");
+    devices[name] = static_cast<uint64_t>(target.st_ino);
+    return WriteFileAtomically(path_, j.dump(1), 0644);
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+std::unique_ptr<VfOps> NewFileVfOps(std::string path) {
+  return std::make_unique<FileVfOps>(std::move(path));
+}
+std::unique_ptr<RdmaSystem> NewFileRdmaSystem(std::string path) {
+  return std::make_unique<FileRdmaSystem>(std::move(path));
+}
+
+}  // namespace hcashare::testing

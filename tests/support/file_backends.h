@@ -1,0 +1,25 @@
+// Test-only backends for hcashare-cni-testhost (never linked into a shipped binary): a PF
+// VF table and an RDMA subsystem kept in files, so that they outlive a SIGKILLed process
+// as the kernel's would, and so that the state-diff oracle sees them as files.
+//
+//   HCASHARE_TEST_VF_TABLE=<file>  {"<pf>/<vf>": {"mac": ..., "vlan": ..., ...}}: the VFs
+//                                  the PFs report; a VF not listed is not reported.
+//   HCASHARE_TEST_RDMA=<file>      {"mode": "exclusive"|"shared",
+//                                   "devices": {"<name>": <netns inode>}}
+// Without the variable, the kernel's (netlink) backend is used.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/rdma_netlink.h"
+#include "common/sriov.h"
+
+namespace hcashare::testing {
+
+// The VF table in `path`; every Set rewrites the file atomically.
+std::unique_ptr<VfOps> NewFileVfOps(std::string path);
+// The RDMA subsystem in `path`; a device "moves" by having its namespace inode rewritten.
+std::unique_ptr<RdmaSystem> NewFileRdmaSystem(std::string path);
+
+}  // namespace hcashare::testing
