@@ -30,8 +30,7 @@ hcashare::cni::PluginBackends Backends() {
 }
 
 // cni::RecoverAttachments, as `hcashare cni-gc` runs it, on these backends.
-int CniGc(const std::string& state_dir, const std::string& host_root,
-          const std::string& cni_path) {
+int CniGc(const std::string& state_dir, const std::string& host_root, const std::string& cni_path) {
   const hcashare::cni::PluginBackends backends = Backends();
   auto host = hcashare::NewRootedHost(host_root);
   auto netdev = backends.netdev();
