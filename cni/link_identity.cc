@@ -4,15 +4,14 @@ namespace hcashare::cni {
 
 bool IsAttachedLink(const hcashare::LinkState& link, const AttachmentState& state) {
   if (!link.parent_dev.empty()) return link.parent_dev == state.device;
-  if (state.host_ifindex == 0 && state.pod_ifindex == 0) {
-    // A state written before identities were recorded (an upgrade): its names, and a MAC.
-    if (link.name != state.owner.ifname && link.name != state.host_ifname) return false;
-    return (!state.pod_mac.empty() && link.mac == state.pod_mac) ||
-           (!state.host_mac.empty() && link.mac == state.host_mac);
-  }
-  const bool index_matches = (state.pod_ifindex != 0 && link.ifindex == state.pod_ifindex) ||
-                             (state.host_ifindex != 0 && link.ifindex == state.host_ifindex);
-  if (!index_matches) return false;
+  // The kernel keeps the ifindex across a move only when it is free in the target, so the
+  // names this attachment gave the link stand in for it (and carry a state written before
+  // ifindexes were recorded); the MAC is required either way.
+  const bool index_or_name_matches =
+      (state.pod_ifindex != 0 && link.ifindex == state.pod_ifindex) ||
+      (state.host_ifindex != 0 && link.ifindex == state.host_ifindex) ||
+      link.name == state.owner.ifname || link.name == state.host_ifname;
+  if (!index_or_name_matches) return false;
   for (const std::string* mac : {&state.pod_mac, &state.host_mac}) {
     if (!mac->empty() && link.mac == *mac) return true;
   }

@@ -5,9 +5,10 @@
 // A link is the attachment's when
 //   - the kernel reports its parent device (a VF's netdev, kernel >= 5.15): that parent
 //     is the attachment's device (PCI address or auxiliary name), whatever its name or MAC;
-//   - otherwise (veth stand-ins, older kernels): its ifindex is the one recorded in the pod
-//     (or, before that was recorded, the one it had in the host, which the kernel keeps
-//     across a move when it is free) and it carries a MAC recorded for it.
+//   - otherwise (veth stand-ins, older kernels): it carries a MAC recorded for it (the one
+//     it had in the host, or the one ADD gave it), and its ifindex is the one recorded in
+//     the pod or in the host (the kernel keeps it across a move when it is free there) or
+//     it bears a name this attachment gave it. Never a name alone.
 #pragma once
 
 #include <vector>

@@ -6,6 +6,7 @@
 #include <sys/mount.h>
 
 #include "cni/error.h"
+#include "cni/link_identity.h"
 #include "tests/cni_binary_fixture.h"
 #include "tests/cni_oracle.h"
 
@@ -173,6 +174,54 @@ TEST_F(CniFailureTest, StateDirErrorsHaveTheirSpecCodes) {
   ::umount(ro.c_str());
   ExpectError(add, kErrIo, "Read-only file system");
   EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+}
+
+// The identity rule itself (cni/link_identity.h), on the cases the defects came from.
+TEST(LinkIdentity, ParentDeviceDecidesWhateverTheNameOrMac) {
+  AttachmentState s;
+  s.device = "0000:5e:00.2";
+  s.owner.ifname = "net1";
+  s.host_ifname = "ens1f0v0";
+  s.host_mac = "02:00:00:00:00:01";
+  s.host_ifindex = 7;
+  hcashare::LinkState vf;
+  vf.name = "renamed-by-pod";
+  vf.mac = "02:99:99:99:99:99";
+  vf.ifindex = 42;
+  vf.parent_dev = "0000:5e:00.2";
+  EXPECT_TRUE(IsAttachedLink(vf, s));
+  hcashare::LinkState other_vf = vf;
+  other_vf.name = "net1";
+  other_vf.mac = s.host_mac;
+  other_vf.ifindex = 7;
+  other_vf.parent_dev = "0000:5e:00.3";
+  EXPECT_FALSE(IsAttachedLink(other_vf, s)) << "another VF under our name, MAC and ifindex";
+}
+
+TEST(LinkIdentity, WithoutParentDeviceAMacAndAnIndexOrOurNameAreNeeded) {
+  AttachmentState s;
+  s.device = "0000:5e:00.2";
+  s.owner.ifname = "eth0";
+  s.host_ifname = "hb1";
+  s.host_mac = "02:00:00:00:00:01";
+  s.pod_mac = "02:00:00:00:00:5a";
+  s.host_ifindex = 4;
+  hcashare::LinkState foreign;  // the pod's own eth0 (defect 1)
+  foreign.name = "eth0";
+  foreign.mac = "1e:5b:45:bb:61:e6";
+  foreign.ifindex = 2;
+  EXPECT_FALSE(IsAttachedLink(foreign, s)) << "a name alone is never enough";
+  hcashare::LinkState moved;  // ours, kept its ifindex, rename failed
+  moved.name = "hb1";
+  moved.mac = s.pod_mac;
+  moved.ifindex = 4;
+  EXPECT_TRUE(IsAttachedLink(moved, s));
+  moved.ifindex = 9;  // the kernel had to give it another ifindex: our name and MAC
+  EXPECT_TRUE(IsAttachedLink(moved, s));
+  moved.name = "x";  // neither our index nor our name
+  EXPECT_FALSE(IsAttachedLink(moved, s));
+  foreign.ifindex = 4;  // our ifindex, not our MAC
+  EXPECT_FALSE(IsAttachedLink(foreign, s));
 }
 
 }  // namespace

@@ -322,6 +322,128 @@ for point in add:pf-set add:netdev-moved add:ipam-added del:netdev-returned del:
   check "cni-killed-at-$point-then-del-restores" crash_then_del "$point"
 done
 
+# ---------------------------------------------------------------- 3b. the oracle
+say "3b. every fault point on the real VF and PF, judged by a snapshot of the node"
+# The pod has an eth0 of its own (up, addressed), which no outcome may touch.
+ip netns add pod4
+ip link add e2epeer type veth peer name eth0 netns pod4
+ip -n pod4 addr add 10.244.9.5/24 dev eth0
+ip -n pod4 link set eth0 up
+# Everything a CNI invocation could change that can be observed: links (the PF's line
+# carries the real VF table) with addresses and routes in the host and the pod, the state
+# dir and the IPAM leases. Left out: link-netnsid (assigned on first observation), address
+# lifetimes and DAD flags, unheld lock files, host-local's cursor and lock file.
+snapshot() {
+  for ns in "" pod4; do
+    n=${ns:+-n $ns}
+    echo "## netns ${ns:-host}"
+    ip $n -d link show | sed 's/ link-netnsid [0-9]*//; s/ altname [^ ]*//'
+    ip $n addr show | grep -v valid_lft | sed 's/ tentative//; s/ dadfailed//'
+    ip $n route show table all
+    ip $n -6 route show table all
+  done
+  echo "## files"
+  find /run/hcashare-cni /run/cni-ipam -type f ! -name '*.lock' ! -name lock \
+    ! -name 'last_reserved_ip*' 2>/dev/null | sort | while read -r f; do
+    echo "== $f $(cat "$f")"
+  done
+}
+# same_as FILE: the node's snapshot equals FILE (carrier and operstate settle
+# asynchronously after a link changes namespace: callers retry with wait_for).
+same_as() { snapshot >"$WORK/now.snap" && diff "$1" "$WORK/now.snap" >"$WORK/snap.diff"; }
+settled_as() { # settled_as FILE WHAT: the snapshot converges to FILE within 10 s
+  wait_for 10 same_as "$1" || { echo "after $2:"; cat "$WORK/snap.diff"; return 1; }
+}
+ORACLE_SETTINGS="$PF_SETTINGS"', "vlanQoS": 3, "vlanProto": "802.1q"'
+ORACLE_CONF=$(netconf "$ORACLE_SETTINGS")
+snapshot >"$WORK/clean.snap"
+# with_env VAR=VALUE CMD...: CMD (a shell function too) with VAR exported, in a subshell.
+with_env() { (
+  export "$1"
+  shift
+  "$@"
+); }
+crash_list() { with_env HCASHARE_CNI_CRASH_LIST=1 cni "$1" pod4 "$ORACLE_CONF" 2>&1 >/dev/null |
+  sed -n 's/^hcashare-cni crash point: //p'; }
+ADD_POINTS=$(crash_list ADD)
+vlan_qos_applied() { vf0_line | grep -q "vlan 100, qos 3"; }
+check cni-pf-vlan-qos-and-proto-applied vlan_qos_applied
+DEL_POINTS=$(crash_list DEL)
+echo "ADD points: $(echo $ADD_POINTS)"
+echo "DEL points: $(echo $DEL_POINTS)"
+check cni-oracle-clean-add-del settled_as "$WORK/clean.snap" "a clean ADD and DEL"
+gc() { "$BIN/hcashare" cni-gc --state-dir /run/hcashare-cni --cni-path /mnt/host/cni; }
+# ADD failed (error return) at each point: the node as before, exactly.
+add_errors() {
+  for p in $ADD_POINTS; do
+    with_env "HCASHARE_CNI_FAIL_AT=$p" cni ADD pod4 "$ORACLE_CONF" >/dev/null 2>&1 &&
+      { echo "ADD did not fail at $p"; return 1; }
+    settled_as "$WORK/clean.snap" "an ADD failed at $p" || return 1
+  done
+}
+# ADD killed at each point, then the runtime's DEL, then (separately) cni-gc.
+add_kills() {
+  for p in $ADD_POINTS; do
+    for recover in del gc; do
+      with_env "HCASHARE_CNI_CRASH_AT=$p" cni ADD pod4 "$ORACLE_CONF" >/dev/null 2>&1 &&
+        { echo "ADD not killed at $p"; return 1; }
+      if [ $recover = gc ] && [ "$p" != add:done ]; then
+        gc >/dev/null || { echo "cni-gc failed after $p"; return 1; }
+      else # add:done: complete as far as the node can tell; cni-gc keeps it, DEL releases
+        cni DEL pod4 "$ORACLE_CONF" >/dev/null || { echo "DEL failed after $p"; return 1; }
+      fi
+      settled_as "$WORK/clean.snap" "an ADD killed at $p, then $recover" || return 1
+    done
+  done
+}
+# DEL failed or killed at each point: the attachment is kept, and the retried DEL
+# restores the node exactly.
+del_faults() {
+  for p in $DEL_POINTS; do
+    for how in FAIL CRASH; do
+      cni ADD pod4 "$ORACLE_CONF" >/dev/null || { echo "ADD failed"; return 1; }
+      with_env "HCASHARE_CNI_${how}_AT=$p" cni DEL pod4 "$ORACLE_CONF" >/dev/null 2>&1 &&
+        { echo "DEL did not stop at $p ($how)"; return 1; }
+      [ "$p" = del:state-removed ] || [ -n "$(ls /run/hcashare-cni/attachments)" ] ||
+        { echo "a DEL that did not finish at $p forgot the attachment"; return 1; }
+      cni DEL pod4 "$ORACLE_CONF" >/dev/null || { echo "retried DEL failed after $p"; return 1; }
+      settled_as "$WORK/clean.snap" "a DEL $how at $p, then DEL" || return 1
+    done
+  done
+}
+check cni-oracle-add-error-at-every-point add_errors
+check cni-oracle-add-killed-at-every-point add_kills
+check cni-oracle-del-failed-or-killed-at-every-point del_faults
+# PF-side settings igb refuses (it has no ndo_set_vf_link_state, takes no min_tx_rate and
+# only 802.1Q): ADD fails naming the setting, after the earlier groups (mac, vlan,
+# spoofchk, trust) were applied on the real PF; the rollback leaves the node exactly.
+refused_cleanly() { # refused_cleanly EXTRA WORD
+  out=$(cni ADD pod4 "$(netconf "$PF_SETTINGS$1")" 2>&1) && { echo "ADD succeeded"; return 1; }
+  echo "$out" | grep -q "$2" || { echo "error does not name $2: $out"; return 1; }
+  settled_as "$WORK/clean.snap" "a refused $2"
+}
+check cni-pf-link-state-refused-by-igb-rolled-back refused_cleanly ', "link_state": "enable"' link_state
+check cni-pf-min-tx-rate-refused-by-igb-rolled-back refused_cleanly ', "min_tx_rate": 10' rate
+check cni-pf-vlan-proto-802.1ad-refused-by-igb-rolled-back refused_cleanly \
+  ', "vlanProto": "802.1ad"' vlan
+# CHECK on the real PF: the VF's vlan changed from the host is drift, named; restored, it
+# passes again.
+ORACLE_ADD=$(cni ADD pod4 "$ORACLE_CONF")
+ORACLE_CHECK=$(netconf "$ORACLE_SETTINGS, \"prevResult\": $ORACLE_ADD")
+check_drift() {
+  cni CHECK pod4 "$ORACLE_CHECK" >/dev/null || { echo "CHECK failed before any drift"; return 1; }
+  ip link set "$PF" vf 0 vlan 200
+  out=$(cni CHECK pod4 "$ORACLE_CHECK") && { echo "CHECK passed with vlan 200"; return 1; }
+  echo "$out" | grep -q "vlan of VF 0 on $PF" || { echo "drift not named: $out"; return 1; }
+  ip link set "$PF" vf 0 vlan 100 qos 3
+  cni CHECK pod4 "$ORACLE_CHECK" >/dev/null || { echo "CHECK failed after the restore"; return 1; }
+}
+check cni-check-detects-pf-vlan-drift check_drift
+cni DEL pod4 "$ORACLE_CONF" >/dev/null
+check cni-oracle-node-clean-at-the-end settled_as "$WORK/clean.snap" "the last DEL"
+ip netns delete pod4
+ip link delete e2epeer 2>/dev/null
+
 # ---------------------------------------------------------------- 4. RDMA netns mode
 say "4. RDMA netns mode exclusive"
 for ns in $(ip netns list | cut -d' ' -f1); do ip netns delete "$ns"; done
