@@ -365,9 +365,15 @@ with_env() { (
 ); }
 crash_list() { with_env HCASHARE_CNI_CRASH_LIST=1 cni "$1" pod4 "$ORACLE_CONF" 2>&1 >/dev/null |
   sed -n 's/^hcashare-cni crash point: //p'; }
+# The oracle sees what matters: the PF's VF table and the pod's eth0 are in the snapshot,
+# and an attachment makes it differ (a snapshot that saw nothing would always match).
+snapshot_sees() { grep -q "vf 0 .*link/ether" "$1" && grep -q "10.244.9.5/24" "$1"; }
+check cni-oracle-snapshot-sees-vf-table-and-pod snapshot_sees "$WORK/clean.snap"
 ADD_POINTS=$(crash_list ADD)
 vlan_qos_applied() { vf0_line | grep -q "vlan 100, qos 3"; }
 check cni-pf-vlan-qos-and-proto-applied vlan_qos_applied
+differs() { ! same_as "$WORK/clean.snap" || { echo "an attachment left the snapshot unchanged"; return 1; }; }
+check cni-oracle-sees-an-attachment differs
 DEL_POINTS=$(crash_list DEL)
 echo "ADD points: $(echo $ADD_POINTS)"
 echo "DEL points: $(echo $DEL_POINTS)"
