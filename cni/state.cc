@@ -30,7 +30,9 @@ std::optional<T> GetOptional(const json& j, const char* key) {
   return j[key].get<T>();
 }
 
-json VfToJson(const VfSettings& s) {
+}  // namespace
+
+json VfSettingsToJson(const VfSettings& s) {
   json j = json::object();
   PutOptional(&j, "vlan", s.vlan);
   PutOptional(&j, "qos", s.qos);
@@ -44,7 +46,7 @@ json VfToJson(const VfSettings& s) {
   return j;
 }
 
-VfSettings VfFromJson(const json& j) {
+VfSettings VfSettingsFromJson(const json& j) {
   VfSettings s;
   s.vlan = GetOptional<uint32_t>(j, "vlan");
   s.qos = GetOptional<uint32_t>(j, "qos");
@@ -57,6 +59,8 @@ VfSettings VfFromJson(const json& j) {
   s.max_tx_rate = GetOptional<uint32_t>(j, "maxTxRate");
   return s;
 }
+
+namespace {
 
 json OwnerToJson(const DeviceOwner& o) {
   return {{"containerID", o.container_id}, {"ifname", o.ifname}, {"netns", o.netns},
@@ -141,7 +145,7 @@ Status StateStore::Save(const AttachmentState& s) const {
             {"podMac", s.pod_mac},
             {"podIfindex", s.pod_ifindex},
             {"netnsIno", s.netns_ino},
-            {"pfOriginal", VfToJson(s.pf_original)},
+            {"pfOriginal", VfSettingsToJson(s.pf_original)},
             {"steps", s.steps},
             {"netconf", s.netconf},
             {"result", s.result}};
@@ -175,7 +179,7 @@ Result<AttachmentState> StateStore::Load(const std::string& container_id,
     s.pod_mac = j.value("podMac", "");
     s.pod_ifindex = j.value("podIfindex", 0);
     s.netns_ino = j.value("netnsIno", uint64_t{0});
-    s.pf_original = VfFromJson(j.value("pfOriginal", json::object()));
+    s.pf_original = VfSettingsFromJson(j.value("pfOriginal", json::object()));
     s.steps = j.value("steps", std::vector<std::string>{});
     s.netconf = j.value("netconf", json());
     s.result = j.value("result", json());

@@ -110,6 +110,11 @@ class StateStore {
   std::string dir_;
 };
 
+// The set fields of `s` as a JSON object ("vlan", "qos", "vlanProto", "mac", "spoofchk",
+// "trust", "linkState", "minTxRate", "maxTxRate"), and back.
+nlohmann::json VfSettingsToJson(const VfSettings& s);
+VfSettings VfSettingsFromJson(const nlohmann::json& j);
+
 // True when `owner`'s netns path no longer names a network namespace (the pod is gone).
 bool IsStale(const DeviceOwner& owner);
 

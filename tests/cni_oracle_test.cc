@@ -106,12 +106,12 @@ class CniOracleTest : public CniBinaryTest, public ::testing::WithParamInterface
                        {{"mac", "00:00:00:00:00:00"},
                         {"vlan", 0},
                         {"qos", 0},
-                        {"vlan_proto", "802.1q"},
+                        {"vlanProto", "802.1q"},
                         {"spoofchk", true},
                         {"trust", false},
-                        {"link_state", "auto"},
-                        {"min_tx_rate", 0},
-                        {"max_tx_rate", 0}}}});
+                        {"linkState", "auto"},
+                        {"minTxRate", 0},
+                        {"maxTxRate", 0}}}});
         conf_.update({{"vlan", 100},
                       {"vlanQoS", 3},
                       {"vlanProto", "802.1ad"},
@@ -149,7 +149,7 @@ class CniOracleTest : public CniBinaryTest, public ::testing::WithParamInterface
         dpdk.physfn = "0000:5e:00.0";
         dpdk.driver = "vfio-pci";
         ASSERT_TRUE(node_->AddPciFunction(dpdk).ok());
-        WriteVfTable({{"pf0/1", {{"vlan", 0}, {"qos", 0}, {"vlan_proto", "802.1q"}}}});
+        WriteVfTable({{"pf0/1", {{"vlan", 0}, {"qos", 0}, {"vlanProto", "802.1q"}}}});
         conf_["deviceID"] = dpdk.address;
         conf_.erase("mtu");
         conf_.erase("mac");

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cni/state.h"
 #include "common/atomic_file.h"
 
 namespace hcashare::testing {
@@ -24,15 +25,6 @@ Result<json> Load(const std::string& path) {
   return j;
 }
 
-template <typename T>
-void Put(json* j, const char* key, const std::optional<T>& v) {
-  if (v) (*j)[key] = *v;
-}
-template <typename T>
-void Get(const json& j, const char* key, std::optional<T>* v) {
-  if (j.contains(key)) *v = j[key].get<T>();
-}
-
 class FileVfOps final : public VfOps {
  public:
   explicit FileVfOps(std::string path) : path_(std::move(path)) {}
@@ -43,18 +35,7 @@ class FileVfOps final : public VfOps {
     if (!table.contains(key)) {
       return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
     }
-    const json& e = table[key];
-    VfSettings s;
-    testing::Get(e, "vlan", &s.vlan);
-    testing::Get(e, "qos", &s.qos);
-    testing::Get(e, "vlan_proto", &s.vlan_proto);
-    testing::Get(e, "mac", &s.mac);
-    testing::Get(e, "spoofchk", &s.spoofchk);
-    testing::Get(e, "trust", &s.trust);
-    testing::Get(e, "link_state", &s.link_state);
-    testing::Get(e, "min_tx_rate", &s.min_tx_rate);
-    testing::Get(e, "max_tx_rate", &s.max_tx_rate);
-    return s;
+    return cni::VfSettingsFromJson(table[key]);
   }
 
   Status Set(const std::string& pf, int vf, const VfSettings& s) override {
@@ -63,16 +44,7 @@ class FileVfOps final : public VfOps {
     if (!table.contains(key)) {
       return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
     }
-    json& e = table[key];
-    Put(&e, "vlan", s.vlan);
-    Put(&e, "qos", s.qos);
-    Put(&e, "vlan_proto", s.vlan_proto);
-    Put(&e, "mac", s.mac);
-    Put(&e, "spoofchk", s.spoofchk);
-    Put(&e, "trust", s.trust);
-    Put(&e, "link_state", s.link_state);
-    Put(&e, "min_tx_rate", s.min_tx_rate);
-    Put(&e, "max_tx_rate", s.max_tx_rate);
+    table[key].update(cni::VfSettingsToJson(s));
     return WriteFileAtomically(path_, table.dump(1), 0644);
   }
 

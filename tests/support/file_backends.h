@@ -2,8 +2,9 @@
 // VF table and an RDMA subsystem kept in files, so that they outlive a SIGKILLed process
 // as the kernel's would, and so that the state-diff oracle sees them as files.
 //
-//   HCASHARE_TEST_VF_TABLE=<file>  {"<pf>/<vf>": {"mac": ..., "vlan": ..., ...}}: the VFs
-//                                  the PFs report; a VF not listed is not reported.
+//   HCASHARE_TEST_VF_TABLE=<file>  {"<pf>/<vf>": {"mac": ..., "vlan": ..., ...}} (the
+//                                  fields of cni::VfSettingsToJson): the VFs the PFs
+//                                  report; a VF not listed is not reported.
 //   HCASHARE_TEST_RDMA=<file>      {"mode": "exclusive"|"shared",
 //                                   "devices": {"<name>": <netns inode>}}
 // Without the variable, the kernel's (netlink) backend is used.
