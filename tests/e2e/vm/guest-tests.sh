@@ -325,10 +325,23 @@ done
 # ---------------------------------------------------------------- 3b. the oracle
 say "3b. every fault point on the real VF and PF, judged by a snapshot of the node"
 # The pod has an eth0 of its own (up, addressed), which no outcome may touch.
+# Its IPv6 duplicate address detection is off, so that its link-local address and route
+# exist at once rather than a second later (no DAD for the host's end either).
 ip netns add pod4
+ip netns exec pod4 sh -c 'echo 0 >/proc/sys/net/ipv6/conf/default/accept_dad'
 ip link add e2epeer type veth peer name eth0 netns pod4
+echo 0 >/proc/sys/net/ipv6/conf/e2epeer/accept_dad
 ip -n pod4 addr add 10.244.9.5/24 dev eth0
 ip -n pod4 link set eth0 up
+ip link set e2epeer up
+# The kernel applies carrier to routes asynchronously (linkwatch): the clean snapshot is
+# taken once the pod's subnet route is there without the linkdown flag and no address is
+# tentative.
+pod_eth0_settled() {
+  ip -n pod4 route | grep "^10.244.9.0/24 dev eth0" | grep -qv linkdown &&
+    ! ip -n pod4 addr | grep -q tentative && ! ip addr show e2epeer | grep -q tentative
+}
+wait_for 10 pod_eth0_settled || echo "pod4's eth0 has not settled: $(ip -n pod4 addr; ip -n pod4 route)"
 # Everything a CNI invocation could change that can be observed: links (the PF's line
 # carries the real VF table) with addresses and routes in the host and the pod, the state
 # dir and the IPAM leases. Left out: link-netnsid (assigned on first observation), address
