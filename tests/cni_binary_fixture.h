@@ -211,4 +211,21 @@ class CniBinaryTest : public ::testing::Test {
   std::vector<std::string> base_env_;    // added to every Run's environment
 };
 
+// CniBinaryTest with host-local IPAM required and one pod namespace made: `pod_` is its
+// path, `pod_name_` its `ip netns` name.
+class CniPodTest : public CniBinaryTest {
+ protected:
+  void SetUp() override {
+    CniBinaryTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (!fs::exists(std::string(kIpamDir) + "/host-local")) {
+      GTEST_SKIP() << "needs containernetworking-plugins";
+    }
+    pod_ = AddPod();
+    pod_name_ = netns_.back();
+  }
+
+  std::string pod_, pod_name_;
+};
+
 }  // namespace hcashare::cni

@@ -18,16 +18,11 @@ using hcashare::testing::DiffSnapshots;
 using hcashare::testing::OracleScope;
 using hcashare::testing::TakeSnapshot;
 
-class CniFailureTest : public CniBinaryTest {
+class CniFailureTest : public CniPodTest {
  protected:
   void SetUp() override {
-    CniBinaryTest::SetUp();
+    CniPodTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    if (!fs::exists(std::string(kIpamDir) + "/host-local")) {
-      GTEST_SKIP() << "needs containernetworking-plugins";
-    }
-    pod_ = AddPod();
-    pod_name_ = netns_.back();
     vf0_ = AddVf(2);
     vf1_ = AddVf(3);
     conf_ = Conf("1.1.0", vf0_);
@@ -48,7 +43,7 @@ class CniFailureTest : public CniBinaryTest {
         << run.raw;
   }
 
-  std::string pod_, pod_name_, vf0_, vf1_;
+  std::string vf0_, vf1_;
   json conf_;
 };
 

@@ -71,16 +71,11 @@ std::string ModeName(const ::testing::TestParamInfo<Mode>& info) {
   return "?";
 }
 
-class CniOracleTest : public CniBinaryTest, public ::testing::WithParamInterface<Mode> {
+class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mode> {
  protected:
   void SetUp() override {
-    CniBinaryTest::SetUp();
+    CniPodTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    if (!fs::exists(std::string(kIpamDir) + "/host-local")) {
-      GTEST_SKIP() << "needs containernetworking-plugins";
-    }
-    pod_ = AddPod();
-    pod_name_ = netns_.back();
     GivePodInterface(pod_name_, "eth0", "10.244.1.5/24");
     fs::create_directories(tmp_.path() + "/pf");
     fs::create_directories(tmp_.path() + "/rdma");
@@ -255,7 +250,6 @@ class CniOracleTest : public CniBinaryTest, public ::testing::WithParamInterface
     EXPECT_EQ(run.exit_code, 0) << run.raw << run.err;
   }
 
-  std::string pod_, pod_name_;
   json conf_;
 };
 
