@@ -68,11 +68,7 @@ MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext&
         drift = "interface " + env.ifname + " is missing from the pod's network namespace";
         return Status::Ok();
       }
-      // Identity without the MAC (a changed MAC is drift, reported below).
-      const bool ours = state->child_link ||
-                        (!link->parent_dev.empty()
-                             ? link->parent_dev == state->device
-                             : state->pod_ifindex == 0 || link->ifindex == state->pod_ifindex);
+      const bool ours = state->child_link || IsAttachedDevice(*link, *state);
       if (!ours) {
         drift = "interface " + env.ifname + " in the pod is not " + state->device + "'s netdev";
         return Status::Ok();

@@ -18,6 +18,11 @@ bool IsAttachedLink(const hcashare::LinkState& link, const AttachmentState& stat
   return false;
 }
 
+bool IsAttachedDevice(const hcashare::LinkState& link, const AttachmentState& state) {
+  if (!link.parent_dev.empty()) return link.parent_dev == state.device;
+  return state.pod_ifindex == 0 || link.ifindex == state.pod_ifindex;
+}
+
 Result<hcashare::LinkState> FindAttachedLink(const std::vector<hcashare::LinkState>& links,
                                              const AttachmentState& state) {
   for (const auto& link : links) {

@@ -21,6 +21,10 @@ namespace hcashare::cni {
 // True when `link` is the netdev `state` attached (see above).
 bool IsAttachedLink(const hcashare::LinkState& link, const AttachmentState& state);
 
+// Whether `link` is the attachment's device, its MAC left aside (CHECK reports a changed
+// MAC as drift): its parent device, or, without one, the ifindex recorded in the pod.
+bool IsAttachedDevice(const hcashare::LinkState& link, const AttachmentState& state);
+
 // The attachment's netdev among `links`; NotFound when none of them is.
 Result<hcashare::LinkState> FindAttachedLink(const std::vector<hcashare::LinkState>& links,
                                              const AttachmentState& state);

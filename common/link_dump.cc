@@ -8,7 +8,6 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 
@@ -39,14 +38,6 @@ std::string StringAttr(const nlattr* a) {
   return std::string(s, strnlen(s, static_cast<size_t>(nla_len(a))));
 }
 
-// "up", "down", "lowerlayerdown", ... as the kernel's IF_OPER_* (lower case).
-std::string OperState(uint8_t state) {
-  char buf[64];
-  std::string out = rtnl_link_operstate2str(state, buf, sizeof(buf));
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 int OnLink(nl_msg* msg, void* arg) {
   auto* out = static_cast<std::vector<LinkState>*>(arg);
   nlmsghdr* hdr = nlmsg_hdr(msg);
@@ -63,7 +54,7 @@ int OnLink(nl_msg* msg, void* arg) {
   st.perm_mac = MacString(tb[IFLA_PERM_ADDRESS]);
   if (tb[IFLA_MTU]) st.mtu = nla_get_u32(tb[IFLA_MTU]);
   if (tb[IFLA_LINK]) st.link_ifindex = static_cast<int>(nla_get_u32(tb[IFLA_LINK]));
-  st.oper_state = tb[IFLA_OPERSTATE] ? OperState(nla_get_u8(tb[IFLA_OPERSTATE])) : "unknown";
+  st.oper_state = tb[IFLA_OPERSTATE] ? OperStateName(nla_get_u8(tb[IFLA_OPERSTATE])) : "unknown";
   st.parent_bus = StringAttr(tb[IFLA_PARENT_DEV_BUS_NAME]);
   st.parent_dev = StringAttr(tb[IFLA_PARENT_DEV_NAME]);
   if (tb[IFLA_LINKINFO]) {

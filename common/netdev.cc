@@ -32,19 +32,16 @@ class NetlinkNetdevOps final : public NetdevOps {
     ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
     NlLink link(rtnl_link_alloc());
     rtnl_link_set_ifindex(link.get(), ifindex);
-    NlLink c(rtnl_link_alloc());
-    rtnl_link_set_ns_fd(c.get(), target.fd());
-    if (changes.name) rtnl_link_set_name(c.get(), changes.name->c_str());
-    if (mac) rtnl_link_set_addr(c.get(), mac.get());
-    if (changes.mtu) rtnl_link_set_mtu(c.get(), *changes.mtu);
-    if (changes.up && *changes.up) rtnl_link_set_flags(c.get(), IFF_UP);
-    if (changes.up && !*changes.up) rtnl_link_unset_flags(c.get(), IFF_UP);
-    int err = rtnl_link_change(sock.get(), link.get(), c.get(), 0);
-    if (err < 0) {
-      return NlStatus(err, "move link " + std::to_string(ifindex) + " to another netns" +
-                               (changes.name ? " as " + *changes.name : ""));
-    }
-    return Status::Ok();
+    const std::string what = "move link " + std::to_string(ifindex) + " to another netns" +
+                             (changes.name ? " as " + *changes.name : "");
+    return Apply(sock.get(), link.get(), what, [&](rtnl_link* c) {
+      rtnl_link_set_ns_fd(c, target.fd());
+      if (changes.name) rtnl_link_set_name(c, changes.name->c_str());
+      if (mac) rtnl_link_set_addr(c, mac.get());
+      if (changes.mtu) rtnl_link_set_mtu(c, *changes.mtu);
+      if (changes.up && *changes.up) rtnl_link_set_flags(c, IFF_UP);
+      if (changes.up && !*changes.up) rtnl_link_unset_flags(c, IFF_UP);
+    });
   }
   Result<std::vector<LinkState>> List() override { return DumpLinks(); }
   Status Rename(const std::string& name, const std::string& new_name) override {
@@ -149,14 +146,21 @@ class NetlinkNetdevOps final : public NetdevOps {
   }
 
  private:
+  // Changes link `name` (looked up by name once, then by its ifindex).
   template <typename Fn>
   Status Change(const std::string& name, const std::string& what, Fn&& fill) {
     ASSIGN_OR_RETURN(NlSock sock, ConnectRoute());
     ASSIGN_OR_RETURN(NlLink link, GetKernelLink(sock.get(), name));
+    return Apply(sock.get(), link.get(), name + ": " + what, fill);
+  }
+  // Sends the changes `fill` makes to `orig` (only its ifindex and flags matter) in one
+  // RTM_NEWLINK.
+  template <typename Fn>
+  static Status Apply(nl_sock* sock, rtnl_link* orig, const std::string& what, Fn&& fill) {
     NlLink changes(rtnl_link_alloc());
     fill(changes.get());
-    int err = rtnl_link_change(sock.get(), link.get(), changes.get(), 0);
-    if (err < 0) return NlStatus(err, name + ": " + what);
+    int err = rtnl_link_change(sock, orig, changes.get(), 0);
+    if (err < 0) return NlStatus(err, what);
     return Status::Ok();
   }
 

@@ -4,8 +4,6 @@
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
-#include <cctype>
-
 #include "common/nl_util.h"
 
 namespace hcashare {
@@ -20,10 +18,7 @@ class NetlinkLinkProvider final : public LinkProvider {
     st.name = name;
     st.ifindex = rtnl_link_get_ifindex(link.get());
     st.admin_up = (rtnl_link_get_flags(link.get()) & IFF_UP) != 0;
-    char buf[64];
-    st.oper_state = rtnl_link_operstate2str(rtnl_link_get_operstate(link.get()), buf, sizeof(buf));
-    for (auto& c : st.oper_state)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    st.oper_state = OperStateName(rtnl_link_get_operstate(link.get()));
     st.mtu = rtnl_link_get_mtu(link.get());
     st.arp_type = rtnl_link_get_arptype(link.get());
     if (nl_addr* a = rtnl_link_get_addr(link.get()); a != nullptr && nl_addr_get_len(a) > 0) {

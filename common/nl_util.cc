@@ -1,5 +1,7 @@
 #include "common/nl_util.h"
 
+#include <cctype>
+
 namespace hcashare {
 
 Result<NlSock> ConnectRoute() {
@@ -24,6 +26,13 @@ Result<NlAddr> ParseNlAddr(const std::string& text, int family) {
   NlAddr addr(raw);
   if (err < 0) return Status::InvalidArgument("bad address \"" + text + "\": " + nl_geterror(err));
   return addr;
+}
+
+std::string OperStateName(uint8_t state) {
+  char buf[64];
+  std::string out = rtnl_link_operstate2str(state, buf, sizeof(buf));
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 Status NlStatus(int err, const std::string& context) {

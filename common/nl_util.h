@@ -31,6 +31,8 @@ Result<NlSock> ConnectRoute();
 Result<NlLink> GetKernelLink(nl_sock* sock, const std::string& name);
 // Parses an address ("aa:bb:..", "10.0.0.1/24", "fd00::1") of `family` (AF_UNSPEC: any).
 Result<NlAddr> ParseNlAddr(const std::string& text, int family);
+// The kernel's IF_OPER_* `state` as a lower-case name ("up", "down", "lowerlayerdown", ...).
+std::string OperStateName(uint8_t state);
 // A Status for libnl error `err` (negative NLE_*): "context: message".
 Status NlStatus(int err, const std::string& context);
 
