@@ -41,7 +41,11 @@ CniOr<json> DecodeJson(std::string_view text, std::string_view what) {
     if (opens && depth >= kMaxJsonDepth) throw TooDeep{};
     return true;
   };
+  // Parse without exceptions first: in a static binary the first C++ throw of a process
+  // sorts every unwind table (~2.5 ms here), so only malformed input pays for the message.
   try {
+    json value = json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/false);
+    if (!value.is_discarded()) return value;
     return json::parse(text.begin(), text.end(), limit_depth);
   } catch (const TooDeep&) {
     return CniError{kErrDecode, msg,

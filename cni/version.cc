@@ -100,6 +100,11 @@ MaybeError CheckConfigVersion(const std::optional<std::string>& cni_version, Ver
 }
 
 std::string RequestedVersion(std::string_view version_stdin) {
+  // Runtimes may send nothing; that is not an error worth decoding (a static binary's
+  // first exception costs milliseconds).
+  if (version_stdin.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return std::string(kLatestVersion);
+  }
   const CniOr<json> request = DecodeJson(version_stdin, "VERSION request");
   if (request.ok() && request->is_object()) {
     const auto it = request->find("cniVersion");
