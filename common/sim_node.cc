@@ -109,6 +109,8 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
     int vf = 0;
     while (fs::exists(Path(device_dirs_[fn.physfn] + "/virtfn" + std::to_string(vf)))) ++vf;
     RETURN_IF_ERROR(Symlink(device_dirs_[fn.physfn] + "/virtfn" + std::to_string(vf), dir));
+    // As the kernel shows a PF with VFs enabled.
+    RETURN_IF_ERROR(WriteFile(device_dirs_[fn.physfn] + "/sriov_numvfs", std::to_string(vf + 1)));
   }
   return AddNetAndRdma(dir, fn.netdevs, fn.link_type, fn.rdma_device, fn.ports, fn.with_uverbs,
                        fn.with_umad, fn.with_issm, &owned);

@@ -114,6 +114,7 @@ bool ResourceConfig::operator==(const ResourceConfig& o) const {
   return resource_name == o.resource_name && resource_prefix == o.resource_prefix &&
          mode == o.mode && rdma_hca_max == o.rdma_hca_max && topology_aware == o.topology_aware &&
          exclude_topology == o.exclude_topology && cdi_kind == o.cdi_kind &&
+         allow_pf_with_vfs == o.allow_pf_with_vfs && allow_host_uplink == o.allow_host_uplink &&
          selectors == o.selectors;
 }
 

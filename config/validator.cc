@@ -51,7 +51,8 @@ const std::vector<std::string>& TopLevelKeys() {
 const std::vector<std::string>& EntryKeys() {
   static const std::vector<std::string> keys = {"resourceName", "resourcePrefix", "mode",
                                                 "rdmaHcaMax",   "topologyAware",  "excludeTopology",
-                                                "cdiKind",      "devices",        "selectors"};
+                                                "cdiKind",      "allowPfWithVfs", "allowHostUplink",
+                                                "devices",      "selectors"};
   return keys;
 }
 
@@ -144,6 +145,8 @@ class Validator {
   int CheckRdmaHcaMax(const json& value, const std::string& path);
   void ParseTopology(const json& entry, const std::string& path, ModeCheck mode,
                      ResourceConfig* out);
+  bool ParseExclusiveOptIn(const json& entry, const std::string& path, ModeCheck mode,
+                           const std::string& key);
   Selectors ParseDeviceSelection(const json& entry, const std::string& path, bool required);
   bool ParseSelectorObject(const json& object, const std::string& path, Selectors* out);
   void ParseStringList(const json& list, const std::string& path, Normalizer normalize,
@@ -337,6 +340,8 @@ ResourceConfig Validator::ParseEntry(const json& entry, const std::string& path)
   resource.rdma_hca_max = ParseRdmaHcaMax(entry, path, mode, suggested.count("rdmaHcaMax") == 0);
   ParseTopology(entry, path, mode, &resource);
   resource.cdi_kind = ParseCdiKind(entry, path);
+  resource.allow_pf_with_vfs = ParseExclusiveOptIn(entry, path, mode, "allowPfWithVfs");
+  resource.allow_host_uplink = ParseExclusiveOptIn(entry, path, mode, "allowHostUplink");
   const bool selection_required =
       suggested.count("selectors") == 0 && suggested.count("devices") == 0;
   resource.selectors = ParseDeviceSelection(entry, path, selection_required);
@@ -461,6 +466,20 @@ void Validator::ParseTopology(const json& entry, const std::string& path, ModeCh
     return;
   }
   out->topology_aware = true;
+}
+
+// allowPfWithVfs / allowHostUplink: booleans, default false, only for exclusive mode (a
+// shared pool always uses the PF's HCA and never hands out its netdev).
+bool Validator::ParseExclusiveOptIn(const json& entry, const std::string& path, ModeCheck mode,
+                                    const std::string& key) {
+  const bool on = ParseOptionalBool(entry, path, key).value_or(false);
+  if (on && mode == ModeCheck::kShared) {
+    Error(JoinKey(path, key),
+          "is only allowed in exclusive mode: a shared pool grants the PF's RDMA device to "
+          "every pod and never hands out a netdev, so there is nothing to opt in to");
+    return false;
+  }
+  return on;
 }
 
 // `devices` (deprecated, folded into ifNames) and `selectors`: exactly one must select

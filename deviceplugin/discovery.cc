@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/sysfs_attr.h"
 #include "common/virtual_rdma.h"
+#include "deviceplugin/host_uplink.h"
 
 namespace hcashare::dp {
 namespace {
@@ -48,7 +49,8 @@ bool PciFunction::operator==(const PciFunction& o) const {
          netdevs == o.netdevs && link_types == o.link_types && rdma == o.rdma && is_vf == o.is_vf &&
          is_sf == o.is_sf && sf_num == o.sf_num && pf_address == o.pf_address &&
          vf_index == o.vf_index && pf_netdevs == o.pf_netdevs && is_virtual == o.is_virtual &&
-         healthy == o.healthy && health_reason == o.health_reason;
+         num_vfs == o.num_vfs && host_uplink == o.host_uplink && healthy == o.healthy &&
+         health_reason == o.health_reason;
 }
 
 std::string SysfsDirOf(const PciFunction& fn) {
@@ -197,6 +199,14 @@ bool Discoverer::ReadFunction(const std::string& addr, const std::string& dir, b
     f.vf_index = ReadVfIndex(host_, f.pf_address, addr);
   } else {
     f.pf_netdevs = f.netdevs;
+    // The kernel links virtfn0..N-1 for N enabled VFs; a tree without sriov_numvfs still
+    // shows them.
+    const std::optional<int64_t> vfs = ReadSysfsInt(host_, dir + "/sriov_numvfs");
+    if (vfs && *vfs > 0 && *vfs <= std::numeric_limits<int>::max()) {
+      f.num_vfs = static_cast<int>(*vfs);
+    } else if (host_.Exists(dir + "/virtfn0")) {
+      f.num_vfs = 1;
+    }
   }
 
   if (!ReadRdmaDevices(dir + "/infiniband", *ibdevs, CharDevicesOf(dir, *ibdevs), rdma_cm, &f,
@@ -349,6 +359,12 @@ Inventory Discoverer::Scan() const {
     scan(*aux, kAuxDevices, true);
   }
   ScanVirtual(&inv);
+  const std::set<std::string> default_route = DefaultRouteNetdevs(host_);
+  for (auto& f : inv.functions) {
+    for (const auto& nd : f.netdevs) {
+      if (CarriesDefaultRoute(host_, nd, default_route)) f.host_uplink = true;
+    }
+  }
   if (inv.functions.size() + inv.excluded.size() != pci_count) {
     auto by_address = [](const auto& a, const auto& b) { return a.address < b.address; };
     std::sort(inv.functions.begin(), inv.functions.end(), by_address);

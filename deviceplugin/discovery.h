@@ -56,6 +56,8 @@ struct PciFunction {
   std::string pf_address;               // for VFs and SFs
   int vf_index = -1;                    // N of the PF's virtfnN link, for VFs
   std::vector<std::string> pf_netdevs;  // netdevs of the PF (of itself for a PF)
+  int num_vfs = 0;                      // a PF's enabled VFs (`sriov_numvfs`)
+  bool host_uplink = false;             // a netdev carries the host's default route
   // Health: every RDMA port ACTIVE and no netdev down. The reason names what is not.
   bool healthy = true;
   std::string health_reason;
@@ -67,6 +69,7 @@ struct PciFunction {
 struct Exclusion {
   std::string address;
   std::string reason;
+  bool operator==(const Exclusion& o) const { return address == o.address && reason == o.reason; }
 };
 
 // The result of one scan.

@@ -258,10 +258,15 @@ void PluginManager::Publish(bool force_resend) {
     }
     const size_t n = pool.hcas.size();
     auto names = pool.RdmaNames();
+    const std::vector<Exclusion> refused = pool.refused;
     if (it->second->state().Publish(rc, std::move(pool), force_resend)) {
       LogInfo("pool changed", {{"resource", rc.FullName()},
                                {"hcas", std::to_string(n)},
                                {"rdma_devices", Join(names)}});
+      for (const auto& r : refused) {
+        LogWarn("device not offered",
+                {{"resource", rc.FullName()}, {"pci", r.address}, {"reason", r.reason}});
+      }
     }
     if (Metrics()) {
       auto snap = it->second->state().Current();

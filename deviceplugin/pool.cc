@@ -42,7 +42,12 @@ PoolState BuildPool(const config::ResourceConfig& rc, const Inventory& inv,
     // Scalable functions are offered whole, one pod each: shared pools keep to PCI
     // functions (as the Mellanox plugin does), so adding SFs to a host changes no pool.
     if (fn.is_sf && rc.mode != config::PoolMode::kExclusive) continue;
-    if (Matches(rc.selectors, fn)) pool.hcas.push_back(fn);
+    if (!Matches(rc.selectors, fn)) continue;
+    if (auto refusal = ExclusiveRefusal(rc, fn)) {
+      pool.refused.push_back({fn.address, std::move(refusal->reason)});
+      continue;
+    }
+    pool.hcas.push_back(fn);
   }
   if (rc.mode == config::PoolMode::kExclusive && previous != nullptr) {
     // A device handed to a pod in exclusive RDMA netns mode disappears from host sysfs
@@ -58,6 +63,22 @@ PoolState BuildPool(const config::ResourceConfig& rc, const Inventory& inv,
               [](const PciFunction& a, const PciFunction& b) { return a.address < b.address; });
   }
   return pool;
+}
+
+std::optional<Refusal> ExclusiveRefusal(const config::ResourceConfig& rc, const PciFunction& fn) {
+  if (rc.mode != config::PoolMode::kExclusive) return std::nullopt;
+  if (fn.num_vfs > 0 && !rc.allow_pf_with_vfs) {
+    return Refusal{"allowPfWithVfs",
+                   "a PF with " + std::to_string(fn.num_vfs) +
+                       " VF(s) enabled: a pod given it would control VFs that other pods own "
+                       "(select its VFs instead, or set \"allowPfWithVfs\": true)"};
+  }
+  if (fn.host_uplink && !rc.allow_host_uplink) {
+    return Refusal{"allowHostUplink",
+                   "its netdev carries the host's default route (the node's own uplink; set "
+                   "\"allowHostUplink\": true to offer it anyway)"};
+  }
+  return std::nullopt;
 }
 
 std::vector<int> NumaNodesOf(const std::vector<PciFunction>& fns) {

@@ -7,6 +7,7 @@
 //   exclusive   one device per function, ID = PCI address.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct PoolState {
   // Set when the pool must advertise nothing (a shared pool while the RDMA netns mode is
   // exclusive).
   std::string blocked_reason;
+  // Functions the selectors chose but the pool refuses to hand out (ExclusiveRefusal).
+  std::vector<Exclusion> refused;
 
   // True when at least one HCA is present and the pool is not blocked.
   bool Usable() const { return blocked_reason.empty() && !hcas.empty(); }
@@ -40,7 +43,8 @@ struct PoolState {
   static std::vector<std::string> RdmaNamesOf(const std::vector<PciFunction>& fns);
 
   bool operator==(const PoolState& o) const {
-    return hcas == o.hcas && in_use == o.in_use && blocked_reason == o.blocked_reason;
+    return hcas == o.hcas && in_use == o.in_use && blocked_reason == o.blocked_reason &&
+           refused == o.refused;
   }
   bool operator!=(const PoolState& o) const { return !(*this == o); }
 };
@@ -50,6 +54,18 @@ struct PoolState {
 // devices that vanished from host sysfs while their PCI function is still present.
 PoolState BuildPool(const config::ResourceConfig& rc, const Inventory& inv,
                     const std::string& blocked_reason = "", const PoolState* previous = nullptr);
+
+// Why a pool does not hand out a function its selectors chose.
+struct Refusal {
+  std::string opt_in;  // the resource key that would allow it ("allowPfWithVfs")
+  std::string reason;
+};
+
+// Why exclusive pool `rc` refuses selected function `fn`, or nullopt: a PF with enabled VFs
+// (a pod given it controls VFs that other pods own) unless allowPfWithVfs, and a function
+// whose netdev carries the host's default route unless allowHostUplink. Shared pools refuse
+// nothing (they exist to share the PF's HCA).
+std::optional<Refusal> ExclusiveRefusal(const config::ResourceConfig& rc, const PciFunction& fn);
 
 // The NUMA node a shared pool's ID belongs to, for topologyAware pools: the IDs are
 // split into contiguous blocks as even as possible, one per NUMA node holding pool HCAs

@@ -4,6 +4,7 @@
 
 #include "common/strings.h"
 #include "common/sysfs_attr.h"
+#include "deviceplugin/pool.h"
 #include "deviceplugin/selectors.h"
 
 namespace hcashare::cli {
@@ -87,7 +88,11 @@ std::optional<Rejection> WhyNotSelected(const config::ResourceConfig& rc, const 
   if (fn.is_sf && rc.mode != config::PoolMode::kExclusive) {
     return Rejection{"requirement", "scalable functions are offered only by exclusive pools"};
   }
-  if (dp::Matches(rc.selectors, fn)) return std::nullopt;
+  if (dp::Matches(rc.selectors, fn)) {
+    auto refusal = dp::ExclusiveRefusal(rc, fn);
+    if (!refusal) return std::nullopt;
+    return Rejection{refusal->opt_in, refusal->reason};
+  }
   for (const auto& field : kFields) {
     Selectors one;
     field.copy(rc.selectors, &one);
