@@ -35,6 +35,12 @@ SimNode::SimNode(std::string root) : root_(std::move(root)) {
     fs::create_directories(Path(d), ec);
   }
   (void)SetRdmaCm(true);
+  // A routing table without a default route: the simulated node has no uplink (and
+  // discovery does not fall back to the routes of the machine running the simulation).
+  (void)WriteFile(
+      "/proc/net/route",
+      "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n");
+  (void)WriteFile("/proc/net/ipv6_route", "");
 }
 
 std::string SimNode::Path(const std::string& host_path) const { return JoinPath(root_, host_path); }

@@ -1,6 +1,7 @@
 #include "deviceplugin/host_uplink.h"
 
 #include <cstdint>
+#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -12,6 +13,8 @@ namespace {
 constexpr uint64_t kRtfUp = 0x1;
 constexpr uint64_t kRtfReject = 0x200;
 constexpr int kMaxUpperDepth = 4;
+// Enough for ~40,000 IPv4 routes; a full Internet table is not a node's.
+constexpr size_t kMaxRouteBytes = 4 << 20;
 
 // The whitespace-separated fields of `line`.
 std::vector<std::string> Fields(const std::string& line) {
@@ -54,6 +57,17 @@ void AddIpv6(const std::string& text, std::set<std::string>* out) {
   }
 }
 
+// The whole file at the live path `path` (not under the host root), bounded.
+Result<std::string> ReadLiveFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(path);
+  std::string text;
+  text.resize(kMaxRouteBytes);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
 bool Carries(const Host& host, const std::string& netdev, const std::set<std::string>& routes,
              int depth) {
   if (routes.count(netdev)) return true;
@@ -69,9 +83,17 @@ bool Carries(const Host& host, const std::string& netdev, const std::set<std::st
 }  // namespace
 
 std::set<std::string> DefaultRouteNetdevs(const Host& host) {
+  Result<std::string> v4 = host.ReadFile("/proc/net/route");
+  Result<std::string> v6 = host.ReadFile("/proc/net/ipv6_route");
+  if (!v4.ok() && !v6.ok()) {
+    // The host root has no /proc (the DaemonSet mounts only /sys and /dev under it): routes
+    // belong to the network namespace the daemon runs in, the host's (hostNetwork).
+    v4 = ReadLiveFile("/proc/self/net/route");
+    v6 = ReadLiveFile("/proc/self/net/ipv6_route");
+  }
   std::set<std::string> out;
-  if (auto v4 = host.ReadFile("/proc/net/route"); v4.ok()) AddIpv4(*v4, &out);
-  if (auto v6 = host.ReadFile("/proc/net/ipv6_route"); v6.ok()) AddIpv6(*v6, &out);
+  if (v4.ok()) AddIpv4(*v4, &out);
+  if (v6.ok()) AddIpv6(*v6, &out);
   out.erase("lo");
   return out;
 }

@@ -1,8 +1,9 @@
 // Which netdevs carry the host's default route: the node's own uplink, which an exclusive
 // pool must never hand to a pod.
 //
-// Read from /proc/net/route and /proc/net/ipv6_route (the daemon runs in the host's network
-// namespace) through the Host seam, so fixture trees can hold them. A netdev is an uplink
+// Read from /proc/net/route and /proc/net/ipv6_route through the Host seam, so fixture
+// trees can hold them; when the host root has neither (the DaemonSet mounts no /proc), from
+// the daemon's own network namespace, which is the host's (hostNetwork). A netdev is an uplink
 // when it carries a default route itself or through an upper device (a bond or team it is
 // enslaved to, a VLAN or macvlan on top of it), found through sysfs `upper_*` links.
 #pragma once

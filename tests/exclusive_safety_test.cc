@@ -8,10 +8,12 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "common/host.h"
@@ -204,6 +206,31 @@ TEST_F(ExclusiveSafetyTest, UplinkThroughIpv6AndUpperDevices) {
   for (const auto& f : Scan().functions) {
     EXPECT_EQ(f.host_uplink, f.address == kUplink) << f.address;
   }
+}
+
+// A host root without /proc (the DaemonSet's /host) reads the routes of the daemon's own
+// network namespace: the same default-route devices `ip route` shows.
+TEST(HostUplinkTest, RootWithoutProcReadsTheLiveNamespace) {
+  TempDir empty;
+  const std::unique_ptr<Host> host = NewRootedHost(empty.path());
+  std::set<std::string> want;
+  for (const char* family : {"-4", "-6"}) {
+    FILE* p =
+        ::popen((std::string("ip ") + family + " -o route show default 2>/dev/null").c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    char line[512];
+    while (std::fgets(line, sizeof line, p) != nullptr) {
+      const std::string l = line;
+      const size_t dev = l.find(" dev ");
+      if (dev == std::string::npos || l.rfind("unreachable", 0) == 0) continue;
+      const size_t start = dev + 5;
+      want.insert(l.substr(start, l.find(' ', start) - start));
+    }
+    ::pclose(p);
+  }
+  want.erase("lo");
+  if (want.empty()) GTEST_SKIP() << "this machine has no default route";
+  EXPECT_EQ(dp::DefaultRouteNetdevs(*host), want);
 }
 
 }  // namespace
