@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "common/log.h"
 
@@ -23,10 +25,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Limits that keep one client from holding the single serving thread for long.
+// Limits that keep clients from holding the server: a request head must arrive, and its
+// response leave, within kIoTimeout each.
 constexpr size_t kMaxRequestHead = 8 * 1024;  // request line + headers
 constexpr auto kIoTimeout = std::chrono::seconds(2);
-constexpr int kBacklog = 64;
+constexpr int kBacklog = 128;
 
 // A parsed listen address.
 struct ListenAddress {
@@ -142,26 +145,6 @@ Result<int> LocalPort(int fd) {
   return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
 }
 
-enum class Wait { kReady, kTimeout, kStop };
-
-// Waits until `fd` has `events`, `deadline` passes, or `wake_fd` is signalled.
-Wait WaitFor(int fd, short events, int wake_fd, Clock::time_point deadline) {
-  for (;;) {
-    long long left = -1;  // forever
-    if (deadline != Clock::time_point::max()) {
-      left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return Wait::kTimeout;
-    }
-    pollfd fds[2] = {{wake_fd, POLLIN, 0}, {fd, events, 0}};
-    int n = fd >= 0 ? 2 : 1;
-    int rc = ::poll(fds, n, static_cast<int>(left));
-    if (rc < 0 && errno != EINTR) return Wait::kStop;  // cannot wait at all: give up
-    if (rc <= 0) continue;
-    if (fds[0].revents != 0) return Wait::kStop;
-    if (n == 2 && fds[1].revents != 0) return Wait::kReady;
-  }
-}
-
 const char* Reason(int status) {
   switch (status) {
     case 200:
@@ -191,27 +174,8 @@ const char* Reason(int status) {
   }
 }
 
-// Writes `data` to the non-blocking socket `fd` within the I/O timeout. Returns false if the
-// server is stopping; a write error or timeout just ends the connection (true).
-bool SendAll(int fd, int wake_fd, std::string_view data) {
-  const auto deadline = Clock::now() + kIoTimeout;
-  while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return true;
-    Wait w = WaitFor(fd, POLLOUT, wake_fd, deadline);
-    if (w == Wait::kStop) return false;
-    if (w == Wait::kTimeout) return true;
-  }
-  return true;
-}
-
-// Sends `resp` (without its body for HEAD) and closes our side of the connection.
-bool Respond(int fd, int wake_fd, const HttpResponse& resp, bool head) {
+// The bytes of `resp` on the wire (without its body for HEAD); the connection then closes.
+std::string Serialize(const HttpResponse& resp, bool head) {
   int status = resp.status >= 100 && resp.status <= 999 ? resp.status : 500;
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
   // A handler-supplied header value must not be able to inject further headers.
@@ -224,14 +188,7 @@ bool Respond(int fd, int wake_fd, const HttpResponse& resp, bool head) {
   if (status == 405) out += "Allow: GET, HEAD\r\n";
   out += "Connection: close\r\n\r\n";
   if (!head) out += resp.body;
-  bool go_on = SendAll(fd, wake_fd, out);
-  // Half-close, then discard whatever the client sent that we did not read, so that closing
-  // does not reset the connection before the client has read the response.
-  ::shutdown(fd, SHUT_WR);
-  char buf[4096];
-  for (int i = 0; i < 16 && ::recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0; ++i) {
-  }
-  return go_on;
+  return out;
 }
 
 HttpResponse Plain(int status, std::string body) {
@@ -241,7 +198,59 @@ HttpResponse Plain(int status, std::string body) {
   return r;
 }
 
+// Where the request head in `req` ends (after its empty line; bare LF line ends accepted),
+// looking from `from`; npos while incomplete.
+size_t HeadEnd(const std::string& req, size_t from) {
+  size_t crlf = req.find("\r\n\r\n", from);
+  size_t lf = req.find("\n\n", from);
+  return std::min(crlf == std::string::npos ? crlf : crlf + 2,
+                  lf == std::string::npos ? lf : lf + 1);
+}
+
 }  // namespace
+
+// One client connection of the event loop.
+struct HttpServer::Connection {
+  UniqueFd fd;
+  std::string in;              // the request so far
+  std::string out;             // the response, once there is one
+  size_t sent = 0;             // bytes of `out` written
+  Clock::time_point deadline;  // the head must arrive, then the response leave, by then
+  bool Writing() const { return !out.empty(); }
+};
+
+// The answer to the complete request head `head` (its request line is parsed; headers are
+// ignored).
+std::string HttpServer::Answer(const std::string& req) {
+  // Request line: METHOD SP request-target SP HTTP-version.
+  std::string_view line(req.data(), req.find('\n'));
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  size_t sp1 = line.find(' ');
+  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
+    return Serialize(Plain(400, "bad request\n"), false);
+  }
+  std::string_view method = line.substr(0, sp1);
+  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  std::string_view version = line.substr(sp2 + 1);
+  if (version.substr(0, 7) != "HTTP/1.") {
+    return Serialize(Plain(505, "HTTP version not supported\n"), false);
+  }
+  bool head = method == "HEAD";
+  if (method != "GET" && !head) return Serialize(Plain(405, "method not allowed\n"), false);
+  if (target.empty() || target.front() != '/') {
+    return Serialize(Plain(400, "bad request target\n"), head);
+  }
+  std::string path(target.substr(0, target.find_first_of("?#")));
+  try {
+    return Serialize(handler_(path), head);
+  } catch (const std::exception& e) {
+    LogError("http handler failed", {{"path", path}, {"error", e.what()}});
+  } catch (...) {
+    LogError("http handler failed", {{"path", path}});
+  }
+  return Serialize(Plain(500, "internal error\n"), head);
+}
 
 HttpServer::HttpServer(Key, UniqueFd listen_fd, UniqueFd wake_fd, int port, Handler handler)
     : listen_fd_(std::move(listen_fd)),
@@ -274,86 +283,109 @@ HttpServer::~HttpServer() {
 }
 
 void HttpServer::Run() {
+  std::vector<std::unique_ptr<Connection>> conns;
+  std::vector<pollfd> fds;
   for (;;) {
-    Wait w = WaitFor(listen_fd_.get(), POLLIN, wake_fd_.get(), Clock::time_point::max());
-    if (w != Wait::kReady) return;
-    UniqueFd conn(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!conn.valid()) {
-      int err = errno;
-      if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED) continue;
-      // Typically EMFILE: back off instead of spinning on a still-readable listening socket.
-      LogWarn("http server: accept failed", {{"error", std::strerror(err)}});
-      if (WaitFor(-1, 0, wake_fd_.get(), Clock::now() + std::chrono::milliseconds(100)) ==
-          Wait::kStop) {
-        return;
-      }
-      continue;
+    // Wake for the earliest deadline; none while idle.
+    int timeout = -1;
+    const auto now = Clock::now();
+    for (const auto& c : conns) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(c->deadline - now).count();
+      const int ms = static_cast<int>(std::max<long long>(left, 0));
+      timeout = timeout < 0 ? ms : std::min(timeout, ms);
     }
-    if (!Serve(conn.get())) return;
+    fds.assign({{wake_fd_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}});
+    for (const auto& c : conns) {
+      fds.push_back({c->fd.get(), static_cast<short>(c->Writing() ? POLLOUT : POLLIN), 0});
+    }
+    if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
+      LogError("http server: poll failed", {{"error", std::strerror(errno)}});
+      return;
+    }
+    if (fds[0].revents != 0) return;
+    // Serve the connections polled (those accepted below wait for the next round).
+    for (size_t i = 0; i < conns.size(); ++i) {
+      if (!Step(conns[i].get(), fds[i + 2].revents)) conns[i].reset();
+    }
+    conns.erase(std::remove(conns.begin(), conns.end(), nullptr), conns.end());
+    if (fds[1].revents != 0 && !Accept(&conns)) return;
   }
 }
 
-bool HttpServer::Serve(int fd) {
-  const int wake = wake_fd_.get();
-  const auto deadline = Clock::now() + kIoTimeout;
-  std::string req;
-  size_t head_end = std::string::npos;
-  char buf[2048];
-  while (head_end == std::string::npos) {
-    Wait w = WaitFor(fd, POLLIN, wake, deadline);
-    if (w == Wait::kStop) return false;
-    if (w == Wait::kTimeout) {
-      return req.empty() || Respond(fd, wake, Plain(408, "request timeout\n"), false);
+bool HttpServer::Accept(std::vector<std::unique_ptr<Connection>>* conns) {
+  for (size_t i = 0; i < kMaxConnections; ++i) {
+    UniqueFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd.valid()) {
+      int err = errno;
+      if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED) return true;
+      // Typically EMFILE: back off instead of spinning on a still-readable listening socket.
+      LogWarn("http server: accept failed", {{"error", std::strerror(err)}});
+      pollfd wake{wake_fd_.get(), POLLIN, 0};
+      return ::poll(&wake, 1, 100) <= 0;
     }
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
-    if (n <= 0) return true;  // closed or failed before a whole request arrived
-    size_t from = req.size() >= 3 ? req.size() - 3 : 0;
-    req.append(buf, static_cast<size_t>(n));
-    // The head ends with an empty line; accept bare LF line ends too.
-    size_t crlf = req.find("\r\n\r\n", from);
-    size_t lf = req.find("\n\n", from);
-    head_end = std::min(crlf == std::string::npos ? crlf : crlf + 2,
-                        lf == std::string::npos ? lf : lf + 1);
-    if ((head_end == std::string::npos ? req.size() : head_end) > kMaxRequestHead) {
-      return Respond(fd, wake, Plain(431, "request header fields too large\n"), false);
+    if (conns->size() >= kMaxConnections) {
+      // Full: the oldest connection still sending its request gives way, so that clients
+      // which hold connections open cannot lock out the probes.
+      auto oldest =
+          std::find_if(conns->begin(), conns->end(), [](const auto& c) { return !c->Writing(); });
+      if (oldest == conns->end()) continue;  // all busy answering: drop the newcomer
+      conns->erase(oldest);
+    }
+    auto c = std::make_unique<Connection>();
+    c->fd = std::move(fd);
+    c->deadline = Clock::now() + kIoTimeout;
+    conns->push_back(std::move(c));
+  }
+  return true;
+}
+
+bool HttpServer::Step(Connection* c, short revents) {
+  const bool expired = Clock::now() >= c->deadline;
+  if (!c->Writing()) {
+    if (revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[2048];
+      ssize_t n = ::recv(c->fd.get(), buf, sizeof(buf), 0);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
+        return false;  // closed or failed before a whole request arrived
+      }
+      if (n > 0) {
+        const size_t from = c->in.size() >= 3 ? c->in.size() - 3 : 0;
+        c->in.append(buf, static_cast<size_t>(n));
+        const size_t end = HeadEnd(c->in, from);
+        if ((end == std::string::npos ? c->in.size() : end) > kMaxRequestHead) {
+          c->out = Serialize(Plain(431, "request header fields too large\n"), false);
+        } else if (end != std::string::npos) {
+          c->out = Answer(c->in.substr(0, end));
+        }
+      }
+    }
+    if (!c->Writing()) {
+      if (!expired) return true;
+      if (c->in.empty()) return false;
+      c->out = Serialize(Plain(408, "request timeout\n"), false);
+    }
+    c->deadline = Clock::now() + kIoTimeout;  // for the response
+  } else if (expired) {
+    return false;
+  }
+  // Write what the socket takes now; the rest when it is writable again.
+  while (c->sent < c->out.size()) {
+    ssize_t n = ::send(c->fd.get(), c->out.data() + c->sent, c->out.size() - c->sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      c->sent += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
     }
   }
-
-  // Request line: METHOD SP request-target SP HTTP-version.
-  std::string_view line(req.data(), req.find('\n'));
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  size_t sp1 = line.find(' ');
-  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) {
-    return Respond(fd, wake, Plain(400, "bad request\n"), false);
+  // Half-close, then discard whatever the client sent that we did not read, so that closing
+  // does not reset the connection before the client has read the response.
+  ::shutdown(c->fd.get(), SHUT_WR);
+  char buf[4096];
+  for (int i = 0; i < 16 && ::recv(c->fd.get(), buf, sizeof(buf), MSG_DONTWAIT) > 0; ++i) {
   }
-  std::string_view method = line.substr(0, sp1);
-  std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  std::string_view version = line.substr(sp2 + 1);
-  if (version.substr(0, 7) != "HTTP/1.") {
-    return Respond(fd, wake, Plain(505, "HTTP version not supported\n"), false);
-  }
-  bool head = method == "HEAD";
-  if (method != "GET" && !head) {
-    return Respond(fd, wake, Plain(405, "method not allowed\n"), false);
-  }
-  if (target.empty() || target.front() != '/') {
-    return Respond(fd, wake, Plain(400, "bad request target\n"), head);
-  }
-  std::string path(target.substr(0, target.find_first_of("?#")));
-
-  HttpResponse resp;
-  try {
-    resp = handler_(path);
-  } catch (const std::exception& e) {
-    LogError("http handler failed", {{"path", path}, {"error", e.what()}});
-    resp = Plain(500, "internal error\n");
-  } catch (...) {
-    LogError("http handler failed", {{"path", path}});
-    resp = Plain(500, "internal error\n");
-  }
-  return Respond(fd, wake, resp, head);
+  return false;
 }
 
 }  // namespace hcashare

@@ -1,17 +1,21 @@
 // HttpServer: a minimal HTTP/1.1 server for GET endpoints such as /metrics, /healthz and
 // /readyz.
 //
-// One thread polls the listening socket and serves one connection at a time: it reads the
-// request head (at most 8 KiB, within 2 s), calls the handler with the path, writes the response
-// (within 2 s) and closes the connection. So a slow or hostile client delays others by at most
-// a few seconds. Only GET and HEAD are served (others get 405). Every descriptor is owned by a
-// UniqueFd; an eventfd stops the thread promptly.
+// One thread runs a poll loop over every open connection at once: a stalled or slow client
+// holds only its own connection. Each connection must deliver its request head (at most
+// 8 KiB) within 2 s and take its response within 2 s more; the response then closes it.
+// At most kMaxConnections are open: when full, the oldest connection still sending its
+// request is closed for the newcomer, so clients that hold connections open cannot lock out
+// the probes. Only GET and HEAD are served (others get 405). Every descriptor is owned by a
+// UniqueFd; an eventfd stops the thread promptly. Why not libmicrohttpd: see
+// docs/architecture.md.
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/status.h"
 #include "common/unique_fd.h"
@@ -45,6 +49,9 @@ class HttpServer {
   // The port listened on.
   int port() const { return port_; }
 
+  // Connections served at once.
+  static constexpr size_t kMaxConnections = 64;
+
  private:
   // Lets Start() use std::make_unique with an otherwise private constructor.
   struct Key {
@@ -56,10 +63,17 @@ class HttpServer {
   HttpServer(Key, UniqueFd listen_fd, UniqueFd wake_fd, int port, Handler handler);
 
  private:
+  struct Connection;
+
   // The thread's main loop: accept and serve until woken.
   void Run();
-  // Serves one connection. Returns false if the server is stopping.
-  bool Serve(int fd);
+  // Accepts the pending connections into `conns`. False when the server is stopping.
+  bool Accept(std::vector<std::unique_ptr<Connection>>* conns);
+  // Advances `c` after poll reported `revents` (or its deadline passed): reads the request,
+  // answers it, writes the answer. False when the connection is done and must be closed.
+  bool Step(Connection* c, short revents);
+  // The response bytes for complete request head `req`.
+  std::string Answer(const std::string& req);
 
   UniqueFd listen_fd_;
   UniqueFd wake_fd_;  // eventfd, written by the destructor

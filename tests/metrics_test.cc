@@ -420,24 +420,50 @@ TEST_F(HttpServerTest, RequestHeadSizeIsCapped) {
   EXPECT_EQ(HttpGet(port_, "/metrics").status, 200);
 }
 
-TEST_F(HttpServerTest, SilentClientDoesNotBlockOthersBeyondTheTimeout) {
+// A silent client holds only its own connection: others are answered at once, and it is
+// closed (nothing sent) when its 2 s for a request head have passed.
+TEST_F(HttpServerTest, SilentClientDoesNotDelayOthers) {
   UniqueFd idle = Connect(port_);
   ASSERT_TRUE(idle.valid());
-  std::this_thread::sleep_for(milliseconds(100));  // the server is now reading from `idle`
   auto start = Clock::now();
   Reply r = HttpGet(port_, "/metrics");
-  long long elapsed_ms = MsSince(start);
   EXPECT_EQ(r.status, 200);
-  EXPECT_LT(elapsed_ms, 3500);
-  // The idle client was disconnected.
+  EXPECT_LT(MsSince(start), 100);
+  start = Clock::now();
   EXPECT_EQ(ReadAll(idle.get()), "");
+  EXPECT_GE(MsSince(start), 1500);  // the head deadline, not an early close
+}
+
+// Issue 15: five stalled half-sent requests delayed /healthz by 10 s, past the liveness
+// probe's 3 s. With 100 stalled connections (more than the server holds at once) every
+// probe is still answered within 100 ms; a stalled client that sent part of a request gets
+// 408 or is closed, never a hang.
+TEST_F(HttpServerTest, HundredStalledConnectionsDoNotDelayTheProbe) {
+  std::vector<UniqueFd> stalled;
+  for (int i = 0; i < 100; ++i) {
+    stalled.push_back(Connect(port_));
+    ASSERT_TRUE(stalled.back().valid()) << i;
+    const std::string part = "GET /metrics HTTP/1.1\r\nHost: x\r\n";  // no final empty line
+    ASSERT_EQ(::send(stalled.back().get(), part.data(), part.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(part.size()));
+  }
+  for (int probe = 0; probe < 5; ++probe) {
+    const auto start = Clock::now();
+    Reply r = HttpGet(port_, "/healthz");
+    EXPECT_EQ(r.status, 404) << r.raw;  // the handler's answer: the server answered
+    EXPECT_LT(MsSince(start), 100) << "probe " << probe;
+  }
+  for (auto& fd : stalled) {
+    const Reply r = ParseReply(ReadAll(fd.get()));
+    EXPECT_TRUE(r.raw.empty() || r.status == 408) << r.raw;
+  }
+  EXPECT_EQ(HttpGet(port_, "/metrics").status, 200);
 }
 
 TEST_F(HttpServerTest, DestructorIsPromptWithAnIdleClient) {
   UniqueFd idle = Connect(port_);
   ASSERT_TRUE(idle.valid());
   ASSERT_EQ(::send(idle.get(), "GET /met", 8, MSG_NOSIGNAL), 8);  // an incomplete request
-  std::this_thread::sleep_for(milliseconds(100));
   auto start = Clock::now();
   server_.reset();
   EXPECT_LT(MsSince(start), 1000);
