@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "tests/json_schema_lite.h"
+
 namespace hcashare::deploy {
 
 [[noreturn]] static void Fail(const std::string& message) { throw std::runtime_error(message); }
@@ -1153,8 +1155,19 @@ std::map<std::string, std::string> RenderChart(const std::string& chart_dir,
     if (!chart[key].is_string()) Fail("Chart.yaml: " + key + " must be a string");
     chart_object[field] = chart[key];
   }
+  const json values = MergeValues(value_docs[0], options.value_overrides);
+  if (fs::exists(dir / "values.schema.json")) {
+    const json schema = json::parse(ReadFile(dir / "values.schema.json"));
+    const std::vector<std::string> errors = ValidateJsonSchema(schema, values);
+    if (!errors.empty()) {
+      std::string message =
+          "values don't meet the specifications of " + chart_dir + "/values.schema.json:";
+      for (const auto& e : errors) message += "\n- " + e;
+      Fail(message);
+    }
+  }
   const json root = {
-      {"Values", MergeValues(value_docs[0], options.value_overrides)},
+      {"Values", values},
       {"Release",
        {{"Name", options.release_name},
         {"Namespace", options.release_namespace},
@@ -1173,7 +1186,7 @@ std::map<std::string, std::string> RenderChart(const std::string& chart_dir,
   for (const auto& f : files) {
     const std::string name = f.filename().string();
     set.Add(name, ReadFile(f));
-    if (name[0] != '_' && name != "NOTES.txt") outputs.push_back(name);
+    if (name[0] != '_' && (name != "NOTES.txt" || options.notes)) outputs.push_back(name);
   }
   std::map<std::string, std::string> rendered;
   for (const auto& name : outputs) {

@@ -59,10 +59,15 @@ struct RenderOptions {
   std::string release_name = "hcashare";
   std::string release_namespace = "kube-system";
   json value_overrides = json::object();
+  // Also render templates/NOTES.txt (what `helm install` prints), under "NOTES.txt".
+  bool notes = false;
 };
 
-// Renders every templates/*.yaml of the chart in `chart_dir` (not _*.tpl, not NOTES.txt)
-// and returns the output per file name.
+// Renders every templates/*.yaml of the chart in `chart_dir` (not _*.tpl, and NOTES.txt
+// only when asked) and returns the output per file name. As Helm does, the merged values
+// are first validated against the chart's values.schema.json, when it has one
+// (tests/json_schema_lite.h): a value that breaks it throws std::runtime_error naming
+// every error.
 std::map<std::string, std::string> RenderChart(const std::string& chart_dir,
                                                const RenderOptions& options);
 

@@ -1,18 +1,16 @@
 // Tests of everything under deploy/: every YAML file parses (yaml-cpp); the kustomize base
 // and overlays, the Helm chart (rendered by tests/deploy_helm_render.cc, Debian 12 has no
-// helm) and the examples hold our invariants (mounts, capabilities, probes, resources,
-// image tag, config path); the chart renders the same objects as kustomize; the daemon
-// accepts every command line the manifests give it; the commands the manifests run exist
-// in the image's file tree. `kubectl kustomize` checks run when a kubectl with kustomize
-// v4 or later is on PATH (Debian 12's kubernetes-client 1.20 has kustomize v2) and are
-// skipped otherwise.
-#include <fcntl.h>
+// helm) and the examples hold our invariants (mounts, capabilities, seccomp, probes,
+// resources, image tag, config path); the chart renders the same objects as kustomize; the
+// daemon accepts every command line the manifests give it; the commands the manifests run
+// exist in the image's file tree. `kubectl kustomize` checks run when a kubectl with
+// kustomize v4 or later is on PATH (Debian 12's kubernetes-client 1.20 has kustomize v2)
+// and are skipped otherwise, or fail with HCASHARE_KUBECTL_REQUIRED=1 (CI).
+// The chart's own machinery (values schema, NOTES, the renderer) is tested in
+// tests/deploy_chart_test.cc.
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,11 +26,8 @@
 #include "cni/netconf.h"
 #include "common/temp_dir.h"
 #include "tests/deploy_helm_render.h"
+#include "tests/deploy_support.h"
 #include "tests/test_util.h"
-
-#ifndef HCASHARE_SOURCE_DIR
-#error "HCASHARE_SOURCE_DIR must be defined (tests/CMakeLists.txt)"
-#endif
 
 namespace hcashare::deploy {
 namespace {
@@ -48,52 +43,6 @@ constexpr long long kLargestConfigRssKiB = 11852;
 
 const std::string kImageRepo = "registry.example.com/hcashare/hcashare";
 
-std::string Src(const std::string& rel) { return std::string(HCASHARE_SOURCE_DIR) + "/" + rel; }
-
-// ---------------------------------------------------------------------------------------
-// Processes
-
-struct RunResult {
-  int code = -1;
-  std::string out, err;
-};
-
-// Runs argv (argv[0] a path, or a name looked up in PATH) with `input` on stdin and
-// `env` added to the environment.
-RunResult RunProcess(const std::vector<std::string>& argv, const std::string& input = "",
-                     const std::map<std::string, std::string>& env = {}) {
-  TempDir tmp("deploy-run-");
-  const std::string in_path = tmp.path() + "/in", out_path = tmp.path() + "/out",
-                    err_path = tmp.path() + "/err";
-  std::ofstream(in_path) << input;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int in = open(in_path.c_str(), O_RDONLY);
-    const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (in < 0 || out < 0 || err < 0) _exit(126);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  RunResult r;
-  int status = 0;
-  if (pid > 0 && waitpid(pid, &status, 0) == pid) {
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  r.out = ReadTextFile(out_path);
-  r.err = ReadTextFile(err_path);
-  return r;
-}
-
-std::string Bin(const std::string& name) { return BinDir() + "/" + name; }
-
 // `hcashare validate` on a config text (as config.json).
 RunResult Validate(const std::string& config_text) {
   TempDir tmp("deploy-validate-");
@@ -104,12 +53,6 @@ RunResult Validate(const std::string& config_text) {
 
 // ---------------------------------------------------------------------------------------
 // Objects
-
-std::vector<json> LoadYamlFile(const std::string& path) {
-  const std::string text = ReadTextFile(path);
-  if (text.empty()) throw std::runtime_error("cannot read " + path);
-  return ParseYamlDocuments(text);
-}
 
 // The objects a kustomization's `resources` list (no transformations: the base has none).
 std::vector<json> LoadKustomizationSources(const std::string& dir) {
@@ -122,54 +65,6 @@ std::vector<json> LoadKustomizationSources(const std::string& dir) {
 }
 
 std::vector<json> BaseObjects() { return LoadKustomizationSources(Src("deploy/k8s/base")); }
-
-std::string Name(const json& o) { return o.value("metadata", json::object()).value("name", ""); }
-
-std::string Key(const json& o) {
-  return o.value("kind", "?") + "/" + o.value("metadata", json::object()).value("namespace", "") +
-         "/" + Name(o);
-}
-
-const json* Find(const std::vector<json>& objs, const std::string& kind,
-                 const std::string& name = "") {
-  for (const auto& o : objs) {
-    if (o.value("kind", "") == kind && (name.empty() || Name(o) == name)) {
-      return &o;
-    }
-  }
-  return nullptr;
-}
-
-std::map<std::string, json> ByKey(const std::vector<json>& objs) {
-  std::map<std::string, json> out;
-  for (const auto& o : objs) out[Key(o)] = o;
-  return out;
-}
-
-// The element of `list` with that "name" (a pointer into `list`, so not a temporary).
-const json* Item(const json& list, const std::string& name) {
-  if (!list.is_array()) return nullptr;
-  for (const auto& e : list) {
-    if (e.value("name", "") == name) return &e;
-  }
-  return nullptr;
-}
-const json* Item(json&& list, const std::string& name) = delete;
-
-// The pod spec of a workload (null when absent).
-json PodSpec(json ds) { return ds["spec"]["template"]["spec"]; }
-
-// "--flag=value" arguments as a map ("--flag" alone maps to "").
-std::map<std::string, std::string> ArgMap(const json& args) {
-  std::map<std::string, std::string> out;
-  if (!args.is_array()) return out;
-  for (const auto& a : args) {
-    const std::string s = a.get<std::string>();
-    const size_t eq = s.find('=');
-    out[s.substr(0, eq)] = eq == std::string::npos ? "" : s.substr(eq + 1);
-  }
-  return out;
-}
 
 // A Kubernetes quantity in bytes (memory) or millicores ("10m" = 10, "1" = 1000 for CPU).
 long long MemoryBytes(const json& q) {
@@ -187,6 +82,44 @@ long long MemoryBytes(const json& q) {
 
 // ---------------------------------------------------------------------------------------
 // Invariants
+
+// How long the startup probe must let the daemon take to serve /healthz.
+constexpr int kSlowStartSeconds = 120;
+const std::string kDefaultRoot = "/var/lib/kubelet";
+
+// `path` is `dir` or inside it.
+bool Within(const std::string& path, const std::string& dir) {
+  return path == dir || dir == "/" || path.rfind(dir + "/", 0) == 0;
+}
+
+// Why a hostPath may not be mounted, with respect to the kubelet roots: the kubelet root
+// itself or a directory above it, a directory that holds or is inside a pods/ directory
+// (every pod's volumes and secrets), or anything in the root but the three directories a
+// device plugin or a CNI plugin uses.
+std::vector<std::string> KubeletPathProblems(std::string path, const std::set<std::string>& roots) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  std::vector<std::string> out;
+  if (("/" + path + "/").find("/pods/") != std::string::npos) {
+    out.push_back("is in a pods/ directory (pod volumes and secrets)");
+  }
+  for (const auto& root : roots) {
+    if (Within(root + "/pods", path)) {
+      out.push_back("holds " + root + "/pods/ (every pod's volumes and secrets)");
+    }
+    if (Within(root, path)) {
+      out.push_back("holds the whole kubelet root " + root);
+    } else if (Within(path, root)) {
+      const std::string sub = path.substr(root.size() + 1);
+      const std::string top = sub.substr(0, sub.find('/'));
+      if (top != "device-plugins" && top != "plugins_registry" && top != "pod-resources") {
+        out.push_back(
+            "is in the kubelet root, but not in device-plugins/, plugins_registry/ or "
+            "pod-resources/");
+      }
+    }
+  }
+  return out;
+}
 
 struct Expect {
   std::string kubelet_root = "/var/lib/kubelet";
@@ -226,15 +159,28 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
   check(not_ready, "no toleration for node.kubernetes.io/not-ready");
   check(gpu, "no toleration for nvidia.com/gpu");
 
+  // A rolling update with an explicit maxUnavailable and no surge (host port).
+  const json strategy = ds["spec"].value("updateStrategy", json::object());
+  const json rolling = strategy.value("rollingUpdate", json::object());
+  check(strategy.value("type", "") == "RollingUpdate", "updateStrategy is not RollingUpdate");
+  check(rolling.contains("maxUnavailable"), "updateStrategy sets no maxUnavailable");
+  check(rolling.value("maxSurge", json(0)) == 0, "updateStrategy surges (the port is a host port)");
+
   // Every container: our image, not privileged, capabilities dropped, none added.
   std::vector<json> all;
   for (const char* list : {"initContainers", "containers"}) {
     for (const auto& c : spec.value(list, json::array())) all.push_back(c);
   }
+  const json pod_seccomp =
+      spec.value("securityContext", json::object()).value("seccompProfile", json::object());
   for (const auto& c : all) {
     const std::string name = c.value("name", "?");
     check(c.value("image", "") == e.image, name + ": image is not " + e.image);
     const json sc = c.value("securityContext", json::object());
+    // The container's own profile, else the pod's.
+    const json seccomp = sc.value("seccompProfile", pod_seccomp);
+    check(seccomp.value("type", "") == "RuntimeDefault",
+          name + ": seccompProfile is not RuntimeDefault");
     check(!sc.value("privileged", false), name + ": privileged");
     check(!sc.value("allowPrivilegeEscalation", true), name + ": allowPrivilegeEscalation");
     const json caps = sc.value("capabilities", json::object());
@@ -272,13 +218,29 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
     std::string host, container;
     bool read_only;
   };
+  // The kubelet's directories the daemon works in, at the same paths (the kubelet dials
+  // the socket path the daemon reports); plugins_registry/ only where the registration
+  // mode can use it.
+  const std::string kubelet_root = arg("--kubelet-root-dir");
+  const bool registry = arg("--registration") != "kubelet";
+  std::vector<Want> wants = {
+      {kubelet_root + "/device-plugins", kubelet_root + "/device-plugins", false}};
+  if (registry) {
+    wants.push_back(
+        {kubelet_root + "/plugins_registry", kubelet_root + "/plugins_registry", false});
+  } else {
+    check(host_mount(kubelet_root + "/plugins_registry") == nullptr,
+          "plugins_registry is mounted, but --registration=kubelet never uses it");
+  }
   for (const Want& w :
-       std::vector<Want>{{e.kubelet_root, e.kubelet_root, false},
-                         {"/dev", prefix + "/dev", true},
+       std::vector<Want>{{"/dev", prefix + "/dev", true},
                          {"/sys", prefix + "/sys", true},
                          {"/var/run/cdi", "/var/run/cdi", false},
                          {"/var/run/k8s.cni.cncf.io", "/var/run/k8s.cni.cncf.io", false},
                          {"/var/lib/cni/hcashare", "/var/lib/cni/hcashare", true}}) {
+    wants.push_back(w);
+  }
+  for (const Want& w : wants) {
     const json* m = host_mount(w.host);
     check(m != nullptr, "host path " + w.host + " is not mounted in device-plugin");
     if (m == nullptr) continue;
@@ -295,13 +257,23 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
           "hostPath " + path + " is not a directory (type " + type + ")");
     check(path.size() < 5 || path.compare(path.size() - 5, 5, ".sock") != 0,
           "hostPath " + path + " is a socket file");
-    if (path == e.kubelet_root) {
-      check(type == "Directory", "the kubelet root is not type Directory");
+    if (path.rfind(kubelet_root + "/", 0) == 0) {
+      check(type == "Directory", "hostPath " + path + " in the kubelet root is not type Directory");
     }
-  }
-  if (const json* m = host_mount(e.kubelet_root)) {
-    check(m->value("mountPropagation", "") == "HostToContainer",
-          "the kubelet root is not mounted with HostToContainer propagation");
+    for (const std::string& problem : KubeletPathProblems(path, {e.kubelet_root, kDefaultRoot})) {
+      check(false, "hostPath " + path + " " + problem);
+    }
+    // pod-resources/ (every pod's devices) is only ever read.
+    const std::string pod_resources = e.kubelet_root + "/pod-resources";
+    if (Within(pod_resources, path) || Within(path, pod_resources)) {
+      for (const auto& c : all) {
+        for (const auto& m : c.value("volumeMounts", json::array())) {
+          check(m.value("name", "") != v.value("name", "") || m.value("readOnly", false),
+                "hostPath " + path + " (pod-resources) is mounted writable in " +
+                    c.value("name", "?"));
+        }
+      }
+    }
   }
 
   // The CNI installer writes to the host's CNI bin directory.
@@ -335,8 +307,10 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
   for (const auto& p : dp->value("ports", json::array())) {
     named_ports[p.value("name", "")] = std::to_string(p.value("containerPort", 0));
   }
-  for (const auto& [probe, path] : std::map<std::string, std::string>{
-           {"livenessProbe", "/healthz"}, {"readinessProbe", "/readyz"}}) {
+  for (const auto& [probe, path] :
+       std::map<std::string, std::string>{{"startupProbe", "/healthz"},
+                                          {"livenessProbe", "/healthz"},
+                                          {"readinessProbe", "/readyz"}}) {
     const json get = dp->value(probe, json::object()).value("httpGet", json::object());
     check(get.value("path", "") == path, probe + " is not on " + path);
     const json p = get.value("port", json());
@@ -346,6 +320,17 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
             : p.dump();
     check(probe_port == port, probe + " port " + p.dump() + " is not the metrics port " + port);
   }
+
+  // A slow start (a loaded node, a large config) is not a failed liveness probe: the
+  // startup probe, on the same endpoint, allows minutes before it gives up.
+  const json startup = dp->value("startupProbe", json::object());
+  check(!startup.empty(), "no startupProbe");
+  check(startup.value("httpGet", json()) ==
+            dp->value("livenessProbe", json::object()).value("httpGet", json()),
+        "startupProbe is not on the livenessProbe's endpoint");
+  check(startup.value("failureThreshold", 3) * startup.value("periodSeconds", 10) >=
+            kSlowStartSeconds,
+        "startupProbe gives up before " + std::to_string(kSlowStartSeconds) + " s");
 
   // Resources from the measured RSS.
   const json res = dp->value("resources", json::object());
@@ -412,41 +397,6 @@ std::map<std::string, json> Comparable(const std::vector<json>& objs) {
   return out;
 }
 
-std::vector<json> RenderHelm(const json& overrides = json::object()) {
-  RenderOptions opts;
-  opts.value_overrides = overrides;
-  std::vector<json> objs;
-  for (const auto& [file, text] : RenderChart(Src("deploy/helm/hcashare"), opts)) {
-    for (auto& o : ParseYamlDocuments(text)) objs.push_back(o);
-  }
-  return objs;
-}
-
-// `kubectl kustomize DIR`, or nullopt when no suitable kubectl is installed.
-std::optional<std::vector<json>> Kustomize(const std::string& dir) {
-  static const bool usable = [] {
-    RunResult v = RunProcess({"kubectl", "version", "--client", "-o", "json"}, "",
-                             {{"KUBECONFIG", "/dev/null"}});
-    if (v.code != 0) return false;
-    try {
-      const std::string kv = json::parse(v.out).value("kustomizeVersion", "");
-      return kv.size() > 1 && kv[0] == 'v' && std::stoi(kv.substr(1)) >= 4;
-    } catch (const std::exception&) {
-      return false;
-    }
-  }();
-  if (!usable) return std::nullopt;
-  RunResult r = RunProcess({"kubectl", "kustomize", dir}, "", {{"KUBECONFIG", "/dev/null"}});
-  if (r.code != 0) throw std::runtime_error("kubectl kustomize " + dir + ": " + r.err);
-  return ParseYamlDocuments(r.out);
-}
-
-#define SKIP_WITHOUT_KUSTOMIZE(objs)                                                        \
-  if (!(objs)) {                                                                            \
-    GTEST_SKIP() << "no kubectl with kustomize v4+ on PATH (Debian 12's kubernetes-client " \
-                    "1.20 bundles kustomize v2)";                                           \
-  }
-
 std::string ProjectVersion() {
   RunResult r = RunProcess({Bin("hcashare"), "--version"});
   std::smatch m;
@@ -465,12 +415,6 @@ const json kMellanoxExample = json::parse(R"({
     {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 1000, "devices": ["ib0", "ib1"]},
     {"resourceName": "hca_shared_devices_b", "rdmaHcaMax": 500,
      "selectors": {"vendors": ["15b3"], "deviceIDs": ["1017"], "ifNames": ["ib3", "ib4"]}}]})");
-
-std::string Join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += "\n  " + s;
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------
 // Every YAML file
@@ -575,7 +519,12 @@ std::vector<std::pair<std::string, std::vector<json>>> AllRenderings() {
   std::vector<std::pair<std::string, std::vector<json>>> sets = {{"base", BaseObjects()},
                                                                  {"helm", RenderHelm()}};
   for (const char* o : {"cdi", "plugins-registry", "k3s"}) {
-    if (auto k = Kustomize(Src("deploy/k8s/overlays/") + o)) sets.push_back({o, *k});
+    if (auto k = Kustomize(Src("deploy/k8s/overlays/") + o)) {
+      sets.push_back({o, *k});
+    } else if (KubectlRequired()) {
+      ADD_FAILURE() << "HCASHARE_KUBECTL_REQUIRED=1, but " << kNoKubectl << ": overlay " << o
+                    << " not checked";
+    }
   }
   return sets;
 }
@@ -742,13 +691,15 @@ TEST(DeployKustomize, OverlaysChangeOnlyWhatTheySay) {
   Expect k3s;
   k3s.kubelet_root = "/var/lib/rancher/k3s/agent/kubelet";
   k3s.cni_bin_dir = "/var/lib/rancher/k3s/data/cni";
-  const std::vector<Case> cases = {{"cdi", Expect{}, {c0 + "/args/-"}},
-                                   {"plugins-registry", Expect{}, {c0 + "/args/-"}},
-                                   {"k3s",
-                                    k3s,
-                                    {c0 + "/args/1", c0 + "/volumeMounts/1/mountPath",
-                                     "/spec/template/spec/volumes/1/hostPath/path",
-                                     "/spec/template/spec/volumes/8/hostPath/path"}}};
+  const std::vector<Case> cases = {
+      {"cdi", Expect{}, {c0 + "/args/-"}},
+      {"plugins-registry", Expect{}, {c0 + "/args/-"}},
+      {"k3s",
+       k3s,
+       {c0 + "/args/1", c0 + "/volumeMounts/1/mountPath", c0 + "/volumeMounts/2/mountPath",
+        "/spec/template/spec/volumes/1/hostPath/path",
+        "/spec/template/spec/volumes/2/hostPath/path",
+        "/spec/template/spec/volumes/9/hostPath/path"}}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.overlay);
     const auto objs = Kustomize(Src("deploy/k8s/overlays/") + c.overlay);
@@ -888,6 +839,16 @@ TEST(DeployHelm, ValuesDoWhatTheySay) {
   EXPECT_EQ(CheckDaemonSet(*Find(objs, "DaemonSet"), no_cni), std::vector<std::string>{});
   const json volumes = PodSpec(*Find(objs, "DaemonSet"))["volumes"];
   EXPECT_EQ(Item(volumes, "cni-bin"), nullptr);
+
+  // Classic registration only: plugins_registry/ is not mounted (the checker requires
+  // that), device-plugins/ is.
+  objs = RenderHelm(json::parse(R"({"registration": "kubelet"})"));
+  ASSERT_TRUE(Find(objs, "DaemonSet"));
+  const json kubelet_only = *Find(objs, "DaemonSet");
+  EXPECT_EQ(CheckDaemonSet(kubelet_only, Expect{}), std::vector<std::string>{});
+  const json kubelet_only_spec = PodSpec(kubelet_only);
+  EXPECT_EQ(ArgMap(kubelet_only_spec["containers"][0]["args"])["--registration"], "kubelet");
+  EXPECT_EQ(Item(kubelet_only_spec["volumes"], "plugins-registry"), nullptr);
 
   // The metrics port moves the probes with it; an empty nodeSelector disappears.
   objs = RenderHelm(json::parse(R"({"metrics": {"port": 19402}, "nodeSelector": null,
@@ -1063,13 +1024,13 @@ TEST(DeployInvariants, CheckerCatchesBrokenDaemonSets) {
   const auto objs = BaseObjects();
   ASSERT_TRUE(Find(objs, "DaemonSet"));
   const json good = *Find(objs, "DaemonSet");
-  const std::string c0 = "/spec/template/spec/containers/0";
+  // "C/" is the device-plugin container, "S/" the pod spec.
   const std::vector<std::pair<std::string, std::string>> breaks = {
       {R"([{"op": "add", "path": "C/securityContext/privileged", "value": true}])", "privileged"},
       {R"([{"op": "add", "path": "C/securityContext/capabilities/add", "value": ["SYS_ADMIN"]}])",
        "capabilities added"},
-      {R"([{"op": "remove", "path": "/spec/template/spec/volumes/3"}])", "/sys is not mounted"},
-      {R"([{"op": "replace", "path": "/spec/template/spec/volumes/1/hostPath",
+      {R"([{"op": "remove", "path": "S/volumes/4"}])", "/sys is not mounted"},
+      {R"([{"op": "replace", "path": "S/volumes/1/hostPath",
             "value": {"path": "/var/lib/kubelet/device-plugins/kubelet.sock", "type": "Socket"}}])",
        "socket file"},
       {R"([{"op": "replace", "path": "C/readinessProbe/httpGet/port", "value": 9999}])",
@@ -1077,17 +1038,57 @@ TEST(DeployInvariants, CheckerCatchesBrokenDaemonSets) {
       {R"([{"op": "remove", "path": "C/resources/limits"}])", "memory limit"},
       {R"([{"op": "replace", "path": "C/image", "value": "registry.example.com/hcashare/hcashare:latest"}])",
        "image"},
-      {R"([{"op": "remove", "path": "/spec/template/spec/tolerations/2"}])", "nvidia.com/gpu"},
-      {R"([{"op": "remove", "path": "/spec/template/spec/hostNetwork"}])", "hostNetwork"},
-      {R"([{"op": "replace", "path": "/spec/template/spec/volumes/8/hostPath/path", "value": "/tmp"}])",
+      {R"([{"op": "remove", "path": "S/tolerations/2"}])", "nvidia.com/gpu"},
+      {R"([{"op": "remove", "path": "S/hostNetwork"}])", "hostNetwork"},
+      {R"([{"op": "replace", "path": "S/volumes/9/hostPath/path", "value": "/tmp"}])",
        "install-cni"},
       {R"([{"op": "replace", "path": "C/args/1", "value": "--kubelet-root-dir=/x"}])",
        "--kubelet-root-dir"},
+      // The kubelet's directories.
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "k", "hostPath": {"path": "/var/lib/kubelet", "type": "Directory"}}}])",
+       "holds the whole kubelet root"},
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "k", "hostPath": {"path": "/var/lib/", "type": "Directory"}}}])",
+       "holds the whole kubelet root"},
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "k", "hostPath": {"path": "/var/lib/kubelet/pods/", "type": "Directory"}}}])",
+       "is in a pods/ directory"},
+      {R"([{"op": "replace", "path": "S/volumes/1/hostPath/path", "value": "/var/lib/kubelet"},
+           {"op": "replace", "path": "C/volumeMounts/1/mountPath", "value": "/var/lib/kubelet"}])",
+       "hostPath /var/lib/kubelet holds /var/lib/kubelet/pods/"},
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "k", "hostPath": {"path": "/var/lib/kubelet/plugins", "type": "Directory"}}}])",
+       "not in device-plugins/, plugins_registry/ or pod-resources/"},
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "pr", "hostPath": {"path": "/var/lib/kubelet/pod-resources", "type": "Directory"}}},
+           {"op": "add", "path": "C/volumeMounts/-",
+            "value": {"name": "pr", "mountPath": "/var/lib/kubelet/pod-resources"}}])",
+       "(pod-resources) is mounted writable in device-plugin"},
+      {R"([{"op": "remove", "path": "S/volumes/2"}])", "plugins_registry is not mounted"},
+      {R"([{"op": "add", "path": "C/args/-", "value": "--registration=kubelet"}])",
+       "plugins_registry is mounted, but --registration=kubelet never uses it"},
+      // Seccomp, the startup probe, the rolling update.
+      {R"([{"op": "remove", "path": "S/securityContext"}])",
+       "device-plugin: seccompProfile is not RuntimeDefault"},
+      {R"([{"op": "add", "path": "S/initContainers/0/securityContext/seccompProfile",
+            "value": {"type": "Unconfined"}}])",
+       "install-cni: seccompProfile is not RuntimeDefault"},
+      {R"([{"op": "remove", "path": "C/startupProbe"}])", "no startupProbe"},
+      {R"([{"op": "replace", "path": "C/startupProbe/failureThreshold", "value": 3}])",
+       "startupProbe gives up before 120 s"},
+      {R"([{"op": "replace", "path": "C/startupProbe/httpGet/path", "value": "/readyz"}])",
+       "startupProbe is not on /healthz"},
+      {R"([{"op": "remove", "path": "/spec/updateStrategy/rollingUpdate/maxUnavailable"}])",
+       "maxUnavailable"},
   };
   for (const auto& [patch_text, expected] : breaks) {
     std::string p = patch_text;
-    for (size_t at = p.find("\"C/"); at != std::string::npos; at = p.find("\"C/")) {
-      p.replace(at + 1, 1, c0);
+    for (const auto& [short_form, pointer] : std::map<std::string, std::string>{
+             {"\"C/", "/spec/template/spec/containers/0/"}, {"\"S/", "/spec/template/spec/"}}) {
+      for (size_t at = p.find(short_form); at != std::string::npos; at = p.find(short_form)) {
+        p.replace(at + 1, 2, pointer);
+      }
     }
     SCOPED_TRACE(p);
     const json broken = good.patch(json::parse(p));
@@ -1096,90 +1097,6 @@ TEST(DeployInvariants, CheckerCatchesBrokenDaemonSets) {
     const std::string all = Join(problems);
     EXPECT_NE(all.find(expected), std::string::npos) << all;
   }
-}
-
-// ---------------------------------------------------------------------------------------
-// The renderer (against what Go's text/template and Helm do)
-
-std::string Render(const std::string& tpl, const json& dot = json::object()) {
-  TemplateSet set;
-  set.Add("t", tpl);
-  return set.Execute("t", dot);
-}
-
-TEST(HelmRenderer, TrimMarkersAndComments) {
-  EXPECT_EQ(Render("a  {{- 1 -}}  b"), "a1b");
-  EXPECT_EQ(Render("a\n  {{- /* gone */ -}}\n  b"), "ab");
-  EXPECT_EQ(Render("a {{/* kept spaces */}} b"), "a  b");
-  EXPECT_EQ(Render("{{ \"}}\" }}"), "}}");
-  EXPECT_EQ(Render("x{{-1}}"), "x-1");  // "-" without a space is a negative number
-}
-
-TEST(HelmRenderer, ControlStructures) {
-  const json dot = json::parse(R"({"a": true, "n": 0, "s": "", "l": ["x", "y"],
-                                   "m": {"b": 2, "a": 1}, "v": {"k": "w"}})");
-  EXPECT_EQ(Render("{{ if .a }}1{{ else }}2{{ end }}", dot), "1");
-  EXPECT_EQ(Render("{{ if .n }}1{{ else if .s }}2{{ else }}3{{ end }}", dot), "3");
-  EXPECT_EQ(Render("{{ if .missing }}1{{ end }}", dot), "");
-  EXPECT_EQ(Render("{{ range $i, $v := .l }}{{ $i }}={{ $v }} {{ end }}", dot), "0=x 1=y ");
-  EXPECT_EQ(Render("{{ range $k, $v := .m }}{{ $k }}{{ $v }}{{ end }}", dot), "a1b2");
-  EXPECT_EQ(Render("{{ range .s }}x{{ else }}empty{{ end }}", dot), "empty");
-  EXPECT_EQ(Render("{{ with .v }}{{ .k }}{{ $.a }}{{ end }}", dot), "wtrue");
-  EXPECT_EQ(Render("{{ $x := .v.k }}{{ if .a }}{{ $x = \"z\" }}{{ end }}{{ $x }}", dot), "z");
-}
-
-TEST(HelmRenderer, Functions) {
-  const json dot = json::parse(R"({"e": "", "s": "ab+c", "n": 9402, "list": [1, 2]})");
-  EXPECT_EQ(Render("{{ default \"d\" .e }}|{{ .e | default \"d\" }}|{{ default \"d\" .s }}", dot),
-            "d|d|ab+c");
-  EXPECT_EQ(Render("{{ .s | quote }} {{ quote .n }} {{ \"a\\\"b\" | quote }}", dot),
-            "\"ab+c\" \"9402\" \"a\\\"b\"");
-  EXPECT_EQ(Render("{{ printf \"%s-%d:%v%%\" .s .n true | replace \"+\" \"_\" }}", dot),
-            "ab_c-9402:true%");
-  EXPECT_EQ(Render("{{ \"abcdef-\" | trunc 4 }}{{ \"abc-\" | trimSuffix \"-\" }}", dot), "abcdabc");
-  EXPECT_EQ(Render("{{ toJson .list }} {{ eq .s \"ab+c\" }} {{ ne .n 9402 }} {{ not .e }}", dot),
-            "[1,2] true false true");
-  EXPECT_EQ(Render("{{ and .s .n }} {{ or .e .s }}", dot), "9402 ab+c");
-  EXPECT_EQ(Render("x:{{ \"a: 1\\nb: 2\" | nindent 2 }}", dot), "x:\n  a: 1\n  b: 2");
-  EXPECT_EQ(Render("{{ \"a\\nb\" | indent 1 }}", dot), " a\n b");
-  EXPECT_EQ(Render("{{ define \"x\" }}[{{ . }}]{{ end }}{{ include \"x\" .s }}"
-                   "{{ template \"x\" .n }}",
-                   dot),
-            "[ab+c][9402]");
-}
-
-TEST(HelmRenderer, ToYamlRoundTrips) {
-  const json v = json::parse(R"({
-    "strings": ["true", "on", "1.0", "0755", "", " lead", "a: b", "- x", "#c", "null", "x:",
-                "plain/text", "ünï", "two\nlines"],
-    "numbers": [0, -3, 2.5, 1000000], "bools": [true, false], "nothing": null,
-    "empty": {"map": {}, "list": []},
-    "nested": [{"a": 1, "b": [{"c": "d"}]}, [1, [2]]]})");
-  const std::string yaml = Render("{{ toYaml . }}", v);
-  EXPECT_EQ(ParseYamlDocuments(yaml).at(0), v) << yaml;
-  EXPECT_NE(yaml.back(), '\n');  // Helm trims the trailing newline
-}
-
-TEST(HelmRenderer, ErrorsInsteadOfGuesses) {
-  const json dot = json::parse(R"({"a": {"b": 1}, "big": 1000000, "l": [1]})");
-  for (const char* bad :
-       {"{{ nosuchfunc 1 }}", "{{ .missing }}", "{{ .missing.x }}", "{{ .a }}", "{{ .l }}",
-        "{{ .big }}", "{{ if .a }}", "{{ end }}", "{{ .a.b", "{{ block \"x\" . }}{{ end }}",
-        "{{ $undefined }}", "{{ eq .a.b \"1\" }}", "{{ printf \"%x\" 1 }}"}) {
-    EXPECT_THROW(Render(bad, dot), std::runtime_error) << bad;
-  }
-}
-
-TEST(HelmRenderer, ValuesAndYamlTyping) {
-  const json base = json::parse(R"({"a": {"x": 1, "y": 2}, "l": [1, 2], "s": "v"})");
-  EXPECT_EQ(MergeValues(base, json::parse(R"({"a": {"y": null, "z": 3}, "l": [9], "s": "w"})")),
-            json::parse(R"({"a": {"x": 1, "z": 3}, "l": [9], "s": "w"})"));
-  const auto docs = ParseYamlDocuments(
-      "a: on\nb: 'on'\nc: 0755\nd: 1.5\ne: ~\nf: \"1\"\ng: |\n  x\nh: 12\n---\n---\nz: 1\n");
-  ASSERT_EQ(docs.size(), 2u);
-  EXPECT_EQ(docs[0], json::parse(R"({"a": true, "b": "on", "c": 493, "d": 1.5, "e": null,
-                                     "f": "1", "g": "x\n", "h": 12})"));
-  EXPECT_THROW(ParseYamlDocuments("a: 1\na: 2\n"), std::runtime_error);
 }
 
 }  // namespace
