@@ -258,6 +258,10 @@ HttpServer::HttpServer(Key, UniqueFd listen_fd, UniqueFd wake_fd, int port, Hand
       port_(port),
       handler_(std::move(handler)) {}
 
+Status HttpServer::CheckAddress(const std::string& address) {
+  return ParseAddress(address).status();
+}
+
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address, Handler handler) {
   if (!handler) return Status::InvalidArgument("HttpServer needs a handler");
   ASSIGN_OR_RETURN(ListenAddress parsed, ParseAddress(address));

@@ -41,6 +41,9 @@ class HttpServer {
   // or an empty handler, an errno Status if bind/listen fails.
   static Result<std::unique_ptr<HttpServer>> Start(const std::string& address, Handler handler);
 
+  // Checks the syntax of a listen address as Start() takes it, without binding.
+  static Status CheckAddress(const std::string& address);
+
   // Stops the thread (promptly, even mid-request) and closes the sockets.
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;

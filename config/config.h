@@ -17,6 +17,12 @@ namespace hcashare::config {
 // Upper bound for rdmaHcaMax. A ListAndWatch message with this many IDs (each with
 // topology) stays around 1.2 MB, well under the kubelet's 4 MiB receive limit.
 inline constexpr int kMaxRdmaHcaMax = 50000;
+// Upper bounds for the whole config, so that the daemon stays inside its DaemonSet memory
+// limit (64 MiB): every shared ID is held in memory and listed to the kubelet, and every
+// resource has its own gRPC server. Measured with bench/dp_cap_bench: 400,000 IDs peak at
+// 29 MiB (8 x 50,000) and 22 MiB (64 x 6,250).
+inline constexpr int kMaxResources = 64;
+inline constexpr int64_t kMaxTotalDeviceIds = 400000;
 // Default periodicUpdateInterval, in seconds, when it is absent or null.
 inline constexpr int kDefaultPeriodicUpdateSeconds = 60;
 // Default resourcePrefix.
@@ -71,7 +77,7 @@ struct ResourceConfig {
   // Exclusive only, both default false (see README "Exclusive pools"):
   bool allow_pf_with_vfs = false;  // `allowPfWithVfs`: offer PFs whose VFs are enabled
   bool allow_host_uplink = false;  // `allowHostUplink`: offer the netdev of the default route
-  Selectors selectors;   // `devices` is folded into selectors.if_names
+  Selectors selectors;             // `devices` is folded into selectors.if_names
 
   // "<prefix>/<name>", the extended resource name the kubelet sees.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }

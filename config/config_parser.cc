@@ -29,15 +29,34 @@ std::string_view StripBom(std::string_view text) {
   return text;
 }
 
+// "a directory", "a FIFO", ...: what a non-regular file is.
+std::string FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "a special file";
+}
+
 // Reads a whole file. On failure returns false with a message naming the file.
 bool ReadWholeFile(const std::string& path, std::string* text, std::string* error) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd.valid()) {
     *error = ErrnoStatus(errno, "cannot open config file " + Quote(path)).message();
     return false;
   }
   struct stat st {};
-  if (::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > kMaxConfigFileBytes) {
+  if (::fstat(fd.get(), &st) != 0) {
+    *error = ErrnoStatus(errno, "cannot stat config file " + Quote(path)).message();
+    return false;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    *error = "config file " + Quote(path) + " is " + FileKind(st.st_mode) + ", not a regular file";
+    return false;
+  }
+  if (st.st_size > kMaxConfigFileBytes) {
     *error = "config file " + Quote(path) + " is " + std::to_string(st.st_size) +
              " bytes; the limit is " + std::to_string(kMaxConfigFileBytes);
     return false;

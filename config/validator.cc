@@ -137,6 +137,7 @@ class Validator {
   int ParseInterval(const json& root);
   std::vector<ResourceConfig> ParseConfigList(const json& root, bool suppress_required);
   ResourceConfig ParseEntry(const json& entry, const std::string& path);
+  void CheckTotals(const std::vector<ResourceConfig>& resources, const std::string& path);
   std::string ParseResourceName(const json& entry, const std::string& path, bool required);
   std::string ParseResourcePrefix(const json& entry, const std::string& path);
   std::string ParseCdiKind(const json& entry, const std::string& path);
@@ -325,7 +326,25 @@ std::vector<ResourceConfig> Validator::ParseConfigList(const json& root, bool su
     }
     resources.push_back(std::move(resource));
   }
+  CheckTotals(resources, path);
   return resources;
+}
+
+// The limits on the whole list (kMaxResources, kMaxTotalDeviceIds).
+void Validator::CheckTotals(const std::vector<ResourceConfig>& resources, const std::string& path) {
+  if (resources.size() > static_cast<size_t>(kMaxResources)) {
+    Error(path, "has " + std::to_string(resources.size()) + " resources; at most " +
+                    std::to_string(kMaxResources) +
+                    " are allowed (each is a gRPC server and a kubelet registration)");
+  }
+  int64_t total = 0;
+  for (const auto& r : resources) total += r.rdma_hca_max;
+  if (total > kMaxTotalDeviceIds) {
+    Error(path, "the resources' rdmaHcaMax add up to " + std::to_string(total) +
+                    " device IDs; at most " + std::to_string(kMaxTotalDeviceIds) +
+                    " are allowed in all: every ID is held in memory and listed to the "
+                    "kubelet, and the daemon must stay inside its memory limit");
+  }
 }
 
 // One configList entry. Fields with errors are left at their defaults.

@@ -16,6 +16,12 @@ std::vector<std::string> NormalizeLegacyFlags(const std::vector<std::string>& ar
     } else {
       out.push_back(a);
     }
+    std::string& last = out.back();
+    if (!only_values && last.size() > 3 && last.compare(0, 2, "--") == 0 &&
+        last.find('=') == last.size() - 1) {
+      last.pop_back();
+      out.emplace_back();  // the empty value, as its own argument
+    }
   }
   return out;
 }

@@ -7,8 +7,9 @@
 namespace hcashare::dp {
 
 // Rewrites Go-style single-dash long flags ("-config-file", "-config-file=x", "-version")
-// into the double-dash form CLI11 parses. Short flags ("-v") and values are left alone.
-// `args` excludes argv[0].
+// into the double-dash form CLI11 parses, and an empty "--name=" into "--name" "" (CLI11
+// would take the next argument as its value). Short flags ("-v") and values are left
+// alone. `args` excludes argv[0].
 std::vector<std::string> NormalizeLegacyFlags(const std::vector<std::string>& args);
 
 }  // namespace hcashare::dp

@@ -32,9 +32,27 @@ std::shared_ptr<grpc::Channel> KubeletRegistrar::Channel() {
   return channel_;
 }
 
+void RegisterCancel::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (ctx_ != nullptr) ctx_->TryCancel();
+}
+
+bool RegisterCancel::Begin(grpc::ClientContext* ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ctx_ = ctx;
+  return !cancelled_;
+}
+
+bool RegisterCancel::End() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ctx_ = nullptr;
+  return !cancelled_;
+}
+
 Status KubeletRegistrar::Register(const std::string& endpoint, const std::string& resource_name,
                                   std::chrono::milliseconds connect_timeout,
-                                  std::chrono::milliseconds call_timeout) {
+                                  std::chrono::milliseconds call_timeout, RegisterCancel* cancel) {
   auto channel = Channel();
   if (!channel) return Status::Unavailable(socket_ + " does not exist");
   auto stub = v1beta1::Registration::NewStub(channel);
@@ -52,10 +70,13 @@ Status KubeletRegistrar::Register(const std::string& endpoint, const std::string
   ctx.set_deadline(std::chrono::system_clock::now() + connect_timeout + call_timeout);
   v1beta1::Empty resp;
   grpc::Status st;
+  const Status cancelled = Status::Unavailable("registration of " + resource_name + " cancelled");
+  if (cancel != nullptr && !cancel->Begin(&ctx)) return cancelled;
   {
     GrpcCallScope edge;  // see common/grpc_edge.h
     st = stub->Register(&ctx, req, &resp);
   }
+  if (cancel != nullptr && !cancel->End()) return cancelled;
   if (!st.ok()) {
     std::string msg =
         "kubelet refused registration of " + resource_name + ": " + st.error_message();

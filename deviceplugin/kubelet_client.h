@@ -2,6 +2,7 @@
 #pragma once
 
 #include <grpcpp/channel.h>
+#include <grpcpp/client_context.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -12,6 +13,24 @@
 #include "common/status.h"
 
 namespace hcashare::dp {
+
+// Cancels one caller's Register calls from another thread: the call in flight returns at
+// once, and every later call fails without dialling. Thread-safe.
+class RegisterCancel {
+ public:
+  void Cancel();
+
+ private:
+  friend class KubeletRegistrar;
+  // Records `ctx` as in flight; false when already cancelled.
+  bool Begin(grpc::ClientContext* ctx);
+  // Forgets the call in flight; false when it was cancelled meanwhile.
+  bool End();
+
+  std::mutex mu_;
+  grpc::ClientContext* ctx_ = nullptr;  // guarded by mu_
+  bool cancelled_ = false;              // guarded by mu_
+};
 
 // Registers resources on one kubelet.sock. Every resource shares one connection, which is
 // re-created when kubelet.sock is replaced (a kubelet restart gives it a new inode), so a
@@ -25,9 +44,10 @@ class KubeletRegistrar {
   // same directory) and the options we serve. Waits at most `connect_timeout` +
   // `call_timeout` (the kubelet dials us back inside the call). Unavailable when the
   // kubelet is not there; FailedPrecondition with the kubelet's message when it refuses.
+  // `cancel` (may be null) lets a shutdown end the call at once (Unavailable).
   Status Register(const std::string& endpoint, const std::string& resource_name,
-                  std::chrono::milliseconds connect_timeout,
-                  std::chrono::milliseconds call_timeout);
+                  std::chrono::milliseconds connect_timeout, std::chrono::milliseconds call_timeout,
+                  RegisterCancel* cancel = nullptr);
 
  private:
   // The channel for the current kubelet.sock inode, or null when the socket is absent.

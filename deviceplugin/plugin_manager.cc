@@ -107,8 +107,11 @@ void PluginManager::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     servers.swap(servers_);
   }
+  // In parallel: each server's shutdown waits on its own gRPC threads.
+  std::vector<std::thread> stopping;
+  for (auto& [name, s] : servers) stopping.emplace_back([&server = *s] { server.Stop(); });
+  for (auto& t : stopping) t.join();
   for (auto& [name, s] : servers) {
-    s->Stop();
     // A newer instance serves the resource now: its CDI spec and pool description too.
     if (s->displaced()) DisownFiles(s->state().Current()->rc);
   }

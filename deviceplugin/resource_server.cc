@@ -95,8 +95,11 @@ void ResourceServer::Stop() {
     shutdown_ = true;
   }
   cv_.notify_all();
+  register_cancel_.Cancel();  // a kubelet that never answers must not hold the shutdown
   if (supervisor_.joinable()) supervisor_.join();
-  StopIncarnation();
+  // The daemon is leaving: a list still being sent is of no use to the kubelet, which
+  // marks the devices unhealthy once our socket is gone.
+  StopIncarnation(std::chrono::milliseconds(0));
   std::lock_guard<std::mutex> lock(mu_);
   const ino_t now = public_path_.empty() ? 0 : InodeOf(public_path_);
   if (now != 0 && now == public_inode_) {
@@ -278,12 +281,12 @@ void ResourceServer::Supervise() {
   }
 }
 
-void ResourceServer::StopIncarnation() {
+void ResourceServer::StopIncarnation(std::chrono::milliseconds grace) {
   if (!inc_) return;
   inc_->plugin->FinishStreams();
   {
     GrpcCallScope edge;  // see common/grpc_edge.h
-    inc_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+    inc_->server->Shutdown(std::chrono::system_clock::now() + grace);
     inc_->server->Wait();
   }
   ::unlink(inc_->private_path.c_str());  // normally gone already (renamed)
@@ -370,8 +373,8 @@ bool ResourceServer::DoRestart(const std::string& reason) {
   }
   const auto reg_start = Clock::now();
   const ino_t kubelet_inode = InodeOf(kubelet_sock);
-  Status st =
-      registrar_.Register(socket_name_, full_name_, opts_.connect_timeout, opts_.register_timeout);
+  Status st = registrar_.Register(socket_name_, full_name_, opts_.connect_timeout,
+                                  opts_.register_timeout, &register_cancel_);
   if (!st.ok()) {
     return Fail("registration failed: " + st.message());
   }

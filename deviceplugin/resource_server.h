@@ -111,7 +111,8 @@ class ResourceServer {
 
   void Supervise();
   bool DoRestart(const std::string& reason);
-  void StopIncarnation();
+  // `grace`: how long RPCs in flight may finish before they are cancelled.
+  void StopIncarnation(std::chrono::milliseconds grace = std::chrono::milliseconds(500));
   void DoStreamCheck();
   void EnterStandby(const std::string& why);
   void OnStreamChanged(int delta, bool by_peer);
@@ -129,6 +130,7 @@ class ResourceServer {
   const ServerOptions opts_;
   const Host& host_;
   KubeletRegistrar& registrar_;
+  RegisterCancel register_cancel_;  // Stop() ends a registration in flight
   const std::string full_name_;
   const std::string socket_name_;  // "<resourceName>.sock"
   PluginState state_;

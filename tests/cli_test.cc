@@ -49,7 +49,7 @@ TEST(CliTest, ValidateAcceptsMellanoxExample) {
   CliResult r = Hcashare(tmp, {"validate", tmp.path() + "/config.json"});
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("valid"), std::string::npos);
-  EXPECT_NE(r.output.find("rdma/hca_shared_devices_a rdmaHcaMax=1000"), std::string::npos);
+  EXPECT_NE(r.output.find("rdma/hca_shared_devices_a shared: rdmaHcaMax=1000"), std::string::npos);
   EXPECT_NE(r.output.find("warning: $.configList[0].devices"), std::string::npos) << r.output;
 }
 

@@ -6,6 +6,21 @@
 #include "tools/commands.h"
 
 namespace hcashare::cli {
+namespace {
+
+const char* ModeName(const config::ResourceConfig& rc) {
+  return rc.mode == config::PoolMode::kShared ? "shared" : "exclusive";
+}
+
+// What the resource advertises, in words.
+std::string Advertises(const config::ResourceConfig& rc) {
+  if (rc.mode == config::PoolMode::kShared) {
+    return "shared: rdmaHcaMax=" + std::to_string(rc.rdma_hca_max) + " IDs, each granting the pool";
+  }
+  return "exclusive: one device per selected PCI function (ID = its PCI address)";
+}
+
+}  // namespace
 
 int RunValidate(const std::string& file, bool json) {
   config::ParseOutcome out = config::LoadConfigFile(file);
@@ -22,7 +37,9 @@ int RunValidate(const std::string& file, bool json) {
     if (out.config) {
       nlohmann::json res = nlohmann::json::array();
       for (const auto& rc : out.config->resources) {
-        res.push_back({{"resource", rc.FullName()}, {"rdmaHcaMax", rc.rdma_hca_max}});
+        nlohmann::json r = {{"resource", rc.FullName()}, {"mode", ModeName(rc)}};
+        if (rc.mode == config::PoolMode::kShared) r["rdmaHcaMax"] = rc.rdma_hca_max;
+        res.push_back(std::move(r));
       }
       j["resources"] = res;
       j["periodicUpdateInterval"] = out.config->periodic_update_seconds;
@@ -33,7 +50,7 @@ int RunValidate(const std::string& file, bool json) {
               << config::FormatIssues(out);
     if (out.config) {
       for (const auto& rc : out.config->resources) {
-        std::cout << "resource " << rc.FullName() << " rdmaHcaMax=" << rc.rdma_hca_max << "\n";
+        std::cout << "resource " << rc.FullName() << " " << Advertises(rc) << "\n";
       }
     }
   }

@@ -1,0 +1,186 @@
+// The daemon in hostile and broken environments (issue 15), as a process: a config that is
+// a FIFO or far too large, bad flag values, and SIGTERM at every phase of its life. Each
+// test failed before its fix: a FIFO hung the daemon (and `validate`) forever, 10,000 x
+// 50,000 IDs grew the daemon past 3 GB, a bad --metrics-address exited 1 after writing
+// files, and `--pool-info-dir=` swallowed the next argument.
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/unique_fd.h"
+#include "tests/daemon_fixture.h"
+
+namespace hcashare::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr long kPromptMs = 500;  // sanitized binaries start and stop several times slower
+#else
+constexpr long kPromptMs = 100;  // the issue's bound for SIGTERM at any phase
+#endif
+
+long MsSince(Clock::time_point t) {
+  return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
+}
+
+// `n` shared resources of `ids` IDs each over the demo node's Mellanox HCAs.
+std::string ManyIds(int n, int ids) {
+  std::string list;
+  for (int r = 0; r < n; ++r) {
+    list += std::string(r ? "," : "") + R"({"resourceName": "r)" + std::to_string(r) +
+            R"(", "rdmaHcaMax": )" + std::to_string(ids) +
+            R"(, "selectors": {"vendors": ["15b3"]}})";
+  }
+  return R"({"configList": [)" + list + "]}";
+}
+
+class DaemonHostileTest : public DaemonTest {
+ protected:
+  // Runs the daemon with `extra` to its end (at most `limit`); returns its exit code.
+  int RunToEnd(const std::vector<std::string>& extra, milliseconds limit = milliseconds(10000)) {
+    auto p = Spawn(extra, "plugin.log");
+    EXPECT_TRUE(p.ok());
+    if (!p.ok()) return -1;
+    auto rc = p->Wait(limit);
+    if (!rc.ok()) (void)p->Signal(SIGKILL);
+    return rc.value_or(-1);
+  }
+  std::string Log() const { return ReadTextFile(tmp_.path() + "/plugin.log"); }
+
+  // Sends SIGTERM to `p` and returns how long it took to exit (-1: not within 5 s); the
+  // exit code goes to *code.
+  static long TermAndTime(Subprocess& p, int* code) {
+    const auto t = Clock::now();
+    if (!p.Signal(SIGTERM).ok()) return -1;
+    auto rc = p.Wait(milliseconds(5000));
+    if (!rc.ok()) {
+      (void)p.Signal(SIGKILL);
+      return -1;
+    }
+    *code = *rc;
+    return MsSince(t);
+  }
+};
+
+TEST_F(DaemonHostileTest, FifoConfigIsRefusedAtOnce) {
+  ASSERT_EQ(::mkfifo(config_.c_str(), 0600), 0);
+  const auto t = Clock::now();
+  EXPECT_EQ(RunToEnd({"--config", config_}, milliseconds(3000)), 2);
+  EXPECT_LT(MsSince(t), 2000);
+  EXPECT_THAT(Log(), HasSubstr("is a FIFO, not a regular file"));
+  auto v = Subprocess::Spawn({BinDir() + "/hcashare", "validate", config_},
+                             tmp_.path() + "/validate.txt");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->Wait(milliseconds(3000)).value_or(-1), 2);
+  EXPECT_THAT(ReadTextFile(tmp_.path() + "/validate.txt"), HasSubstr("a FIFO"));
+}
+
+// 10,000 resources x 50,000 IDs passed validation and then exhausted memory. Now both the
+// resource count and the total are capped, and the error gives the numbers.
+TEST_F(DaemonHostileTest, ConfigBeyondTheCapsIsRejectedWithTheNumbers) {
+  WriteConfig(ManyIds(10000, 50000));
+  EXPECT_EQ(RunToEnd({"--config", config_}), 2);
+  EXPECT_THAT(Log(), HasSubstr("has 10000 resources; at most 64"));
+  EXPECT_THAT(Log(), HasSubstr("add up to 500000000 device IDs; at most 400000"));
+  WriteConfig(ManyIds(8, 50000));  // exactly at the cap: fine
+  auto p = Spawn({"--config", config_}, "at-cap.log");
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(kubelet_->Start().ok());
+  EXPECT_TRUE(kubelet_->WaitFor(
+      "rdma/r7", [](const fake::ResourceView& v) { return v.devices.size() == 50000; },
+      milliseconds(30000)));
+  int code = -1;
+  EXPECT_GE(TermAndTime(*p, &code), 0);
+  EXPECT_EQ(code, 0);
+}
+
+// A bad --metrics-address is a usage error (2) found before anything is written.
+TEST_F(DaemonHostileTest, BadMetricsAddressExitsTwoBeforeAnySideEffect) {
+  WriteConfig(Config(4));
+  EXPECT_EQ(RunToEnd({"--config", config_, "--metrics-address", "999.1.1.1:99999"}), 2);
+  EXPECT_THAT(Log(), HasSubstr("port out of range"));
+  EXPECT_FALSE(std::filesystem::exists(tmp_.path() + "/pools"));
+  EXPECT_FALSE(std::filesystem::exists(kubelet_->DevicePluginDir()) &&
+               !std::filesystem::is_empty(kubelet_->DevicePluginDir()));
+}
+
+// `--pool-info-dir=` (the README's way to turn pool files off) no longer takes the next
+// argument as its value.
+TEST_F(DaemonHostileTest, EmptyEqualsValueDoesNotSwallowTheNextArgument) {
+  const std::string out = tmp_.path() + "/version.txt";
+  auto p = Subprocess::Spawn(
+      {BinDir() + "/hcashare-device-plugin", "--pool-info-dir=", "--version"}, out);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->Wait(milliseconds(5000)).value_or(-1), 0);
+  EXPECT_THAT(ReadTextFile(out), HasSubstr("hcashare-device-plugin "));
+  EXPECT_THAT(ReadTextFile(out), ::testing::Not(HasSubstr("starting")));
+}
+
+// SIGTERM before the daemon has done anything.
+TEST_F(DaemonHostileTest, SigtermDuringStartUpEndsPromptly) {
+  WriteConfig(Config(4));
+  auto p = Spawn({"--config", config_}, "plugin.log");
+  ASSERT_TRUE(p.ok());
+  int code = -1;
+  const long ms = TermAndTime(*p, &code);
+  EXPECT_GE(ms, 0);
+  EXPECT_LT(ms, kPromptMs);
+}
+
+// SIGTERM while the kubelet accepts the registration connection but never answers.
+TEST_F(DaemonHostileTest, SigtermDuringAStalledRegistrationEndsPromptly) {
+  WriteConfig(Config(4));
+  std::filesystem::create_directories(kubelet_->DevicePluginDir());
+  const std::string sock = kubelet_->DevicePluginDir() + "/kubelet.sock";
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.size(), sizeof(addr.sun_path));
+  sock.copy(addr.sun_path, sock.size());
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(::listen(listener.get(), 16), 0);
+  auto p = Spawn({"--config", config_, "--log-level", "debug"}, "plugin.log");
+  ASSERT_TRUE(p.ok());
+  // The daemon has dialled the kubelet once its connection is queued on the listener.
+  pollfd pfd{listener.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&pfd, 1, 10000), 1) << Log();
+  int code = -1;
+  const long ms = TermAndTime(*p, &code);
+  EXPECT_GE(ms, 0) << Log();
+  EXPECT_LT(ms, kPromptMs) << Log();
+  EXPECT_EQ(code, 0) << Log();
+}
+
+// SIGTERM while the first ListAndWatch of 8 x 50,000 IDs is being sent.
+TEST_F(DaemonHostileTest, SigtermDuringAHugeFirstListAndWatchEndsPromptly) {
+  WriteConfig(ManyIds(8, 50000));
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = Spawn({"--config", config_}, "plugin.log");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(kubelet_->WaitFor(
+      "rdma/r0", [](const fake::ResourceView& v) { return v.registrations > 0; },
+      milliseconds(10000)));
+  int code = -1;
+  const long ms = TermAndTime(*p, &code);
+  EXPECT_GE(ms, 0) << Log();
+  EXPECT_LT(ms, kPromptMs) << Log();
+  EXPECT_EQ(code, 0) << Log();
+}
+
+}  // namespace
+}  // namespace hcashare::testing
