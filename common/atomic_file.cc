@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 
 #include "common/host.h"
@@ -30,8 +32,12 @@ bool WriteAll(int fd, const std::string& content) {
 Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  const std::string tmp = dir + "/." + BaseName(path) + ".tmp." + std::to_string(::getpid());
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+  // Unique per call: threads of one process may write the same path at once (Allocates of
+  // one device), and each must rename only its own complete file.
+  static std::atomic<uint64_t> sequence{0};
+  const std::string tmp = dir + "/." + BaseName(path) + ".tmp." + std::to_string(::getpid()) + "." +
+                          std::to_string(sequence.fetch_add(1));
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
   if (!fd.valid()) return ErrnoStatus(errno, "write " + tmp);
   // fchmod: the mode given to open() is filtered by the umask.
   const bool written = ::fchmod(fd.get(), mode) == 0 && WriteAll(fd.get(), content);

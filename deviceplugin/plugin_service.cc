@@ -123,11 +123,13 @@ grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
     for (const auto& c : req.container_requests()) {
       for (const auto& id : c.devices_ids()) granted.push_back(snap.pool.Find(id));
     }
-    // Multus reads these to publish device-info; the pod works without them, so a write
-    // failure is logged rather than failing the allocation.
+    // Multus reads these to give the pod's CNI its deviceID: an allocation without them
+    // would start a pod whose secondary network cannot find its VF, so it fails instead.
     if (Status st = WriteDeviceInfoFiles(device_info_dir_, snap.rc, granted); !st.ok()) {
-      LogError("cannot write device-info file",
+      LogError("Allocate failed: cannot write device-info file",
                {{"resource", snap.rc.FullName()}, {"error", st.message()}});
+      return ToGrpc(
+          Status::Unavailable("cannot write the Multus device-info file: " + st.message()));
     }
   }
   if (LogEnabled(LogLevel::kDebug)) {

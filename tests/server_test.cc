@@ -3,12 +3,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <atomic>
 #include <nlohmann/json.hpp>
 
 #include "common/host.h"
@@ -400,6 +402,47 @@ TEST_F(ServerTest, ExclusiveModeOneDevicePerFunction) {
             R"("rdma-device":"mlx5_vf1","pf-pci-address":"0000:5e:00.0"}})");
   EXPECT_EQ(kubelet_->Allocate(res, {"0000:5e:00.4"}).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// Issue 15: an Allocate whose device-info file cannot be written fails (it answered OK,
+// leaving Multus without the deviceID), and concurrent Allocates of one device all succeed.
+TEST_F(ServerTest, ExclusiveAllocateFailsWithoutItsDeviceInfoFile) {
+  AddPfWithVfs(node_.get());
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.server.device_info_dir = tmp_.path() + "/devinfo";
+  std::ofstream(opts.server.device_info_dir) << "a file where the directory should be";
+  StartManager(kExclusive, opts);
+  ASSERT_TRUE(WaitListed("rdma/hca_vfs", 2));
+  auto resp = kubelet_->Allocate("rdma/hca_vfs", {"0000:5e:00.3"});
+  ASSERT_FALSE(resp.ok());
+  EXPECT_NE(resp.status().message().find("device-info"), std::string::npos)
+      << resp.status().ToString();
+}
+
+TEST_F(ServerTest, ConcurrentAllocatesOfOneExclusiveDeviceAllSucceed) {
+  AddPfWithVfs(node_.get());
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.server.device_info_dir = tmp_.path() + "/devinfo";
+  StartManager(kExclusive, opts);
+  ASSERT_TRUE(WaitListed("rdma/hca_vfs", 2));
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        if (!kubelet_->Allocate("rdma/hca_vfs", {"0000:5e:00.3"}).ok()) ++failed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 0);
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(opts.server.device_info_dir)) {
+    files.push_back(e.path().filename());
+  }
+  EXPECT_EQ(files, std::vector<std::string>{"rdma-hca_vfs-0000:5e:00.3-device.json"});
 }
 
 // Scalable functions: one exclusive device each, keyed by the auxiliary device name, with
