@@ -14,23 +14,13 @@
 
 #include "bench/bench_util.h"
 #include "bench/daemon_env.h"
+#include "tests/support/dp_configs.h"
 #include "tools/fake_kubelet.h"
 
 namespace hcashare {
 namespace {
 
 using std::chrono::milliseconds;
-
-// R shared resources over the demo node's HCAs, M IDs each.
-std::string Config(int resources, int ids) {
-  std::string list;
-  for (int r = 0; r < resources; ++r) {
-    list += std::string(r ? "," : "") + R"({"resourceName": "hca_)" + std::to_string(r) +
-            R"(", "rdmaHcaMax": )" + std::to_string(ids) +
-            R"(, "selectors": {"vendors": ["15b3"]}})";
-  }
-  return R"({"configList": [)" + list + "]}";
-}
 
 int Main(int argc, char** argv) {
   int resources = 4;
@@ -43,7 +33,7 @@ int Main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   bench::DaemonEnv env;
-  if (!env.Prepare(Config(resources, ids)).ok()) return 1;
+  if (!env.Prepare(testing::ManySharedResources(resources, ids, "hca_")).ok()) return 1;
   fake::FakeKubelet kubelet(env.kubelet);
   if (!kubelet.Start().ok()) return 1;
   const auto start = std::chrono::steady_clock::now();

@@ -20,6 +20,7 @@
 
 #include "common/unique_fd.h"
 #include "tests/daemon_fixture.h"
+#include "tests/support/dp_configs.h"
 
 namespace hcashare::testing {
 namespace {
@@ -36,17 +37,6 @@ constexpr long kPromptMs = 100;  // the issue's bound for SIGTERM at any phase
 
 long MsSince(Clock::time_point t) {
   return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
-}
-
-// `n` shared resources of `ids` IDs each over the demo node's Mellanox HCAs.
-std::string ManyIds(int n, int ids) {
-  std::string list;
-  for (int r = 0; r < n; ++r) {
-    list += std::string(r ? "," : "") + R"({"resourceName": "r)" + std::to_string(r) +
-            R"(", "rdmaHcaMax": )" + std::to_string(ids) +
-            R"(, "selectors": {"vendors": ["15b3"]}})";
-  }
-  return R"({"configList": [)" + list + "]}";
 }
 
 class DaemonHostileTest : public DaemonTest {
@@ -93,11 +83,11 @@ TEST_F(DaemonHostileTest, FifoConfigIsRefusedAtOnce) {
 // 10,000 resources x 50,000 IDs passed validation and then exhausted memory. Now both the
 // resource count and the total are capped, and the error gives the numbers.
 TEST_F(DaemonHostileTest, ConfigBeyondTheCapsIsRejectedWithTheNumbers) {
-  WriteConfig(ManyIds(10000, 50000));
+  WriteConfig(ManySharedResources(10000, 50000));
   EXPECT_EQ(RunToEnd({"--config", config_}), 2);
   EXPECT_THAT(Log(), HasSubstr("has 10000 resources; at most 64"));
   EXPECT_THAT(Log(), HasSubstr("add up to 500000000 device IDs; at most 400000"));
-  WriteConfig(ManyIds(8, 50000));  // exactly at the cap: fine
+  WriteConfig(ManySharedResources(8, 50000));  // exactly at the cap: fine
   auto p = Spawn({"--config", config_}, "at-cap.log");
   ASSERT_TRUE(p.ok());
   EXPECT_TRUE(kubelet_->Start().ok());
@@ -168,7 +158,7 @@ TEST_F(DaemonHostileTest, SigtermDuringAStalledRegistrationEndsPromptly) {
 
 // SIGTERM while the first ListAndWatch of 8 x 50,000 IDs is being sent.
 TEST_F(DaemonHostileTest, SigtermDuringAHugeFirstListAndWatchEndsPromptly) {
-  WriteConfig(ManyIds(8, 50000));
+  WriteConfig(ManySharedResources(8, 50000));
   ASSERT_TRUE(kubelet_->Start().ok());
   auto p = Spawn({"--config", config_}, "plugin.log");
   ASSERT_TRUE(p.ok());

@@ -233,7 +233,9 @@ TEST(DeployChartSchema, EnumValuesAreAcceptedByTheDaemon) {
       const auto objs = RenderHelm(json{{key, value}});
       ASSERT_TRUE(Find(objs, "DaemonSet"));
       std::vector<std::string> argv = {Bin("hcashare-device-plugin")};
-      for (const auto& a : PodSpec(*Find(objs, "DaemonSet"))["containers"][0]["args"]) {
+      const json spec =
+          PodSpec(*Find(objs, "DaemonSet"));  // not a temporary: the loop refers into it
+      for (const auto& a : spec["containers"][0]["args"]) {
         argv.push_back(a.get<std::string>());
       }
       argv.push_back("--version");
