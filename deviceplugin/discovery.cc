@@ -17,6 +17,7 @@ constexpr const char* kPciDevices = "/sys/bus/pci/devices";
 constexpr const char* kAuxDevices = "/sys/bus/auxiliary/devices";
 constexpr const char* kRdmaClass = kRdmaClassDir;
 constexpr const char* kNetClass = "/sys/class/net";
+constexpr int kMaxVfs = 4096;  // the PCIe limit per PF is 65535; no NIC offers more than this
 
 // True for the char device names that belong to an RDMA device.
 bool IsRdmaCharDevice(const std::string& name) {
@@ -204,8 +205,10 @@ bool Discoverer::ReadFunction(const std::string& addr, const std::string& dir, b
     const std::optional<int64_t> vfs = ReadSysfsInt(host_, dir + "/sriov_numvfs");
     if (vfs && *vfs > 0 && *vfs <= std::numeric_limits<int>::max()) {
       f.num_vfs = static_cast<int>(*vfs);
-    } else if (host_.Exists(dir + "/virtfn0")) {
-      f.num_vfs = 1;
+    } else {
+      while (f.num_vfs < kMaxVfs && host_.Exists(dir + "/virtfn" + std::to_string(f.num_vfs))) {
+        ++f.num_vfs;
+      }
     }
   }
 

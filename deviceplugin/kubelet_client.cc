@@ -40,8 +40,9 @@ void RegisterCancel::Cancel() {
 
 bool RegisterCancel::Begin(grpc::ClientContext* ctx) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) return false;  // never record a context the caller will not use
   ctx_ = ctx;
-  return !cancelled_;
+  return true;
 }
 
 bool RegisterCancel::End() {

@@ -109,6 +109,10 @@ TEST_F(ExclusiveSafetyTest, DiscoveryRecordsVfCountAndUplink) {
     EXPECT_EQ(f.num_vfs, f.address == kPf ? 2 : 0) << f.address;
     EXPECT_EQ(f.host_uplink, f.address == kUplink) << f.address;
   }
+  // Without sriov_numvfs (an older tree), the virtfnN links still count the VFs.
+  ASSERT_TRUE(
+      std::filesystem::remove(tmp_.path() + "/sys/bus/pci/devices/" + kPf + "/sriov_numvfs"));
+  for (const auto& f : Scan().functions) EXPECT_EQ(f.num_vfs, f.address == kPf ? 2 : 0);
 }
 
 // The defect: `pfNames: ["ens1f0np0"]` in an exclusive pool offered the PF beside its VFs.
