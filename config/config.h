@@ -34,6 +34,9 @@ enum class PoolMode {
   kExclusive,  // one kubelet device per selected PCI function, ID = its PCI address
 };
 
+// "shared" or "exclusive": the config's `mode` value for `mode`.
+const char* PoolModeName(PoolMode mode);
+
 // One `pfNames` entry: a PF netdev name, optionally with a VF index range
 // ("ens1f0#0-3" or "ens1f0#2"). Without a range it matches the PF itself and all its VFs;
 // with a range it matches only those VFs.
@@ -74,7 +77,7 @@ struct ResourceConfig {
   bool topology_aware = false;  // `topologyAware` (shared only): IDs spread over NUMA nodes
   bool exclude_topology = false;  // `excludeTopology`: advertise no NUMA TopologyInfo
   std::string cdi_kind;  // `cdiKind`: the CDI kind of this resource's spec; "" = FullName()
-  // Exclusive only, both default false (see README "Exclusive pools"):
+  // Exclusive only, both default false (see README "Exclusive mode"):
   bool allow_pf_with_vfs = false;  // `allowPfWithVfs`: offer PFs whose VFs are enabled
   bool allow_host_uplink = false;  // `allowHostUplink`: offer the netdev of the default route
   Selectors selectors;             // `devices` is folded into selectors.if_names

@@ -129,6 +129,10 @@ bool Selectors::operator==(const Selectors& o) const {
          is_vf == o.is_vf;
 }
 
+const char* PoolModeName(PoolMode mode) {
+  return mode == PoolMode::kExclusive ? "exclusive" : "shared";
+}
+
 bool ResourceConfig::operator==(const ResourceConfig& o) const {
   return resource_name == o.resource_name && resource_prefix == o.resource_prefix &&
          mode == o.mode && rdma_hca_max == o.rdma_hca_max && topology_aware == o.topology_aware &&

@@ -8,10 +8,6 @@
 namespace hcashare::cli {
 namespace {
 
-const char* ModeName(const config::ResourceConfig& rc) {
-  return rc.mode == config::PoolMode::kExclusive ? "exclusive" : "shared";
-}
-
 std::string Or(const std::vector<std::string>& v) { return v.empty() ? "-" : Join(v, ","); }
 
 std::string Numa(const v1beta1::Device& d) {
@@ -88,7 +84,7 @@ std::string FormatDiscoverText(const DiscoverReport& report) {
   out << "discovery: " << report.inventory.functions.size() << " usable RDMA function(s), "
       << report.inventory.excluded.size() << " unusable\n";
   for (const auto& r : report.resources) {
-    out << "\nresource " << r.rc.FullName() << " (" << ModeName(r.rc);
+    out << "\nresource " << r.rc.FullName() << " (" << config::PoolModeName(r.rc.mode);
     if (r.rc.mode == config::PoolMode::kShared) out << ", rdmaHcaMax " << r.rc.rdma_hca_max;
     if (r.rc.topology_aware) out << ", topologyAware";
     out << ")\n";
@@ -144,7 +140,7 @@ nlohmann::ordered_json DiscoverJson(const DiscoverReport& report) {
     }
     resources.push_back(
         {{"resource", r.rc.FullName()},
-         {"mode", ModeName(r.rc)},
+         {"mode", config::PoolModeName(r.rc.mode)},
          {"blocked", r.pool.blocked_reason.empty() ? nlohmann::ordered_json(nullptr)
                                                    : nlohmann::ordered_json(r.pool.blocked_reason)},
          {"selected", selected},

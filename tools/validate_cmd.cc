@@ -8,10 +8,6 @@
 namespace hcashare::cli {
 namespace {
 
-const char* ModeName(const config::ResourceConfig& rc) {
-  return rc.mode == config::PoolMode::kShared ? "shared" : "exclusive";
-}
-
 // What the resource advertises, in words.
 std::string Advertises(const config::ResourceConfig& rc) {
   if (rc.mode == config::PoolMode::kShared) {
@@ -37,7 +33,7 @@ int RunValidate(const std::string& file, bool json) {
     if (out.config) {
       nlohmann::json res = nlohmann::json::array();
       for (const auto& rc : out.config->resources) {
-        nlohmann::json r = {{"resource", rc.FullName()}, {"mode", ModeName(rc)}};
+        nlohmann::json r = {{"resource", rc.FullName()}, {"mode", config::PoolModeName(rc.mode)}};
         if (rc.mode == config::PoolMode::kShared) r["rdmaHcaMax"] = rc.rdma_hca_max;
         res.push_back(std::move(r));
       }
