@@ -22,6 +22,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_util.h"
+
 #include "common/http_server.h"
 #include "common/unique_fd.h"
 
@@ -36,10 +38,7 @@ using metrics::Registry;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-// Milliseconds since `start` (printable in assertion failures, unlike a duration).
-long long MsSince(Clock::time_point start) {
-  return std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
-}
+using testing::MsSince;
 
 // ---------------------------------------------------------------------------------------------
 // Registry

@@ -1,6 +1,7 @@
 // Helpers shared by the test binaries.
 #pragma once
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -9,6 +10,13 @@
 #include "common/subprocess.h"
 
 namespace hcashare::testing {
+
+// Milliseconds since `start` (printable in assertion failures, unlike a duration).
+inline long long MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
+}
 
 // The whole file at `path` ("" when it cannot be read).
 inline std::string ReadTextFile(const std::string& path) {
