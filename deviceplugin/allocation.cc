@@ -1,6 +1,7 @@
 #include "deviceplugin/allocation.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -62,6 +63,28 @@ std::vector<PciFunction> Granted(const config::ResourceConfig& rc, const PoolSta
     if (nodes.count(h.numa_node < 0 ? -1 : h.numa_node)) out.push_back(h);
   }
   return out;
+}
+
+// What a shared pool hands out of `granted`: the HCAs whose device nodes all still exist,
+// and of those only the healthy ones while one is healthy. `gone` gets the first vanished
+// node, for the error when none is left.
+std::vector<PciFunction> PresentAndHealthy(std::vector<PciFunction> granted, const Host& host,
+                                           std::string* gone) {
+  auto vanished = [&](const PciFunction& h) {
+    for (const auto& path : PoolState::CharDevicesOf({h})) {
+      if (host.Exists(path)) continue;
+      if (gone->empty()) *gone = path;
+      return true;
+    }
+    return false;
+  };
+  granted.erase(std::remove_if(granted.begin(), granted.end(), vanished), granted.end());
+  const auto healthy = [](const PciFunction& h) { return h.healthy; };
+  if (std::any_of(granted.begin(), granted.end(), healthy)) {
+    granted.erase(std::remove_if(granted.begin(), granted.end(), std::not_fn(healthy)),
+                  granted.end());
+  }
+  return granted;
 }
 
 // PCIDEVICE_..._INFO: per ID, the generic ID and its RDMA details (SR-IOV DP's shape).
@@ -179,16 +202,26 @@ Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceCo
   v1beta1::AllocateResponse resp;
   for (const auto& creq : req.container_requests()) {
     const std::vector<std::string> ids(creq.devices_ids().begin(), creq.devices_ids().end());
-    const std::vector<PciFunction> granted = Granted(rc, pool, ids);
+    std::vector<PciFunction> granted = Granted(rc, pool, ids);
     if (granted.empty()) {
       return Status::FailedPrecondition("no HCA of " + rc.FullName() + " serves the granted IDs");
     }
+    // A shared pool leaves out what vanished or is unhealthy; an exclusive grant is exactly
+    // the devices asked for, so one vanished node fails it.
+    std::string gone;
+    if (rc.mode == PoolMode::kShared) {
+      granted = PresentAndHealthy(std::move(granted), host, &gone);
+    } else {
+      for (const auto& path : PoolState::CharDevicesOf(granted)) {
+        if (!host.Exists(path) && gone.empty()) gone = path;
+      }
+    }
+    if (granted.empty() || (rc.mode == PoolMode::kExclusive && !gone.empty())) {
+      return Status::FailedPrecondition("device node " + gone + " of resource " + rc.FullName() +
+                                        " vanished since the last scan");
+    }
     auto* out = resp.add_container_responses();
     for (const auto& path : PoolState::CharDevicesOf(granted)) {
-      if (!host.Exists(path)) {
-        return Status::FailedPrecondition("device node " + path + " of resource " + rc.FullName() +
-                                          " vanished since the last scan");
-      }
       v1beta1::DeviceSpec* spec = out->add_devices();
       spec->set_container_path(path);
       spec->set_host_path(path);

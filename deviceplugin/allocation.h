@@ -33,13 +33,16 @@ void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
 
 // Builds the Allocate answer: one ContainerAllocateResponse per container request, with
 // a "rw" DeviceSpec for every char device granted (rdma_cm once) and HCASHARE_RDMA_DEVICES.
-//   shared: the whole pool, or with topologyAware the HCAs of the granted IDs' NUMA nodes.
+//   shared: the whole pool, or with topologyAware the HCAs of the granted IDs' NUMA nodes;
+//     without HCAs whose device nodes vanished, and without the unhealthy ones while a
+//     healthy one remains.
 //   exclusive: exactly the granted functions, plus PCIDEVICE_<PREFIX>_<NAME> (the IDs) and
 //     PCIDEVICE_<PREFIX>_<NAME>_INFO (JSON per ID) as the SR-IOV device plugin sets them.
 // Host paths are host-absolute, never prefixed by the host root; `host` is only used to
 // check that the device nodes still exist.
 // InvalidArgument: no container requests, no IDs, or an ID that is not one of ours (named
-// in the message). FailedPrecondition: no usable HCA, or a device node vanished.
+// in the message). FailedPrecondition: no usable HCA, or (exclusive) a granted device node
+// vanished.
 Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceConfig& rc,
                                                         const PoolState& pool,
                                                         const v1beta1::AllocateRequest& req,

@@ -51,7 +51,7 @@ bool PciFunction::operator==(const PciFunction& o) const {
          is_sf == o.is_sf && sf_num == o.sf_num && pf_address == o.pf_address &&
          vf_index == o.vf_index && pf_netdevs == o.pf_netdevs && is_virtual == o.is_virtual &&
          num_vfs == o.num_vfs && host_uplink == o.host_uplink && healthy == o.healthy &&
-         health_reason == o.health_reason;
+         health_reason == o.health_reason && gone == o.gone;
 }
 
 std::string SysfsDirOf(const PciFunction& fn) {
@@ -314,21 +314,55 @@ bool Discoverer::ReadRdmaDevices(const std::string& rdma_dir, const std::vector<
 
 void Discoverer::RefreshHealth(PciFunction* fn) const {
   std::string reason;
+  auto add = [&reason](const std::string& what) { reason += (reason.empty() ? "" : "; ") + what; };
+  // A function or device node that vanished without a uevent: Unhealthy at once.
+  fn->gone = false;
+  if (!host_.Exists(SysfsDirOf(*fn))) {
+    add("function " + fn->address + " vanished");
+    fn->gone = true;
+  }
   for (const auto& r : fn->rdma) {
-    const std::string ports_dir = RdmaSysfsDir(*fn, r.name) + "/ports";
-    for (const auto& p : r.ports) {
-      // "4: ACTIVE"; unreadable (e.g. moved into a pod) counts as no news.
-      auto state = host_.ReadTrimmed(ports_dir + "/" + p + "/state");
-      if (state.ok() && state->find("ACTIVE") == std::string::npos) {
-        reason += (reason.empty() ? "" : "; ") + r.name + " port " + p + " is " + *state;
+    for (const auto& cd : r.char_devices) {
+      if (!fn->gone && !host_.Exists(cd)) {
+        add("device node " + cd + " vanished");
+        fn->gone = true;
       }
     }
   }
-  for (const auto& nd : fn->netdevs) {
-    auto oper = host_.ReadTrimmed(NetdevSysfsDir(*fn, nd) + "/operstate");
-    if (oper.ok() && (*oper == "down" || *oper == "lowerlayerdown" || *oper == "notpresent")) {
-      reason += (reason.empty() ? "" : "; ") + ("netdev " + nd + " is " + *oper);
+  if (fn->gone) {
+    fn->healthy = false;
+    fn->health_reason = reason;
+    return;
+  }
+  // An idle VF or SF is commonly admin-down on the host (the CNI hands it back down), and
+  // an Ethernet one's RDMA port follows that netdev. What makes it unusable is its PF's
+  // physical port; an InfiniBand VF has its own port state on the fabric.
+  const bool delegated = fn->is_vf || fn->is_sf;
+  const bool infiniband =
+      std::find(fn->link_types.begin(), fn->link_types.end(), "infiniband") != fn->link_types.end();
+  if (!delegated || infiniband) {
+    for (const auto& r : fn->rdma) {
+      const std::string ports_dir = RdmaSysfsDir(*fn, r.name) + "/ports";
+      for (const auto& p : r.ports) {
+        // "4: ACTIVE"; unreadable (e.g. moved into a pod) counts as no news.
+        auto state = host_.ReadTrimmed(ports_dir + "/" + p + "/state");
+        if (state.ok() && state->find("ACTIVE") == std::string::npos) {
+          add(r.name + " port " + p + " is " + *state);
+        }
+      }
     }
+  }
+  auto check_netdev = [&](const std::string& dir, const std::string& what) {
+    auto oper = host_.ReadTrimmed(dir + "/operstate");
+    if (oper.ok() && (*oper == "down" || *oper == "lowerlayerdown" || *oper == "notpresent")) {
+      add(what + " is " + *oper);
+    }
+  };
+  if (!delegated) {
+    for (const auto& nd : fn->netdevs) check_netdev(NetdevSysfsDir(*fn, nd), "netdev " + nd);
+  } else if (!infiniband) {
+    const std::string pf_dir = std::string(kPciDevices) + "/" + fn->pf_address + "/net/";
+    for (const auto& nd : fn->pf_netdevs) check_netdev(pf_dir + nd, "PF netdev " + nd);
   }
   fn->healthy = reason.empty();
   fn->health_reason = reason;

@@ -58,9 +58,13 @@ struct PciFunction {
   std::vector<std::string> pf_netdevs;  // netdevs of the PF (of itself for a PF)
   int num_vfs = 0;                      // a PF's enabled VFs (`sriov_numvfs`)
   bool host_uplink = false;             // a netdev carries the host's default route
-  // Health: every RDMA port ACTIVE and no netdev down. The reason names what is not.
+  // Health: the function and its char devices exist, and its port is up: for a PF or a
+  // virtual device every RDMA port ACTIVE and no netdev down; for an Ethernet VF or SF its
+  // PF's netdevs not down (its own admin state is the CNI's business); for an InfiniBand
+  // VF its own RDMA ports ACTIVE. The reason names what is not.
   bool healthy = true;
   std::string health_reason;
+  bool gone = false;  // the function or a char device vanished since the scan
 
   bool operator==(const PciFunction& o) const;
 };
@@ -101,8 +105,9 @@ class Discoverer {
   // Walks sysfs once. Never fails: unreadable entries are skipped (logged at debug).
   Inventory Scan() const;
 
-  // Re-reads only the health inputs (RDMA port states, netdev operstate) of `fn`: the
-  // cheap poll between scans, since sysfs attributes cannot be watched.
+  // Re-reads only the health inputs of `fn` (that its sysfs directory and char devices
+  // exist, RDMA port states, netdev operstate): the cheap poll between scans, since sysfs
+  // attributes cannot be watched and a device can vanish without a uevent.
   void RefreshHealth(PciFunction* fn) const;
 
  private:

@@ -21,8 +21,9 @@ HealthDebouncer::Clock::time_point HealthDebouncer::Apply(std::vector<PciFunctio
       continue;
     }
     if (fn.healthy != e.published) {
+      // The first change, and a device that vanished (it cannot flap), go out at once.
       const bool first_change = e.changed_at == Clock::time_point::min();
-      const auto due = first_change ? now : e.changed_at + window_;
+      const auto due = first_change || fn.gone ? now : e.changed_at + window_;
       if (now >= due) {
         LogInfo(fn.healthy ? "device healthy again" : "device unhealthy",
                 {{"pci", fn.address}, {"reason", fn.health_reason}});

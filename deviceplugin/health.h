@@ -2,7 +2,8 @@
 //
 // A device's first health change is published at once; any further change of that
 // device within `window` of the last published change is held, and published when the
-// window has passed if it still stands (so a recovery is always re-published).
+// window has passed if it still stands (so a recovery is always re-published). A device
+// that vanished (PciFunction::gone) is published Unhealthy at once.
 // Not thread-safe: owned by the control loop.
 #pragma once
 

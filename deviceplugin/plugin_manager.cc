@@ -210,7 +210,7 @@ std::string PluginManager::BlockedReason() {
   return blocked;
 }
 
-void PluginManager::Rescan(bool force_resend) {
+void PluginManager::Rescan() {
   const auto start = std::chrono::steady_clock::now();
   last_blocked_ = BlockedReason();
   inventory_ = discoverer_.Scan();
@@ -219,7 +219,7 @@ void PluginManager::Rescan(bool force_resend) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   exclusions_.Report(inventory_.excluded);
-  Publish(force_resend);
+  Publish();
   ++scans_;
   // A scan and a publish allocate and free a lot of small objects; hand the freed pages
   // back so that idle RSS reflects what is live.
@@ -228,10 +228,10 @@ void PluginManager::Rescan(bool force_resend) {
 
 void PluginManager::RefreshHealth() {
   for (auto& fn : inventory_.functions) discoverer_.RefreshHealth(&fn);
-  Publish(/*force_resend=*/false);
+  Publish();
 }
 
-void PluginManager::Publish(bool force_resend) {
+void PluginManager::Publish() {
   // inventory_ keeps the raw health; the pools get the debounced one.
   Inventory inv = inventory_;
   health_due_ = debouncer_.Apply(&inv.functions, std::chrono::steady_clock::now());
@@ -262,7 +262,7 @@ void PluginManager::Publish(bool force_resend) {
     const size_t n = pool.hcas.size();
     auto names = pool.RdmaNames();
     const std::vector<Exclusion> refused = pool.refused;
-    if (it->second->state().Publish(rc, std::move(pool), force_resend)) {
+    if (it->second->state().Publish(rc, std::move(pool))) {
       LogInfo("pool changed", {{"resource", rc.FullName()},
                                {"hcas", std::to_string(n)},
                                {"rdma_devices", Join(names)}});
@@ -319,7 +319,7 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
     if (Metrics()) Metrics()->Forget(s->resource_name());
   }
   // Publish before starting so that the first ListAndWatch message is the full list.
-  Rescan(/*force_resend=*/false);
+  Rescan();
   for (auto* s : added) s->Start();
   LogInfo("config applied",
           {{"resources", std::to_string(cfg.resources.size())},
@@ -437,12 +437,13 @@ void PluginManager::Loop() {
       ApplyConfig(*reload);
       next_rescan = Clock::now() + interval();
     }
-    if (rescan) Rescan(false);
+    if (rescan) Rescan();
     now = Clock::now();
     bool tick = dp_wd_ < 0;  // a periodic wake-up: also re-check the sockets
     if (config_.periodic_update_seconds > 0 && now >= next_rescan) {
-      // Resend even when nothing changed, so a kubelet that drifted is corrected.
-      Rescan(/*force_resend=*/true);
+      // Sends only to the pools that changed: the kubelet keeps the last list of an open
+      // stream, and a re-sent unchanged list is only churn for it.
+      Rescan();
       next_rescan = now + interval();
       tick = true;
     }
@@ -452,7 +453,7 @@ void PluginManager::Loop() {
       next_health = now + opts_.health_poll_interval;
       tick = tick || poll_due;
     } else if (now >= health_due_) {
-      Publish(/*force_resend=*/false);  // a held health change is due
+      Publish();  // a held health change is due
     }
     if (tick) CheckKubeletSocket();
   }

@@ -96,10 +96,11 @@ class PluginManager {
   void Loop();
   void EventLoop();
   void LinkLoop();
-  void Rescan(bool force_resend);
+  void Rescan();
   void RefreshHealth();
-  // Builds every resource's pool from inventory_ (with debounced health) and publishes it.
-  void Publish(bool force_resend);
+  // Builds every resource's pool from inventory_ (with debounced health) and publishes
+  // the pools that changed (only those: the others' streams get nothing).
+  void Publish();
   void LoadAndApplyConfigFile();
   // Forgets the CDI spec and pool description of `rc` without removing them.
   void DisownFiles(const config::ResourceConfig& rc);

@@ -37,10 +37,10 @@ v1beta1::ListAndWatchResponse Snapshot::List() const {
 
 PluginState::PluginState(config::ResourceConfig rc) : current_(MakeSnapshot(rc, PoolState{}, 1)) {}
 
-bool PluginState::Publish(const config::ResourceConfig& rc, PoolState pool, bool force) {
+bool PluginState::Publish(const config::ResourceConfig& rc, PoolState pool) {
   std::shared_ptr<const Snapshot> cur = Current();
   const bool changed = !(cur->rc == rc) || cur->pool != pool;
-  if (!changed && !force) return false;
+  if (!changed) return false;
   // Build outside the lock: a large device list must not stall Allocate.
   auto next = MakeSnapshot(rc, std::move(pool), cur->generation + 1);
   {

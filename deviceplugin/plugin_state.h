@@ -48,10 +48,9 @@ class PluginState {
   explicit PluginState(config::ResourceConfig rc);
 
   // Publishes `pool` (and `rc`, which may change on reload). REQUIRES: one writer thread.
-  // The generation is bumped,
-  // and every stream woken, when anything changed or `force` is set. Returns true when
-  // the content changed.
-  bool Publish(const config::ResourceConfig& rc, PoolState pool, bool force);
+  // When anything changed, the generation is bumped and every stream woken; otherwise
+  // nothing is sent. Returns true when the content changed.
+  bool Publish(const config::ResourceConfig& rc, PoolState pool);
 
   // The current snapshot (never null).
   std::shared_ptr<const Snapshot> Current() const;

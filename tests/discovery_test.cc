@@ -221,12 +221,16 @@ TEST_F(DiscoveryTest, ScalableFunctionUnderItsPf) {
                                                   "/dev/infiniband/uverbs1"));
   EXPECT_EQ(SysfsDirOf(f), "/sys/bus/auxiliary/devices/mlx5_core.sf.4");
 
-  // Health is read from the SF's own directory.
+  // An Ethernet SF, like a VF, is healthy while its PF's port is up, whatever its own
+  // (idle) netdev and the RoCE port that follows it say.
   ASSERT_TRUE(sim_.SetPortState("mlx5_core.sf.4", 1, "1: DOWN").ok());
   PciFunction copy = f;
   Discoverer(*host_).RefreshHealth(&copy);
+  EXPECT_TRUE(copy.healthy) << copy.health_reason;
+  ASSERT_TRUE(sim_.SetOperState("0000:3b:00.0", "enp59s0f0", "down").ok());
+  Discoverer(*host_).RefreshHealth(&copy);
   EXPECT_FALSE(copy.healthy);
-  EXPECT_EQ(copy.health_reason, "mlx5_4 port 1 is 1: DOWN");
+  EXPECT_EQ(copy.health_reason, "PF netdev enp59s0f0 is down");
 
   // Hot-removal of the SF.
   ASSERT_TRUE(sim_.RemovePciFunction("mlx5_core.sf.4").ok());

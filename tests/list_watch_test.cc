@@ -74,7 +74,7 @@ TEST_F(ListWatchTest, BurstOfPublishesEndsOnTheLatest) {
   ASSERT_TRUE(WaitOpen(1));
 
   constexpr int kPublishes = 300;
-  for (int i = 2; i <= kPublishes; ++i) state_.Publish(Resource(i), PoolState{}, false);
+  for (int i = 2; i <= kPublishes; ++i) state_.Publish(Resource(i), PoolState{});
   int received = 1;
   while (resp.devices_size() != kPublishes) {
     ASSERT_TRUE(reader->Read(&resp)) << "stream ended after " << received << " lists";
@@ -106,7 +106,7 @@ TEST_F(ListWatchTest, KubeletCancelEndsTheStreamAsByPeer) {
   ASSERT_TRUE(WaitOpen(0));
   EXPECT_EQ(ended_by_peer_.load(), 1);
   // Publishing with no stream open touches nothing.
-  state_.Publish(Resource(5), PoolState{}, false);
+  state_.Publish(Resource(5), PoolState{});
 }
 
 TEST_F(ListWatchTest, StreamOpenedAfterFinishStreamsEndsAtOnce) {
@@ -129,9 +129,9 @@ TEST(PluginStateTest, SnapshotCarriesSerializedListAndCounts) {
   auto list = snap->List();
   ASSERT_EQ(list.devices_size(), 3);
   EXPECT_EQ(list.devices(2).health(), kUnhealthy);
-  EXPECT_FALSE(state.Publish(Resource(3), PoolState{}, false));
+  EXPECT_FALSE(state.Publish(Resource(3), PoolState{}));  // same content: nothing sent
   EXPECT_EQ(state.Current()->generation, snap->generation);
-  EXPECT_FALSE(state.Publish(Resource(3), PoolState{}, true));  // forced: same content
+  EXPECT_TRUE(state.Publish(Resource(4), PoolState{}));
   EXPECT_EQ(state.Current()->generation, snap->generation + 1);
 }
 

@@ -553,8 +553,11 @@ TEST_F(ServerTest, TopologyAwarePoolGrantsLocalHcas) {
 // uevent reaches ListAndWatch within a second.
 TEST_F(ServerTest, UeventTriggersRescan) {
   ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.health_poll_interval = milliseconds(0);  // the poll would see the removal too
   StartManager(R"({"periodicUpdateInterval": 0, "configList": [
-    {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"vendors": ["15b3"]}}]})");
+    {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"vendors": ["15b3"]}}]})",
+               opts);
   ASSERT_TRUE(WaitListed(kResA, 2));
   ASSERT_TRUE(node_->RemovePciFunction("0000:3b:00.0").ok());
   ASSERT_TRUE(node_->RemovePciFunction("0000:86:00.0").ok());
