@@ -1,10 +1,19 @@
 #include "common/metrics.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include "common/unique_fd.h"
 
 namespace hcashare::metrics {
 namespace {
@@ -99,6 +108,12 @@ void AppendSample(std::string& out, const std::string& name, const Labels& label
 void Counter::Inc(double v) {
   if (!(v >= 0)) return;  // negative or NaN
   AtomicAdd(value_, v);
+}
+
+void Counter::RaiseTo(double v) {
+  double cur = value_.load(std::memory_order_relaxed);
+  while (v > cur && !value_.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
+  }
 }
 
 void Gauge::Add(double v) { AtomicAdd(value_, v); }
@@ -209,7 +224,16 @@ void Registry::Remove(const std::string& name, const Labels& labels) {
   f.histograms.erase(key);
 }
 
+void Registry::AddCollector(std::function<void()> collect) {
+  std::lock_guard<std::mutex> lock(collect_mu_);
+  collectors_.push_back(std::move(collect));
+}
+
 std::string Registry::Render() const {
+  {
+    std::lock_guard<std::mutex> lock(collect_mu_);
+    for (const auto& collect : collectors_) collect();
+  }
   std::string out;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [name, f] : families_) {
@@ -245,6 +269,133 @@ std::string Registry::Render() const {
     }
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Process metrics
+
+namespace {
+
+// /proc/self/stat is a few hundred bytes; a longer one is cut here and then fails to parse.
+constexpr size_t kMaxStatBytes = 4096;
+// The fd count stops here: 4x the kernel's default nr_open (the highest RLIMIT_NOFILE).
+constexpr int64_t kMaxFdEntries = int64_t{1} << 22;
+
+// Up to `max` bytes of the file at `path`; nullopt when it cannot be opened or read.
+std::optional<std::string> ReadBounded(const char* path, size_t max) {
+  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return std::nullopt;
+  std::string out(max, '\0');
+  size_t n = 0;
+  while (n < max) {
+    const ssize_t r = ::read(fd.get(), &out[n], max - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return std::nullopt;
+    if (r == 0) break;
+    n += static_cast<size_t>(r);
+  }
+  out.resize(n);
+  return out;
+}
+
+// Entries of /proc/self/fd other than the directory's own descriptor.
+std::optional<int64_t> CountOpenFds() {
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return std::nullopt;
+  const std::string own = std::to_string(::dirfd(dir));
+  int64_t count = 0;
+  for (int64_t seen = 0; seen < kMaxFdEntries; ++seen) {
+    const dirent* e = ::readdir(dir);
+    if (e == nullptr) break;
+    if (e->d_name[0] != '.' && own != e->d_name) ++count;
+  }
+  ::closedir(dir);
+  return count;
+}
+
+double Seconds(const timespec& ts) { return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9; }
+
+// The wall-clock time `start_ticks` clock ticks after boot (stat's starttime counts on the
+// boot-time clock, which includes suspend).
+double StartTimeSeconds(uint64_t start_ticks, long hz) {
+  timespec real{};
+  timespec boot{};
+  ::clock_gettime(CLOCK_REALTIME, &real);
+  ::clock_gettime(CLOCK_BOOTTIME, &boot);
+  return Seconds(real) - Seconds(boot) + static_cast<double>(start_ticks) / hz;
+}
+
+template <typename T>
+bool ParseNumber(const std::string& s, T* out) {
+  const char* end = s.data() + s.size();
+  auto r = std::from_chars(s.data(), end, *out);
+  return r.ec == std::errc() && r.ptr == end;
+}
+
+}  // namespace
+
+std::optional<ProcStat> ParseProcStat(const std::string& text) {
+  // "pid (comm) state ppid ...": comm may hold anything, so fields start after the last ')'.
+  const size_t paren = text.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  std::vector<std::string> f;  // f[0] is field 3 (state), f[n - 3] is field n
+  size_t pos = paren + 1;
+  while (f.size() < 22) {
+    pos = text.find_first_not_of(" \n", pos);
+    if (pos == std::string::npos) return std::nullopt;
+    const size_t end = std::min(text.find_first_of(" \n", pos), text.size());
+    f.push_back(text.substr(pos, end - pos));
+    pos = end;
+  }
+  ProcStat st;
+  uint64_t utime = 0;
+  uint64_t stime = 0;
+  if (!ParseNumber(f[14 - 3], &utime) || !ParseNumber(f[15 - 3], &stime) ||
+      !ParseNumber(f[20 - 3], &st.threads) || !ParseNumber(f[22 - 3], &st.start_ticks) ||
+      !ParseNumber(f[23 - 3], &st.vsize_bytes) || !ParseNumber(f[24 - 3], &st.rss_pages)) {
+    return std::nullopt;
+  }
+  st.cpu_ticks = utime + stime;
+  return st;
+}
+
+void AddProcessMetrics(Registry& registry) {
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  registry.AddCollector([&registry, hz, page, start = std::optional<double>()]() mutable {
+    const std::optional<std::string> text = ReadBounded("/proc/self/stat", kMaxStatBytes);
+    const std::optional<ProcStat> st = text ? ParseProcStat(*text) : std::nullopt;
+    if (st) {
+      if (hz > 0) {
+        registry
+            .GetCounter("process_cpu_seconds_total",
+                        "Total user and system CPU time spent in seconds.")
+            .RaiseTo(static_cast<double>(st->cpu_ticks) / hz);
+        if (!start) start = StartTimeSeconds(st->start_ticks, hz);  // it never changes
+        registry
+            .GetGauge("process_start_time_seconds",
+                      "Start time of the process since unix epoch in seconds.")
+            .Set(*start);
+      }
+      registry.GetGauge("process_virtual_memory_bytes", "Virtual memory size in bytes.")
+          .Set(static_cast<double>(st->vsize_bytes));
+      if (page > 0) {
+        registry.GetGauge("process_resident_memory_bytes", "Resident memory size in bytes.")
+            .Set(static_cast<double>(st->rss_pages) * page);
+      }
+      registry.GetGauge("process_threads", "Number of OS threads in the process.")
+          .Set(static_cast<double>(st->threads));
+    }
+    if (const std::optional<int64_t> fds = CountOpenFds()) {
+      registry.GetGauge("process_open_fds", "Number of open file descriptors.")
+          .Set(static_cast<double>(*fds));
+    }
+    rlimit rl{};
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+      registry.GetGauge("process_max_fds", "Maximum number of open file descriptors.")
+          .Set(static_cast<double>(rl.rlim_cur));
+    }
+  });
 }
 
 }  // namespace hcashare::metrics

@@ -4,16 +4,19 @@
 // We do not use prometheus-cpp: Debian ships it only as shared libraries, and the daemon is
 // linked fully statically to meet its RSS target (docs/benchmarks.md).
 //
-// Thread safety: updating a metric (Inc, Set, Add, Observe) is lock-free. Registry lookups,
-// Remove and Render take one registry mutex. Misuse (a type clash, an invalid name, unsorted
-// histogram buckets) is a programming error and aborts the process.
+// Thread safety: updating a metric (Inc, RaiseTo, Set, Add, Observe) is lock-free. Registry
+// lookups, Remove and Render take one registry mutex; Render first runs the collectors, one
+// at a time, without it. Misuse (a type clash, an invalid name, unsorted histogram buckets)
+// is a programming error and aborts the process.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +36,9 @@ class Counter {
 
   // Adds `v`. Negative or NaN values are ignored (a counter never goes down).
   void Inc(double v = 1);
+  // Raises the value to `v` if `v` is higher; lower or NaN values are ignored. For a counter
+  // that mirrors a monotonic value kept elsewhere (e.g. CPU time read from /proc).
+  void RaiseTo(double v);
   // The current value.
   double Value() const { return value_.load(std::memory_order_relaxed); }
 
@@ -112,8 +118,14 @@ class Registry {
   // reload). References to it dangle afterwards. No-op if there is no such series.
   void Remove(const std::string& name, const Labels& labels);
 
+  // Runs `collect` at the start of every Render(), so that it can update metrics whose value
+  // is read at scrape time (e.g. AddProcessMetrics). Collectors run one at a time, in the
+  // order added, without the registry mutex held: they may call Get* and Remove, but not
+  // AddCollector or Render. They live as long as the registry.
+  void AddCollector(std::function<void()> collect);
+
   // The Prometheus text exposition format 0.0.4: families sorted by name, series by labels.
-  // Families without series are left out.
+  // Families without series are left out. Runs the collectors first.
   std::string Render() const;
 
  private:
@@ -133,6 +145,29 @@ class Registry {
 
   mutable std::mutex mu_;
   std::map<std::string, Family> families_;
+  mutable std::mutex collect_mu_;                  // held while collectors run
+  std::vector<std::function<void()>> collectors_;  // guarded by collect_mu_
 };
+
+// The fields of /proc/<pid>/stat that the process metrics use.
+struct ProcStat {
+  uint64_t cpu_ticks = 0;    // utime + stime, in clock ticks
+  int64_t threads = 0;       // num_threads
+  uint64_t start_ticks = 0;  // starttime: clock ticks after boot
+  uint64_t vsize_bytes = 0;  // vsize
+  int64_t rss_pages = 0;     // rss
+};
+
+// Parses the text of /proc/<pid>/stat. The command name (in parentheses) may hold spaces and
+// parentheses; nullopt when a field is missing or not a number.
+std::optional<ProcStat> ParseProcStat(const std::string& text);
+
+// Adds the standard process metrics of the calling process, read at every Render from
+// /proc/self/stat, /proc/self/fd and getrlimit (each read bounded): process_cpu_seconds_total,
+// process_resident_memory_bytes, process_virtual_memory_bytes, process_open_fds,
+// process_max_fds, process_start_time_seconds (computed at the first Render, as it never
+// changes) and process_threads. A source that cannot be read leaves its series out until it
+// can.
+void AddProcessMetrics(Registry& registry);
 
 }  // namespace hcashare::metrics

@@ -208,6 +208,7 @@ void ResourceServer::OnRegistrationStatus(bool ok, const std::string& error) {
     return;
   }
   registered_ = false;
+  if (opts_.metrics != nullptr) opts_.metrics->Unregistered(full_name_);
   LogError("kubelet rejected registration; will retry",
            {{"resource", full_name_}, {"error", error}});
   std::lock_guard<std::mutex> lock(mu_);
@@ -226,6 +227,7 @@ void ResourceServer::EnterStandby(const std::string& why) {
     retry_at_ = kNever;
   }
   registered_ = false;
+  if (opts_.metrics != nullptr) opts_.metrics->Unregistered(full_name_);
   LogWarn("another hcashare instance serves this resource; standing by until exit",
           {{"resource", full_name_}, {"why", why}});
   cv_.notify_all();
@@ -293,6 +295,7 @@ void ResourceServer::StopIncarnation(std::chrono::milliseconds grace) {
   inc_.reset();
   serving_ = false;
   registered_ = false;
+  if (opts_.metrics != nullptr) opts_.metrics->Unregistered(full_name_);
 }
 
 bool ResourceServer::DoRestart(const std::string& reason) {

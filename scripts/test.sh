@@ -6,10 +6,11 @@
 # (docs/testing.md). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# podman and runc build and run the container image (tests/deploy_image_test.sh); they are
-# test tools, not build dependencies, so they stay out of install-deps.sh's own list (which
-# the image's build stage installs too).
-bash scripts/install-deps.sh podman runc
+# podman and runc build and run the container image (tests/deploy_image_test.sh), and
+# prometheus provides promtool, which lints the daemon's /metrics (tests/metrics_test.cc);
+# they are test tools, not build dependencies, so they stay out of install-deps.sh's own
+# list (which the image's build stage installs too).
+bash scripts/install-deps.sh podman runc prometheus
 
 echo "== format (clang-format, config in .clang-format)"
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror
