@@ -1,10 +1,19 @@
 #include "common/owned_files.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <sstream>
 #include <vector>
 
 #include "common/atomic_file.h"
@@ -27,7 +36,120 @@ bool HoldsContent(const std::string& path, const std::string& content) {
          buf.compare(0, content.size(), content) == 0;
 }
 
+constexpr const char* kLedgerHeader = "hcashare owned files v1";
+constexpr size_t kMaxLedgerBytes = 1 << 20;
+
+// `owner` as one file-name component: [A-Za-z0-9.-] kept, '/' as '_', the rest %XX.
+std::string EscapeOwner(const std::string& owner) {
+  std::string out;
+  for (unsigned char c : owner) {
+    if (std::isalnum(c) || c == '.' || c == '-') {
+      out += static_cast<char>(c);
+    } else if (c == '/') {
+      out += '_';
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out.empty() ? "_" : out;
+}
+
+// The (inode, name) lines of the ledger open at `fd`, at most kMaxLedgerBytes; lines this
+// code does not write are skipped, never acted on.
+std::vector<std::pair<ino_t, std::string>> ReadLedger(int fd) {
+  std::vector<std::pair<ino_t, std::string>> out;
+  std::string text(kMaxLedgerBytes, '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  if (n <= 0) return out;
+  text.resize(static_cast<size_t>(n));
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != kLedgerHeader) return out;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    unsigned long long inode = 0;
+    std::string name;
+    if (!(fields >> inode) || !std::getline(fields >> std::ws, name) || name.empty() ||
+        name.find('/') != std::string::npos || name[0] == '.') {
+      continue;
+    }
+    out.emplace_back(static_cast<ino_t>(inode), name);
+  }
+  return out;
+}
+
 }  // namespace
+
+OwnedFiles::OwnedFiles(std::string dir, std::string owner)
+    : dir_(std::move(dir)), prefix_(".hcashare-owned." + EscapeOwner(owner) + ".") {}
+
+void OwnedFiles::SaveLedger() {
+  if (written_.empty()) {
+    if (!ledger_.empty()) ::unlink((dir_ + "/" + ledger_).c_str());
+    ledger_.clear();
+    ledger_fd_.Reset();
+    return;
+  }
+  if (!ledger_fd_.valid()) {
+    std::random_device rd;
+    char id[17];
+    std::snprintf(id, sizeof id, "%08x%08x", rd(), rd());
+    const std::string name = prefix_ + id;
+    UniqueFd fd(::open((dir_ + "/" + name).c_str(),
+                       O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd.valid() || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      LogWarn("cannot create the owned-files ledger",
+              {{"file", dir_ + "/" + name}, {"error", std::strerror(errno)}});
+      return;
+    }
+    ledger_ = name;
+    ledger_fd_ = std::move(fd);
+  }
+  std::string text = std::string(kLedgerHeader) + "\n";
+  for (const auto& [name, w] : written_) text += std::to_string(w.inode) + " " + name + "\n";
+  // In place (the lock belongs to this inode): the new text first, then the length.
+  if (::pwrite(ledger_fd_.get(), text.data(), text.size(), 0) !=
+          static_cast<ssize_t>(text.size()) ||
+      ::ftruncate(ledger_fd_.get(), static_cast<off_t>(text.size())) != 0) {
+    LogWarn("cannot write the owned-files ledger",
+            {{"file", dir_ + "/" + ledger_}, {"error", std::strerror(errno)}});
+  }
+}
+
+std::vector<std::string> OwnedFiles::Reclaim(const std::set<std::string>& keep) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  std::vector<std::string> ledgers;
+  for (const auto& e : std::filesystem::directory_iterator(dir_, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix_, 0) == 0 && name != ledger_) ledgers.push_back(name);
+  }
+  for (const auto& name : ledgers) {
+    const std::string path = dir_ + "/" + name;
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+    // Locked: its instance is alive (a rollout overlap) and keeps its files.
+    if (!fd.valid() || ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) continue;
+    for (const auto& [inode, file] : ReadLedger(fd.get())) {
+      const std::string file_path = dir_ + "/" + file;
+      if (InodeOfPath(file_path) != inode) continue;  // gone, or rewritten by another since
+      if (keep.count(file)) {
+        written_.try_emplace(file, Written{inode, ""});
+      } else if (::unlink(file_path.c_str()) == 0) {
+        LogInfo("removed a stale file of a resource that no longer exists", {{"file", file_path}});
+        removed.push_back(file);
+      }
+    }
+    ::unlink(path.c_str());
+  }
+  if (!ledgers.empty()) SaveLedger();
+  return removed;
+}
+
+void OwnedFiles::Forget(const std::string& name) {
+  if (written_.erase(name)) SaveLedger();
+}
 
 Status OwnedFiles::Write(const std::string& name, const std::string& content, bool* changed) {
   const std::string path = dir_ + "/" + name;
@@ -41,12 +163,14 @@ Status OwnedFiles::Write(const std::string& name, const std::string& content, bo
     // Another instance (a rollout overlap) wrote this very content: adopt its file instead
     // of replacing it, so that the two never take turns rewriting it.
     written_[name] = Written{on_disk, content};
+    SaveLedger();
     return Status::Ok();
   }
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   RETURN_IF_ERROR(WriteFileAtomically(path, content));
   written_[name] = Written{InodeOfPath(path), content};
+  SaveLedger();
   if (changed != nullptr) *changed = true;
   return Status::Ok();
 }
@@ -60,6 +184,7 @@ void OwnedFiles::Remove(const std::string& name) {
     LogInfo("removed file", {{"file", path}});
   }
   written_.erase(it);
+  SaveLedger();
 }
 
 void OwnedFiles::RemoveAll() {

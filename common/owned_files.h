@@ -2,42 +2,63 @@
 // only while each is still the one it wrote (same inode): a file another instance has
 // since rewritten is never deleted. Writes are atomic and skipped when the content is
 // unchanged; a file that already holds the content (written by another instance) is
-// adopted as is. Not thread-safe.
+// adopted as is.
+//
+// Each instance lists the files it owns in its own ledger in the same directory,
+// `.hcashare-owned.<owner>.<random>`, and holds an flock on it while it lives. A restart
+// (also after a SIGKILL, which releases the lock) takes over the unlocked ledgers of its
+// owner: it removes the files of resources that no longer exist and owns the others again.
+// A ledger still locked (a rollout overlap) or of another owner (a daemon with another
+// kubelet root) is never touched. Not thread-safe.
 #pragma once
 
 #include <sys/types.h>
 
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
+#include "common/unique_fd.h"
 
 namespace hcashare {
 
 class OwnedFiles {
  public:
-  // Files go into `dir` (created on the first write).
-  explicit OwnedFiles(std::string dir) : dir_(std::move(dir)) {}
+  // Files go into `dir` (created on the first write). `owner` names this instance stably
+  // across restarts (the daemon's kubelet root).
+  OwnedFiles(std::string dir, std::string owner);
 
   // Writes `content` to `dir/name` unless the file already holds it (then it is ours as
   // it is). Returns true in *changed when it wrote.
   Status Write(const std::string& name, const std::string& content, bool* changed = nullptr);
   // Removes `dir/name` if it is still ours; forgets it either way.
   void Remove(const std::string& name);
-  // Removes every file still ours (shutdown).
+  // Removes every file still ours (shutdown), and the ledger.
   void RemoveAll();
   // Stops owning `dir/name` without touching it (another instance has taken it over).
-  void Forget(const std::string& name) { written_.erase(name); }
+  void Forget(const std::string& name);
+  // At start: takes over the ledgers of this owner that no live instance holds. Their
+  // files not in `keep` are removed while still the file listed (same inode); those in
+  // `keep` are ours again, to be rewritten or removed later. Returns the removed names.
+  std::vector<std::string> Reclaim(const std::set<std::string>& keep);
 
   const std::string& dir() const { return dir_; }
 
  private:
   struct Written {
     ino_t inode = 0;
-    std::string content;
+    std::string content;  // "" when reclaimed from a ledger (unknown)
   };
+  // Rewrites our ledger from written_, creating and locking it first. Failures are
+  // logged: the ledger only serves a later start's clean-up.
+  void SaveLedger();
 
   const std::string dir_;
+  const std::string prefix_;                // ".hcashare-owned.<escaped owner>."
+  std::string ledger_;                      // our ledger's name, once created
+  UniqueFd ledger_fd_;                      // open and flock'ed while we live
   std::map<std::string, Written> written_;  // by name
 };
 

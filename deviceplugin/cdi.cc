@@ -108,6 +108,12 @@ void CdiSpecWriter::Remove(const config::ResourceConfig& rc) { files_.Remove(Cdi
 
 void CdiSpecWriter::RemoveAll() { files_.RemoveAll(); }
 
+void CdiSpecWriter::Reclaim(const std::vector<config::ResourceConfig>& resources) {
+  std::set<std::string> keep;
+  for (const auto& rc : resources) keep.insert(CdiSpecFileName(rc));
+  files_.Reclaim(keep);
+}
+
 void CdiSpecWriter::Disown(const config::ResourceConfig& rc) { files_.Forget(CdiSpecFileName(rc)); }
 
 }  // namespace hcashare::dp

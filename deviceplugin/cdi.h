@@ -45,7 +45,8 @@ void ApplyCdi(const config::ResourceConfig& rc, const PoolState& pool,
 // Not thread-safe: owned by the control loop.
 class CdiSpecWriter {
  public:
-  explicit CdiSpecWriter(std::string dir) : files_(std::move(dir)) {}
+  // `owner` names this daemon across restarts (its kubelet root; see OwnedFiles).
+  CdiSpecWriter(std::string dir, std::string owner) : files_(std::move(dir), std::move(owner)) {}
 
   // Writes (atomically) the spec of `rc` for `pool`, unless the content is unchanged. An
   // unusable pool has no devices, so its spec is removed instead.
@@ -54,6 +55,9 @@ class CdiSpecWriter {
   void Remove(const config::ResourceConfig& rc);
   // Removes every spec still ours (shutdown).
   void RemoveAll();
+  // At start: removes the specs an earlier run of this daemon wrote for resources that
+  // `resources` no longer has (OwnedFiles::Reclaim).
+  void Reclaim(const std::vector<config::ResourceConfig>& resources);
   // Leaves the spec of `rc` to the instance that took the resource over: never rewritten
   // or removed by this one again (until a later Write).
   void Disown(const config::ResourceConfig& rc);

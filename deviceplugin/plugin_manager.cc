@@ -26,10 +26,12 @@ PluginManager::PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& 
       rdma_(rdma),
       discoverer_(host),
       debouncer_(opts_.health_debounce),
-      cdi_(opts_.server.use_cdi ? std::make_unique<CdiSpecWriter>(opts_.cdi_spec_dir) : nullptr),
-      pool_info_(opts_.pool_info_dir.empty()
-                     ? nullptr
-                     : std::make_unique<PoolInfoWriter>(opts_.pool_info_dir)),
+      cdi_(opts_.server.use_cdi
+               ? std::make_unique<CdiSpecWriter>(opts_.cdi_spec_dir, opts_.server.kubelet_root)
+               : nullptr),
+      pool_info_(opts_.pool_info_dir.empty() ? nullptr
+                                             : std::make_unique<PoolInfoWriter>(
+                                                   opts_.pool_info_dir, opts_.server.kubelet_root)),
       uevents_(uevents),
       registrar_(opts_.server.KubeletSocket()) {}
 
@@ -39,6 +41,9 @@ Status PluginManager::Start(const config::PluginConfig& cfg) {
   ASSIGN_OR_RETURN(inotify_, InotifyWatcher::Create());
   EnsureWatches();
   kubelet_sock_inode_ = InodeOf(opts_.server.KubeletSocket());
+  // Files an earlier run left (a SIGKILL skips the clean-up) of resources that are gone.
+  if (cdi_) cdi_->Reclaim(cfg.resources);
+  if (pool_info_) pool_info_->Reclaim(cfg.resources);
   ApplyConfig(cfg);
   loop_ = std::thread([this] { Loop(); });
   if (uevents_ != nullptr) events_ = std::thread([this] { EventLoop(); });

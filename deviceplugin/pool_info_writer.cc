@@ -1,5 +1,7 @@
 #include "deviceplugin/pool_info_writer.h"
 
+#include <set>
+
 namespace hcashare::dp {
 
 PoolInfo BuildPoolInfo(const config::ResourceConfig& rc, const PoolState& pool) {
@@ -29,6 +31,14 @@ Status PoolInfoWriter::Write(const config::ResourceConfig& rc, const PoolState& 
 
 void PoolInfoWriter::Remove(const config::ResourceConfig& rc) {
   files_.Remove(PoolInfoFileName(rc.FullName()));
+}
+
+void PoolInfoWriter::Reclaim(const std::vector<config::ResourceConfig>& resources) {
+  std::set<std::string> keep;
+  for (const auto& rc : resources) {
+    if (rc.mode == config::PoolMode::kShared) keep.insert(PoolInfoFileName(rc.FullName()));
+  }
+  files_.Reclaim(keep);
 }
 
 void PoolInfoWriter::Disown(const config::ResourceConfig& rc) {

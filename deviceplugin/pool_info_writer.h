@@ -18,7 +18,8 @@ PoolInfo BuildPoolInfo(const config::ResourceConfig& rc, const PoolState& pool);
 
 class PoolInfoWriter {
  public:
-  explicit PoolInfoWriter(std::string dir) : files_(std::move(dir)) {}
+  // `owner` names this daemon across restarts (its kubelet root; see OwnedFiles).
+  PoolInfoWriter(std::string dir, std::string owner) : files_(std::move(dir), std::move(owner)) {}
 
   // Writes the description of `rc` (shared resources only; an exclusive one has none).
   Status Write(const config::ResourceConfig& rc, const PoolState& pool);
@@ -26,6 +27,9 @@ class PoolInfoWriter {
   void Remove(const config::ResourceConfig& rc);
   // Removes every description still ours (shutdown).
   void RemoveAll() { files_.RemoveAll(); }
+  // At start: removes the descriptions an earlier run of this daemon wrote for resources
+  // that `resources` no longer has, or no longer has as shared pools.
+  void Reclaim(const std::vector<config::ResourceConfig>& resources);
   // Leaves the description of `rc` to the instance that took the resource over.
   void Disown(const config::ResourceConfig& rc);
 

@@ -187,7 +187,8 @@ TEST(OwnedFilesTest, AdoptsIdenticalContentAndRemovesOnlyItsOwn) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
   };
-  OwnedFiles old_one(tmp.path() + "/d"), new_one(tmp.path() + "/d");
+  OwnedFiles old_one(tmp.path() + "/d", "/var/lib/kubelet"),
+      new_one(tmp.path() + "/d", "/var/lib/kubelet");
   bool changed = false;
   ASSERT_TRUE(old_one.Write("f.json", "x", &changed).ok());
   EXPECT_TRUE(changed);
