@@ -80,7 +80,10 @@ struct ResourceConfig {
   // Exclusive only, both default false (see README "Exclusive mode"):
   bool allow_pf_with_vfs = false;  // `allowPfWithVfs`: offer PFs whose VFs are enabled
   bool allow_host_uplink = false;  // `allowHostUplink`: offer the netdev of the default route
-  Selectors selectors;             // `devices` is folded into selectors.if_names
+  // `setNcclIbHca`: Allocate also sets NCCL_IB_HCA to the granted RDMA devices as an exact
+  // match ("=mlx5_0,mlx5_1"), in NUMA order.
+  bool set_nccl_ib_hca = false;
+  Selectors selectors;  // `devices` is folded into selectors.if_names
 
   // "<prefix>/<name>", the extended resource name the kubelet sees.
   std::string FullName() const { return resource_prefix + "/" + resource_name; }

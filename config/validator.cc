@@ -52,7 +52,7 @@ const std::vector<std::string>& EntryKeys() {
   static const std::vector<std::string> keys = {"resourceName", "resourcePrefix", "mode",
                                                 "rdmaHcaMax",   "topologyAware",  "excludeTopology",
                                                 "cdiKind",      "allowPfWithVfs", "allowHostUplink",
-                                                "devices",      "selectors"};
+                                                "setNcclIbHca", "devices",        "selectors"};
   return keys;
 }
 
@@ -361,6 +361,7 @@ ResourceConfig Validator::ParseEntry(const json& entry, const std::string& path)
   resource.cdi_kind = ParseCdiKind(entry, path);
   resource.allow_pf_with_vfs = ParseExclusiveOptIn(entry, path, mode, "allowPfWithVfs");
   resource.allow_host_uplink = ParseExclusiveOptIn(entry, path, mode, "allowHostUplink");
+  resource.set_nccl_ib_hca = ParseOptionalBool(entry, path, "setNcclIbHca").value_or(false);
   const bool selection_required =
       suggested.count("selectors") == 0 && suggested.count("devices") == 0;
   resource.selectors = ParseDeviceSelection(entry, path, selection_required);

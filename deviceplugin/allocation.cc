@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -85,6 +86,18 @@ std::vector<PciFunction> PresentAndHealthy(std::vector<PciFunction> granted, con
                   granted.end());
   }
   return granted;
+}
+
+// NCCL_IB_HCA for `granted`: "=" and the RDMA device names, by NUMA node (unknown last),
+// pool order within a node.
+std::string NcclIbHca(std::vector<PciFunction> granted) {
+  std::stable_sort(granted.begin(), granted.end(), [](const PciFunction& a, const PciFunction& b) {
+    const auto key = [](const PciFunction& f) {
+      return f.numa_node < 0 ? std::numeric_limits<int>::max() : f.numa_node;
+    };
+    return key(a) < key(b);
+  });
+  return "=" + Join(PoolState::RdmaNamesOf(granted));
 }
 
 // PCIDEVICE_..._INFO: per ID, the generic ID and its RDMA details (SR-IOV DP's shape).
@@ -228,6 +241,7 @@ Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceCo
       spec->set_permissions("rw");
     }
     (*out->mutable_envs())[kRdmaDevicesEnv] = Join(PoolState::RdmaNamesOf(granted));
+    if (rc.set_nccl_ib_hca) (*out->mutable_envs())[kNcclIbHcaEnv] = NcclIbHca(granted);
     if (rc.mode == PoolMode::kExclusive) {
       (*out->mutable_envs())[PciDeviceEnvName(rc)] = Join(ids);
       (*out->mutable_envs())[PciDeviceEnvName(rc) + "_INFO"] = InfoJson(ids, granted);
