@@ -22,7 +22,7 @@ inline long long MsSince(std::chrono::steady_clock::time_point start) {
 // Polls `pred` every millisecond until it holds or `timeout` has passed: waits on state
 // that has no notification. True when it held.
 template <typename Pred>
-bool WaitUntil(Pred pred, std::chrono::milliseconds timeout) {
+bool WaitUntil(Pred pred, std::chrono::milliseconds timeout = std::chrono::milliseconds(10000)) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!pred()) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
