@@ -47,6 +47,8 @@ class NetConfReader {
     ReadVfSettings();
     ReadIpam();
     ReadHostAndLogging();
+    // The device plugin of this kubelet root writes there by default (common/pool_info.h).
+    conf_.pool_info_dir = pool_info_dir_.value_or(PoolInfoDirFor(conf_.kubelet_root_dir));
     ReadRuntimeInputs();
     WarnAboutTypos();
   }
@@ -101,7 +103,7 @@ class NetConfReader {
                 "required with \"mode\": \"macvlan\" or \"ipoib\" unless resourceName names "
                 "the shared resource whose pool HCA to use");
     }
-    if (auto dir = Checked(top_, "poolInfoDir", CheckAbsolutePath)) conf_.pool_info_dir = *dir;
+    pool_info_dir_ = Checked(top_, "poolInfoDir", CheckAbsolutePath);
   }
 
   void ReadDevice() {
@@ -264,7 +266,8 @@ class NetConfReader {
   Verb verb_;
   NetConf& conf_;
   std::vector<std::string>& errors_;
-  const json* runtime_ = nullptr;  // "runtimeConfig" when it is an object
+  std::optional<std::string> pool_info_dir_;  // `poolInfoDir` when given
+  const json* runtime_ = nullptr;             // "runtimeConfig" when it is an object
 };
 
 }  // namespace

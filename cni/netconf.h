@@ -94,7 +94,8 @@ struct NetConf {
   AttachMode mode = AttachMode::kNetdev;
   std::optional<std::string> master;  // macvlan/ipoib mode: the parent netdev
   uint16_t pkey = 0xffff;             // ipoib mode: the partition key (default partition)
-  // macvlan mode without `master`: where hcashare-device-plugin describes its pools.
+  // macvlan mode without `master`: where hcashare-device-plugin describes its pools
+  // (`poolInfoDir`, by default PoolInfoDirFor(kubelet_root_dir)).
   std::string pool_info_dir = kDefaultPoolInfoDir;
   // runtimeConfig.CNIDeviceInfoFile (Multus): where to write the device-info file.
   std::optional<std::string> device_info_file;

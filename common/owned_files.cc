@@ -18,6 +18,7 @@
 
 #include "common/atomic_file.h"
 #include "common/log.h"
+#include "common/strings.h"
 
 namespace hcashare {
 namespace {
@@ -38,23 +39,6 @@ bool HoldsContent(const std::string& path, const std::string& content) {
 
 constexpr const char* kLedgerHeader = "hcashare owned files v1";
 constexpr size_t kMaxLedgerBytes = 1 << 20;
-
-// `owner` as one file-name component: [A-Za-z0-9.-] kept, '/' as '_', the rest %XX.
-std::string EscapeOwner(const std::string& owner) {
-  std::string out;
-  for (unsigned char c : owner) {
-    if (std::isalnum(c) || c == '.' || c == '-') {
-      out += static_cast<char>(c);
-    } else if (c == '/') {
-      out += '_';
-    } else {
-      char hex[4];
-      std::snprintf(hex, sizeof hex, "%%%02X", c);
-      out += hex;
-    }
-  }
-  return out.empty() ? "_" : out;
-}
 
 // The (inode, name) lines of the ledger open at `fd`, at most kMaxLedgerBytes; lines this
 // code does not write are skipped, never acted on.
@@ -83,7 +67,8 @@ std::vector<std::pair<ino_t, std::string>> ReadLedger(int fd) {
 }  // namespace
 
 OwnedFiles::OwnedFiles(std::string dir, std::string owner)
-    : dir_(std::move(dir)), prefix_(".hcashare-owned." + EscapeOwner(owner) + ".") {}
+    : dir_(std::move(dir)),
+      prefix_(".hcashare-owned." + (owner.empty() ? "_" : PathAsFileName(owner)) + ".") {}
 
 void OwnedFiles::SaveLedger() {
   if (written_.empty()) {

@@ -15,6 +15,13 @@ bool PoolInfo::operator==(const PoolInfo& o) const {
   return resource == o.resource && hcas == o.hcas && id_numa == o.id_numa;
 }
 
+std::string PoolInfoDirFor(const std::string& kubelet_root) {
+  std::string root = kubelet_root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (root == "/var/lib/kubelet") return kDefaultPoolInfoDir;
+  return std::string(kDefaultPoolInfoDir) + "/kubelet-" + PathAsFileName(root);
+}
+
 std::string PoolInfoFileName(const std::string& resource) {
   return ReplaceAny(resource, "/.", '_') + ".json";
 }

@@ -18,6 +18,12 @@ namespace hcashare {
 // Where the device plugin writes the files by default.
 inline constexpr const char* kDefaultPoolInfoDir = "/var/run/hcashare/pools";
 
+// The pool-description directory of the daemon that serves the kubelet at `kubelet_root`:
+// kDefaultPoolInfoDir for /var/lib/kubelet, else "<kDefaultPoolInfoDir>/kubelet-<root as
+// a file name>" (PathAsFileName), so that two daemons on one host never share a file. The
+// device plugin and hcashare-cni both derive it when no directory is configured.
+std::string PoolInfoDirFor(const std::string& kubelet_root);
+
 // One HCA of a pool.
 struct PoolInfoHca {
   std::string pci;

@@ -1,5 +1,8 @@
 #include "common/strings.h"
 
+#include <cctype>
+#include <cstdio>
+
 namespace hcashare {
 
 std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -16,6 +19,22 @@ std::string ReplaceAny(std::string s, const std::string& chars, char with) {
     if (chars.find(c) != std::string::npos) c = with;
   }
   return s;
+}
+
+std::string PathAsFileName(const std::string& path) {
+  std::string out;
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '.' || c == '-') {
+      out += static_cast<char>(c);
+    } else if (c == '/') {
+      out += '_';
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
 }
 
 }  // namespace hcashare
