@@ -247,7 +247,7 @@ std::string HttpServer::Answer(const std::string& req) {
   } catch (const std::exception& e) {
     LogError("http handler failed", {{"path", path}, {"error", e.what()}});
   } catch (...) {
-    LogError("http handler failed", {{"path", path}});
+    LogError("http handler failed", {{"path", path}, {"error", "unknown exception"}});
   }
   return Serialize(Plain(500, "internal error\n"), head);
 }

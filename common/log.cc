@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -43,11 +44,22 @@ std::string Timestamp() {
   return buf;
 }
 
-// Quotes a text-format value when it has spaces, quotes or '=' in it, or is empty.
-std::string TextValue(const std::string& v) {
-  bool plain = !v.empty() && v.find_first_of(" \t\n\"=") == std::string::npos;
-  return plain ? v
-               : nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string Dump(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The JSON value of a field: a string, a number or a boolean.
+nlohmann::ordered_json JsonValue(const LogValue& v) {
+  return std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v.value());
+}
+
+// A text-format value: numbers and booleans bare; a string quoted when it has spaces,
+// quotes or '=' in it, or is empty.
+std::string TextValue(const LogValue& value) {
+  const auto* s = std::get_if<std::string>(&value.value());
+  if (s == nullptr) return Dump(JsonValue(value));
+  bool plain = !s->empty() && s->find_first_of(" \t\n\"=") == std::string::npos;
+  return plain ? *s : Dump(nlohmann::ordered_json(*s));
 }
 
 }  // namespace
@@ -70,6 +82,7 @@ Result<LogFormat> ParseLogFormat(std::string_view s) {
 
 void SetLogLevel(LogLevel level) { g_level = static_cast<int>(level); }
 void SetLogFormat(LogFormat format) { g_format = static_cast<int>(format); }
+LogFormat GetLogFormat() { return static_cast<LogFormat>(g_format.load()); }
 
 void SetLogSink(std::function<void(const std::string&)> sink) {
   static std::function<void(const std::string&)> holder;
@@ -83,13 +96,13 @@ bool LogEnabled(LogLevel level) { return static_cast<int>(level) >= g_level.load
 void Log(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields) {
   if (!LogEnabled(level)) return;
   std::string line;
-  if (static_cast<LogFormat>(g_format.load()) == LogFormat::kJson) {
+  if (GetLogFormat() == LogFormat::kJson) {
     nlohmann::ordered_json j;
     j["ts"] = Timestamp();
     j["level"] = LevelName(level);
     j["msg"] = std::string(msg);
-    for (const auto& [k, v] : fields) j[std::string(k)] = v;
-    line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    for (const auto& [k, v] : fields) j[std::string(k)] = JsonValue(v);
+    line = Dump(j);
   } else {
     line = Timestamp() + " " + LevelName(level) + " " + std::string(msg);
     for (const auto& [k, v] : fields) {

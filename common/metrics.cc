@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/log.h"
 #include "common/unique_fd.h"
 
 namespace hcashare::metrics {
@@ -20,7 +21,7 @@ namespace {
 
 // Misuse of the registry is a programming error: report it and abort (also under NDEBUG).
 [[noreturn]] void Fatal(const std::string& msg) {
-  std::fprintf(stderr, "hcashare metrics: %s\n", msg.c_str());
+  LogError("metrics registry misuse; aborting", {{"error", msg}});
   std::abort();
 }
 

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/log.h"
 
@@ -59,7 +60,8 @@ NetnsGuard::NetnsGuard(const Netns& target) {
 
 NetnsGuard::~NetnsGuard() {
   if (entered_ && ::setns(original_.fd(), CLONE_NEWNET) != 0) {
-    LogError("cannot return to the original network namespace; aborting");
+    LogError("cannot return to the original network namespace; aborting",
+             {{"error", std::strerror(errno)}});
     std::abort();
   }
 }

@@ -111,12 +111,11 @@ class KernelUeventSource final : public UeventSource {
         return ErrnoStatus(errno, "recvmsg uevent socket");
       }
       if (msg.msg_flags & MSG_TRUNC) {
-        LogWarn("dropping truncated uevent", {{"bytes", std::to_string(n)}});
+        LogWarn("dropping truncated uevent", {{"bytes", n}});
         continue;
       }
       if (!FromKernel(msg, sender)) {
-        LogDebug("ignoring uevent from a non-kernel sender",
-                 {{"nl_pid", std::to_string(sender.nl_pid)}});
+        LogDebug("ignoring uevent from a non-kernel sender", {{"nl_pid", sender.nl_pid}});
         continue;
       }
       auto ev = ParseUevent(buf_.data(), static_cast<size_t>(n));
@@ -207,7 +206,7 @@ Result<std::unique_ptr<UeventSource>> NewKernelUeventSource() {
   int size = kReceiveBufferBytes;
   if (::setsockopt(sock.get(), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) != 0 &&
       ::setsockopt(sock.get(), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size)) != 0) {
-    LogWarn("cannot enlarge the uevent receive buffer", {{"errno", std::strerror(errno)}});
+    LogWarn("cannot enlarge the uevent receive buffer", {{"error", std::strerror(errno)}});
   }
   int on = 1;
   if (::setsockopt(sock.get(), SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0) {

@@ -1,5 +1,7 @@
 #include "deviceplugin/flags.h"
 
+#include <cctype>
+
 namespace hcashare::dp {
 
 std::vector<std::string> NormalizeLegacyFlags(const std::vector<std::string>& args) {
@@ -24,6 +26,14 @@ std::vector<std::string> NormalizeLegacyFlags(const std::vector<std::string>& ar
     }
   }
   return out;
+}
+
+bool WantsJsonLogs(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size() && args[i] != "--"; ++i) {
+    if (args[i] == "--log-format=json") return true;
+    if (args[i] == "--log-format" && i + 1 < args.size() && args[i + 1] == "json") return true;
+  }
+  return false;
 }
 
 }  // namespace hcashare::dp

@@ -12,4 +12,9 @@ namespace hcashare::dp {
 // alone. `args` excludes argv[0].
 std::vector<std::string> NormalizeLegacyFlags(const std::vector<std::string>& args);
 
+// True when `args` (normalized) ask for JSON logs anywhere: "--log-format json" or
+// "--log-format=json", before "--". Looked for before parsing, so that a command-line error
+// (even in a flag ahead of it) is reported as JSON too.
+bool WantsJsonLogs(const std::vector<std::string>& args);
+
 }  // namespace hcashare::dp

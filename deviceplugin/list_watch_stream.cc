@@ -47,7 +47,7 @@ void ListWatchStream::OnWriteDone(bool ok) {
     writing_ = false;
     if (ok) {
       sent_ = inflight_generation_;
-      LogDebug("sent device list", {{"resource", name_}, {"generation", std::to_string(sent_)}});
+      LogDebug("sent device list", {{"resource", name_}, {"generation", sent_}});
     } else if (!finish_requested_) {
       finish_requested_ = true;
       by_peer_ = true;  // the kubelet went away mid-write

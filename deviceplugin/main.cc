@@ -2,9 +2,11 @@
 //
 // Exit codes: 0 after SIGTERM/SIGINT, 1 on a start-up failure, 2 on an invalid config or
 // command line.
+#include <grpc/support/log.h>
 #include <malloc.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -43,6 +45,7 @@ struct Flags {
   bool version = false;
 };
 
+// Seconds (fractional) as milliseconds.
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<long>(seconds * 1000.0));
 }
@@ -86,17 +89,68 @@ void ExitAfterShutdown() {
 #endif
 }
 
-// Seconds (fractional) as milliseconds.
-// Loads and validates the config; logs warnings. Returns nullopt (after printing every
-// error) when it is invalid.
+// A command-line error: a log record under --log-format json (wherever it is on the
+// command line), else a plain line.
+void UsageError(const std::string& error, const std::string& flag = "") {
+  if (GetLogFormat() == LogFormat::kJson) {
+    if (flag.empty()) {
+      LogError("invalid command line", {{"error", error}});
+    } else {
+      LogError("invalid command line", {{"flag", flag}, {"error", error}});
+    }
+  } else {
+    std::cerr << "hcashare-device-plugin: " << error << "\n";
+  }
+}
+
+// gRPC's own messages (errors only, unless GRPC_VERBOSITY says otherwise) as log records,
+// so that JSON output stays one object per line.
+void GrpcLog(gpr_log_func_args* args) {
+  const LogLevel level = args->severity == GPR_LOG_SEVERITY_ERROR  ? LogLevel::kError
+                         : args->severity == GPR_LOG_SEVERITY_INFO ? LogLevel::kInfo
+                                                                   : LogLevel::kDebug;
+  const std::string message = args->message != nullptr ? args->message : "";
+  if (level == LogLevel::kError) {
+    Log(level, "grpc", {{"error", message}, {"file", args->file}, {"line", args->line}});
+  } else {
+    Log(level, "grpc: " + message, {{"file", args->file}, {"line", args->line}});
+  }
+}
+
+// Loads and validates the config; logs warnings and what it configures. Returns nullopt
+// (after reporting every error) when it is invalid.
 std::optional<config::PluginConfig> LoadConfig(const std::string& path) {
   config::ParseOutcome out = config::LoadConfigFile(path);
-  for (const auto& w : out.warnings) LogWarn("config warning", {{"issue", w.ToString()}});
+  for (const auto& w : out.warnings) {
+    LogWarn("config warning", {{"json_path", w.path}, {"warning", w.message}});
+  }
   if (!out.ok()) {
-    std::cerr << "invalid config " << path << ":\n" << config::FormatIssues(out);
-    for (const auto& e : out.errors)
-      LogError("config error", {{"file", path}, {"issue", e.ToString()}});
+    const bool json = GetLogFormat() == LogFormat::kJson;
+    if (!json) std::cerr << "invalid config " << path << ":\n" << config::FormatIssues(out);
+    std::vector<std::string> errors;
+    for (const auto& e : out.errors) {
+      LogError("config error", {{"file", path}, {"json_path", e.path}, {"error", e.ToString()}});
+      errors.push_back(e.ToString());
+    }
+    if (json) {
+      LogError("invalid config",
+               {{"file", path},
+                {"error", std::to_string(errors.size()) + " error(s) in the config"},
+                {"errors", std::move(errors)}});
+    }
     return std::nullopt;
+  }
+  const config::PluginConfig& cfg = *out.config;
+  LogInfo("config loaded", {{"file", path},
+                            {"resources", cfg.resources.size()},
+                            {"periodic_update_seconds", cfg.periodic_update_seconds},
+                            {"warnings", out.warnings.size()}});
+  for (const auto& rc : cfg.resources) {
+    LogInfo("resource configured", {{"resource", rc.FullName()},
+                                    {"mode", config::PoolModeName(rc.mode)},
+                                    {"rdma_hca_max", rc.rdma_hca_max},
+                                    {"topology_aware", rc.topology_aware},
+                                    {"exclude_topology", rc.exclude_topology}});
   }
   return out.config;
 }
@@ -138,12 +192,17 @@ int Run(int argc, char** argv) {
 
   std::vector<std::string> args(argv + 1, argv + argc);
   args = NormalizeLegacyFlags(args);
+  if (WantsJsonLogs(args)) SetLogFormat(LogFormat::kJson);
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    // --help and the like print to stdout and exit 0: output the user asked for.
+    if (e.get_exit_code() == 0 || GetLogFormat() != LogFormat::kJson) {
+      return app.exit(e) == 0 ? 0 : 2;
+    }
+    UsageError(e.what());
+    return 2;
   }
   if (f.version) {
     std::cout << "hcashare-device-plugin " << VersionString() << "\n";
@@ -154,14 +213,19 @@ int Run(int argc, char** argv) {
   auto mode = ParseRegistrationMode(f.registration);
   const Status address =
       f.metrics_address.empty() ? Status::Ok() : HttpServer::CheckAddress(f.metrics_address);
-  for (const Status& s : {level.status(), format.status(), mode.status(), address}) {
+  const std::pair<const char*, Status> checks[] = {{"--log-level", level.status()},
+                                                   {"--log-format", format.status()},
+                                                   {"--registration", mode.status()},
+                                                   {"--metrics-address", address}};
+  for (const auto& [flag, s] : checks) {
     if (!s.ok()) {
-      std::cerr << "hcashare-device-plugin: " << s.message() << "\n";
+      UsageError(s.message(), flag);
       return 2;
     }
   }
   SetLogLevel(*level);
   SetLogFormat(*format);
+  if (*format == LogFormat::kJson) gpr_set_log_function(GrpcLog);
 
   // Signals are taken synchronously by this thread; block them before any thread starts.
   sigset_t sigs;
@@ -171,11 +235,16 @@ int Run(int argc, char** argv) {
   sigaddset(&sigs, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
-  LogInfo("starting hcashare-device-plugin", {{"version", VersionString()},
-                                              {"config", f.config},
-                                              {"kubelet_root", f.kubelet_root},
-                                              {"host_root", f.host_root},
-                                              {"registration", f.registration}});
+  LogInfo("starting hcashare-device-plugin",
+          {{"version", VersionString()},
+           {"config", f.config},
+           {"kubelet_root", f.kubelet_root},
+           {"host_root", f.host_root},
+           {"registration", f.registration},
+           {"use_cdi", f.use_cdi},
+           {"health_poll_interval_seconds", f.health_poll_interval},
+           {"health_debounce_seconds", f.health_debounce},
+           {"metrics_address", f.metrics_address}});
   auto cfg = LoadConfig(f.config);
   if (!cfg) return 2;
 
@@ -214,8 +283,7 @@ int Run(int argc, char** argv) {
       return 1;
     }
     http = std::move(started).value();
-    LogInfo("serving metrics and probes",
-            {{"address", f.metrics_address}, {"port", std::to_string(http->port())}});
+    LogInfo("serving metrics and probes", {{"address", f.metrics_address}, {"port", http->port()}});
   }
   if (Status st = manager.Start(*cfg); !st.ok()) {
     LogError("cannot start", {{"error", st.ToString()}});

@@ -390,7 +390,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
   ++registrations_;
   if (opts_.metrics != nullptr) opts_.metrics->Registered(full_name_);
   auto us = [](Clock::duration d) {
-    return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+    return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
   };
   LogInfo("registered with kubelet", {{"resource", full_name_},
                                       {"mode", "kubelet"},
