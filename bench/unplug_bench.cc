@@ -33,14 +33,6 @@ using std::chrono::milliseconds;
 constexpr const char* kHcaA = "0000:3b:00.0";
 constexpr const char* kHcaB = "0000:86:00.0";
 
-bool AllHealth(const fake::ResourceView& v, const char* health) {
-  if (!v.connected || v.devices.empty()) return false;
-  for (const auto& d : v.devices) {
-    if (d.health() != health) return false;
-  }
-  return true;
-}
-
 int Main(int argc, char** argv) {
   int rounds = 20;
   int interval = 1;
@@ -73,7 +65,7 @@ int Main(int argc, char** argv) {
     {"resourceName": "b", "rdmaHcaMax": 100, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})");
   if (!cfg.ok() || !manager.Start(*cfg.config).ok()) return 1;
   auto health_is = [](const char* h) {
-    return [h](const fake::ResourceView& v) { return AllHealth(v, h); };
+    return [h](const fake::ResourceView& v) { return fake::AllDevices(v, h); };
   };
   if (!kubelet.WaitFor("rdma/a", health_is(dp::kHealthy), milliseconds(10000)) ||
       !kubelet.WaitFor("rdma/b", health_is(dp::kHealthy), milliseconds(10000))) {

@@ -41,7 +41,7 @@ EnvMap ReadEnviron() {
 }
 
 int Fail(const CniError& error, const std::string& version) {
-  LogError(error.msg, {{"code", std::to_string(error.code)}, {"details", error.details}});
+  LogError(error.msg, {{"code", error.code}, {"details", error.details}});
   std::cout << ToJson(error, version).dump(-1, ' ', false, json::error_handler_t::replace)
             << std::endl;
   return 1;

@@ -120,9 +120,8 @@ class Caller {
       grpc::Status st = call(&ctx);
       *attempts = attempt;
       if (!IsRateLimited(st) || attempt >= max_attempts) return st;
-      LogDebug(
-          "pod-resources call rate-limited, retrying",
-          {{"attempt", std::to_string(attempt)}, {"backoff_ms", std::to_string(backoff.count())}});
+      LogDebug("pod-resources call rate-limited, retrying",
+               {{"attempt", attempt}, {"backoff_ms", backoff.count()}});
       std::this_thread::sleep_for(Jittered(backoff));
       backoff = std::min(backoff * 2, kBackoffCap);
     }
@@ -145,9 +144,8 @@ class Caller {
 };
 
 Result<PodDevices> Answer(std::string source, DevicesByResource devices, const PodRef& pod) {
-  LogDebug("pod-resources lookup answered", {{"source", source},
-                                             {"pod", pod.ns + "/" + pod.name},
-                                             {"resources", std::to_string(devices.size())}});
+  LogDebug("pod-resources lookup answered",
+           {{"source", source}, {"pod", pod.ns + "/" + pod.name}, {"resources", devices.size()}});
   return PodDevices{std::move(devices), std::move(source)};
 }
 
@@ -206,7 +204,7 @@ Result<PodDevices> LookupGrpc(const PodResourcesOptions& opts, const std::string
       auto devices = DevicesFromList(resp, pod, &matches);
       if (matches > 1) {
         LogDebug("pod listed more than once by v1 List; devices merged",
-                 {{"pod", pod.ns + "/" + pod.name}, {"entries", std::to_string(matches)}});
+                 {{"pod", pod.ns + "/" + pod.name}, {"entries", matches}});
       }
       return Answer("v1 List", std::move(devices), pod);
     }

@@ -181,7 +181,7 @@ Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, Net
   }
   if (names.empty()) {
     LogWarn("the device's netdev has not come back to the host namespace",
-            {{"device", state.device}, {"waited_ms", std::to_string(wait.count())}});
+            {{"device", state.device}, {"waited_ms", wait.count()}});
     return Status::Ok();
   }
   const std::string& name = names.front();

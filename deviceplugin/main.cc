@@ -17,6 +17,7 @@
 #include "common/http_server.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/pool_info.h"
 #include "common/rdma_netlink.h"
 #include "common/uevent.h"
 #include "common/version.h"
@@ -173,9 +174,10 @@ int Run(int argc, char** argv) {
                "write CDI specs and answer Allocate with CDI names (also the annotation)");
   app.add_option("--cdi-spec-dir", f.cdi_spec_dir, "where CDI specs are written")
       ->capture_default_str();
-  app.add_option("--pool-info-dir", f.pool_info_dir,
-                 "where shared pools are described for hcashare-cni's macvlan mode (\"\": off)")
-      ->capture_default_str();
+  CLI::Option* pool_info_dir = app.add_option(
+      "--pool-info-dir", f.pool_info_dir,
+      "where shared pools are described for hcashare-cni's macvlan mode (\"\": off); default "
+      "/var/run/hcashare/pools, or a kubelet-<root> subdirectory for another --kubelet-root-dir");
   app.add_option("--metrics-address", f.metrics_address,
                  "serve /metrics, /healthz and /readyz on HOST:PORT or :PORT (default off)");
   app.add_option("--health-poll-interval", f.health_poll_interval,
@@ -204,6 +206,8 @@ int Run(int argc, char** argv) {
     UsageError(e.what());
     return 2;
   }
+  // One directory per kubelet root: two daemons on one host never share a file.
+  if (pool_info_dir->count() == 0) f.pool_info_dir = PoolInfoDirFor(f.kubelet_root);
   if (f.version) {
     std::cout << "hcashare-device-plugin " << VersionString() << "\n";
     return 0;
@@ -242,6 +246,7 @@ int Run(int argc, char** argv) {
            {"host_root", f.host_root},
            {"registration", f.registration},
            {"use_cdi", f.use_cdi},
+           {"pool_info_dir", f.pool_info_dir},
            {"health_poll_interval_seconds", f.health_poll_interval},
            {"health_debounce_seconds", f.health_debounce},
            {"metrics_address", f.metrics_address}});

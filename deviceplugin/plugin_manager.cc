@@ -147,13 +147,16 @@ void PluginManager::LoadAndApplyConfigFile() {
     ++reloads_failed_;
     if (Metrics()) Metrics()->Reloaded(false);
     for (const auto& e : out.errors) {
-      LogError("config error", {{"file", opts_.config_path}, {"issue", e.ToString()}});
+      LogError("config error",
+               {{"file", opts_.config_path}, {"json_path", e.path}, {"error", e.ToString()}});
     }
     LogError("new config rejected; keeping the running config",
-             {{"file", opts_.config_path}, {"errors", std::to_string(out.errors.size())}});
+             {{"file", opts_.config_path}, {"errors", out.errors.size()}});
     return;
   }
-  for (const auto& w : out.warnings) LogWarn("config warning", {{"issue", w.ToString()}});
+  for (const auto& w : out.warnings) {
+    LogWarn("config warning", {{"json_path", w.path}, {"warning", w.message}});
+  }
   if (out.config->periodic_update_seconds == config_.periodic_update_seconds &&
       out.config->resources == config_.resources) {
     LogDebug("config file unchanged", {{"file", opts_.config_path}});
@@ -207,7 +210,7 @@ std::string PluginManager::BlockedReason() {
   last_rdma_warning_ = warning;
   if (blocked != last_blocked_) {
     if (!blocked.empty()) {
-      LogError("shared pools advertise 0 devices", {{"reason", blocked}});
+      LogError("shared pools advertise 0 devices", {{"error", blocked}});
     } else if (!last_blocked_.empty()) {
       LogInfo("RDMA netns mode is shared again");
     }
@@ -268,9 +271,8 @@ void PluginManager::Publish() {
     auto names = pool.RdmaNames();
     const std::vector<Exclusion> refused = pool.refused;
     if (it->second->state().Publish(rc, std::move(pool))) {
-      LogInfo("pool changed", {{"resource", rc.FullName()},
-                               {"hcas", std::to_string(n)},
-                               {"rdma_devices", Join(names)}});
+      LogInfo("pool changed",
+              {{"resource", rc.FullName()}, {"hcas", n}, {"rdma_devices", Join(names)}});
       for (const auto& r : refused) {
         LogWarn("device not offered",
                 {{"resource", rc.FullName()}, {"pci", r.address}, {"reason", r.reason}});
@@ -326,9 +328,8 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
   // Publish before starting so that the first ListAndWatch message is the full list.
   Rescan();
   for (auto* s : added) s->Start();
-  LogInfo("config applied",
-          {{"resources", std::to_string(cfg.resources.size())},
-           {"periodic_update_seconds", std::to_string(cfg.periodic_update_seconds)}});
+  LogInfo("config applied", {{"resources", cfg.resources.size()},
+                             {"periodic_update_seconds", cfg.periodic_update_seconds}});
 }
 
 void PluginManager::EnsureWatches() {

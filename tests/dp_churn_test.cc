@@ -26,14 +26,6 @@ using std::chrono::milliseconds;
 constexpr const char* kHcaA = "0000:3b:00.0";
 constexpr const char* kHcaB = "0000:86:00.0";
 
-bool AllHealth(const fake::ResourceView& v, const char* health) {
-  if (!v.connected || v.devices.empty()) return false;
-  for (const auto& d : v.devices) {
-    if (d.health() != health) return false;
-  }
-  return true;
-}
-
 TEST(DpChurnTest, HotPlugInOnePoolSendsNothingToAnother) {
   TempDir tmp("hcashare-churn-");
   SimNode node(tmp.path() + "/host");
@@ -55,8 +47,8 @@ TEST(DpChurnTest, HotPlugInOnePoolSendsNothingToAnother) {
     {"resourceName": "b", "rdmaHcaMax": 4, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})");
   ASSERT_TRUE(cfg.ok()) << config::FormatIssues(cfg);
   ASSERT_TRUE(manager.Start(*cfg.config).ok());
-  auto healthy = [](const fake::ResourceView& v) { return AllHealth(v, kHealthy); };
-  auto unhealthy = [](const fake::ResourceView& v) { return AllHealth(v, kUnhealthy); };
+  auto healthy = [](const fake::ResourceView& v) { return fake::AllDevices(v, kHealthy); };
+  auto unhealthy = [](const fake::ResourceView& v) { return fake::AllDevices(v, kUnhealthy); };
   ASSERT_TRUE(kubelet.WaitFor("rdma/a", healthy, milliseconds(5000)));
   ASSERT_TRUE(kubelet.WaitFor("rdma/b", healthy, milliseconds(5000)));
   const int a_before = kubelet.View("rdma/a").lists_received;

@@ -3,11 +3,19 @@
 // directory, which the daemon and hcashare-cni derive the same way.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "cni/netconf.h"
 #include "common/pool_info.h"
 #include "common/strings.h"
+#include "common/subprocess.h"
+#include "common/temp_dir.h"
+#include "tests/test_util.h"
 
 namespace hcashare {
 namespace {
@@ -38,6 +46,32 @@ TEST(PoolInfoDirTest, CniDerivesItFromKubeletRootDir) {
       cni::Verb::kAdd);
   ASSERT_TRUE(given.ok());
   EXPECT_EQ(given->pool_info_dir, "/run/p");
+}
+
+// The daemon picks the same directory for its --kubelet-root-dir when --pool-info-dir is not
+// given (an invalid config stops it before it writes anything).
+TEST(PoolInfoDirTest, DaemonDerivesItFromItsKubeletRoot) {
+  TempDir tmp;
+  const std::string config = tmp.path() + "/config.json";
+  std::ofstream(config) << "{}";
+  const std::string root = tmp.path() + "/kubelet";
+  auto p =
+      Subprocess::Spawn({testing::BinDir() + "/hcashare-device-plugin", "--kubelet-root-dir", root,
+                         "--host-root", tmp.path(), "--config", config, "--log-format", "json"},
+                        tmp.path() + "/out.log");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto code = p->Wait(std::chrono::milliseconds(10000));
+  ASSERT_TRUE(code.ok());
+  EXPECT_EQ(*code, 2);
+  std::istringstream lines(testing::ReadTextFile(tmp.path() + "/out.log"));
+  std::string line, dir;
+  while (std::getline(lines, line)) {
+    auto rec = nlohmann::json::parse(line, nullptr, false);
+    if (rec.is_object() && rec.value("msg", "") == "starting hcashare-device-plugin") {
+      dir = rec.value("pool_info_dir", "");
+    }
+  }
+  EXPECT_EQ(dir, PoolInfoDirFor(root));
 }
 
 }  // namespace

@@ -364,4 +364,12 @@ void FakeKubelet::WatchRegistry() {
   }
 }
 
+bool AllDevices(const ResourceView& v, const std::string& health) {
+  if (!v.connected || v.devices.empty()) return false;
+  for (const auto& d : v.devices) {
+    if (d.health() != health) return false;
+  }
+  return true;
+}
+
 }  // namespace hcashare::fake

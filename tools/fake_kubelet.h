@@ -37,6 +37,9 @@ struct ResourceView {
   std::chrono::steady_clock::time_point last_list_at;
 };
 
+// True when the stream is open, the list is not empty and every device has `health`.
+bool AllDevices(const ResourceView& v, const std::string& health);
+
 class FakeKubelet {
  public:
   // `kubelet_root` is the kubelet root directory (device-plugins/ and plugins_registry/
