@@ -151,7 +151,9 @@ void PluginManager::LoadAndApplyConfigFile() {
                {{"file", opts_.config_path}, {"json_path", e.path}, {"error", e.ToString()}});
     }
     LogError("new config rejected; keeping the running config",
-             {{"file", opts_.config_path}, {"errors", out.errors.size()}});
+             {{"file", opts_.config_path},
+              {"errors", out.errors.size()},
+              {"error", std::to_string(out.errors.size()) + " error(s) in the new config"}});
     return;
   }
   for (const auto& w : out.warnings) {

@@ -180,9 +180,31 @@ TEST_F(LogFormatTest, ARunToSigtermIsJsonWithTypedFields) {
       WaitUntil([&] { return Output().find("registered with kubelet") != std::string::npos; },
                 milliseconds(10000)))
       << Output();
+  // A reload: an invalid file is rejected (its problems under `error`), then a valid one
+  // with a deprecated key is applied (its warning under `warning`, counts as numbers).
+  WriteConfig(R"({"configList": [{"resourceName": "bad$", "rdmaHcaMax": 5, "devices": ["ib0"]}]})");
+  ASSERT_TRUE(p->Signal(SIGHUP).ok());
+  ASSERT_TRUE(WaitUntil([&] { return Output().find("new config rejected") != std::string::npos; },
+                        milliseconds(10000)))
+      << Output();
+  WriteConfig(Config(4));
+  ASSERT_TRUE(p->Signal(SIGHUP).ok());
+  ASSERT_TRUE(WaitDevices(4)) << Output();
   ASSERT_TRUE(p->Signal(SIGTERM).ok());
   EXPECT_EQ(p->Wait(milliseconds(10000)).value_or(-1), 0);
   const std::vector<Json> records = ParseRecords(Output());
+  const auto rejected = WithMsg(records, "new config rejected; keeping the running config");
+  ASSERT_GE(rejected.size(), 1u) << Output();  // the file watch and SIGHUP may both reload
+  EXPECT_TRUE(rejected[0]["errors"].is_number_integer()) << Output();
+  for (const Json& e : WithMsg(records, "config error")) {
+    EXPECT_THAT(e.value("json_path", ""), HasSubstr("resourceName")) << e.dump();
+  }
+  const auto applied = WithMsg(records, "config applied");
+  ASSERT_GE(applied.size(), 2u) << Output();
+  EXPECT_EQ(applied.back()["resources"], 1);
+  for (const Json& c : WithMsg(records, "pool changed")) {
+    EXPECT_TRUE(c["hcas"].is_number_integer()) << c.dump();
+  }
 
   const auto starting = WithMsg(records, "starting hcashare-device-plugin");
   ASSERT_EQ(starting.size(), 1u) << Output();
