@@ -196,9 +196,12 @@ TEST_F(LogFormatTest, ARunToSigtermIsJsonWithTypedFields) {
   const auto rejected = WithMsg(records, "new config rejected; keeping the running config");
   ASSERT_GE(rejected.size(), 1u) << Output();  // the file watch and SIGHUP may both reload
   EXPECT_TRUE(rejected[0]["errors"].is_number_integer()) << Output();
+  // The file watch may also have read the file half-written (an error at "$").
+  bool named = false;
   for (const Json& e : WithMsg(records, "config error")) {
-    EXPECT_THAT(e.value("json_path", ""), HasSubstr("resourceName")) << e.dump();
+    named = named || e.value("json_path", "").find("resourceName") != std::string::npos;
   }
+  EXPECT_TRUE(named) << Output();
   const auto applied = WithMsg(records, "config applied");
   ASSERT_GE(applied.size(), 2u) << Output();
   EXPECT_EQ(applied.back()["resources"], 1);
