@@ -196,8 +196,10 @@ TEST_F(SharedAllocateTest, LeavesOutAnUnhealthyHcaWhileAHealthyOneRemains) {
   auto one = Allocate();
   ASSERT_TRUE(one.ok()) << one.status().ToString();
   EXPECT_EQ(one->container_responses(0).envs().at(kRdmaDevicesEnv), "mlx5_0");
+  const PciFunction down = Find(kIbPf);
+  ASSERT_FALSE(down.rdma.empty());
   for (const auto& p : Paths(*one)) {
-    for (const auto& gone : Find(kIbPf).rdma[0].char_devices) EXPECT_NE(p, gone);
+    for (const auto& node : down.rdma[0].char_devices) EXPECT_NE(p, node);
   }
   // With no healthy HCA the pool's IDs are Unhealthy and the kubelet does not allocate
   // them; an Allocate that still comes gets everything there is.

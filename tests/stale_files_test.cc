@@ -111,7 +111,7 @@ class StaleFilesDaemonTest : public testing::DaemonTest {
  protected:
   std::string TwoResources() const {
     return R"({"configList": [
-      {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 4, "devices": ["ib0"]},
+      {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 3, "devices": ["ib0"]},
       {"resourceName": "gone", "rdmaHcaMax": 4, "devices": ["ib1"]}]})";
   }
   Result<Subprocess> Start(const std::string& log) {
@@ -135,7 +135,7 @@ TEST_F(StaleFilesDaemonTest, RestartAfterSigkillRemovesFilesOfARemovedResource) 
     ASSERT_TRUE(first->Wait(milliseconds(5000)).ok());
   }
   ASSERT_TRUE(Has("cdi/hcashare-rdma_gone.json")) << "a SIGKILL skips the clean-up";
-  WriteConfig(testing::Config(4));
+  WriteConfig(testing::Config(4));  // 4 IDs: the first run had 3, so 4 means the second
   auto second = Start("second.log");
   ASSERT_TRUE(second.ok());
   ASSERT_TRUE(WaitDevices(4));
