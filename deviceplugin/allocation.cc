@@ -66,18 +66,23 @@ std::vector<PciFunction> Granted(const config::ResourceConfig& rc, const PoolSta
   return out;
 }
 
+// The first device node of `fns` (rdma_cm included) that no longer exists, or "".
+std::string FirstVanishedNode(const std::vector<PciFunction>& fns, const Host& host) {
+  for (const auto& path : PoolState::CharDevicesOf(fns)) {
+    if (!host.Exists(path)) return path;
+  }
+  return "";
+}
+
 // What a shared pool hands out of `granted`: the HCAs whose device nodes all still exist,
 // and of those only the healthy ones while one is healthy. `gone` gets the first vanished
 // node, for the error when none is left.
 std::vector<PciFunction> PresentAndHealthy(std::vector<PciFunction> granted, const Host& host,
                                            std::string* gone) {
   auto vanished = [&](const PciFunction& h) {
-    for (const auto& path : PoolState::CharDevicesOf({h})) {
-      if (host.Exists(path)) continue;
-      if (gone->empty()) *gone = path;
-      return true;
-    }
-    return false;
+    const std::string node = FirstVanishedNode({h}, host);
+    if (gone->empty()) *gone = node;
+    return !node.empty();
   };
   granted.erase(std::remove_if(granted.begin(), granted.end(), vanished), granted.end());
   const auto healthy = [](const PciFunction& h) { return h.healthy; };
@@ -225,9 +230,7 @@ Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceCo
     if (rc.mode == PoolMode::kShared) {
       granted = PresentAndHealthy(std::move(granted), host, &gone);
     } else {
-      for (const auto& path : PoolState::CharDevicesOf(granted)) {
-        if (!host.Exists(path) && gone.empty()) gone = path;
-      }
+      gone = FirstVanishedNode(granted, host);
     }
     if (granted.empty() || (rc.mode == PoolMode::kExclusive && !gone.empty())) {
       return Status::FailedPrecondition("device node " + gone + " of resource " + rc.FullName() +
