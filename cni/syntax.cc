@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "config/names.h"
+
 namespace hcashare::cni {
 
 namespace {
@@ -140,30 +142,9 @@ Problem CheckUtf8(std::string_view s) {
 }
 
 Problem CheckResourceName(std::string_view s) {
-  const size_t slash = s.find('/');
-  if (slash == std::string_view::npos || s.find('/', slash + 1) != std::string_view::npos) {
-    return "must be an extended resource name \"prefix/name\" (e.g. \"rdma/hca_vfs\")";
-  }
-  const std::string_view prefix = s.substr(0, slash), name = s.substr(slash + 1);
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  if (prefix.empty() || prefix.size() > 253 || !alnum(prefix.front()) || !alnum(prefix.back())) {
-    return "must have a DNS subdomain prefix of at most 253 bytes";
-  }
-  for (char c : prefix) {
-    if (!(std::islower(static_cast<unsigned char>(c)) ||
-          std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.')) {
-      return "must have a DNS subdomain prefix (lower case letters, digits, '-' and '.')";
-    }
-  }
-  if (name.empty() || name.size() > 63 || !alnum(name.front()) || !alnum(name.back())) {
-    return "must have a name of 1..63 bytes starting and ending with a letter or digit";
-  }
-  for (char c : name) {
-    if (!alnum(c) && c != '_' && c != '.' && c != '-') {
-      return "must have a name of letters, digits, '_', '.' and '-'";
-    }
-  }
-  return std::nullopt;
+  std::string problem = config::ExtendedResourceNameProblem(s);
+  if (problem.empty()) return std::nullopt;
+  return problem;
 }
 
 Problem CheckAbsolutePath(std::string_view s) {

@@ -36,9 +36,8 @@ Problem CheckAbsolutePath(std::string_view s);
 // Valid UTF-8 (what every value that ends up in a JSON state file or result must be).
 Problem CheckUtf8(std::string_view s);
 
-// A Kubernetes extended resource name "prefix/name" (e.g. "rdma/hca_vfs"): the prefix a
-// DNS subdomain (lower case, at most 253 bytes), the name 1..63 bytes of [A-Za-z0-9_.-]
-// starting and ending with a letter or digit.
+// A Kubernetes extended resource name "prefix/name" (e.g. "rdma/hca_vfs"), by the one rule
+// in config/names.h (config::ExtendedResourceNameProblem).
 Problem CheckResourceName(std::string_view s);
 
 // A delegated plugin's name (e.g. ipam.type): non-empty, not "." or "..", no '/',

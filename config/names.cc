@@ -49,9 +49,10 @@ std::string DnsSubdomainProblem(const std::string& prefix) {
   }
 }
 
-}  // namespace
-
-std::vector<std::string> ResourceNameProblems(const std::string& name) {
+// Every reason `name` is not the name part of a qualified name whose inner characters are
+// letters, digits and those in `inner` (the kubelet allows "-_."); `allowed` names them.
+std::vector<std::string> NamePartProblems(const std::string& name, std::string_view inner,
+                                          const char* allowed) {
   if (name.empty()) return {"must not be empty"};
   std::vector<std::string> problems;
   if (name.size() > kMaxResourceNameLength) {
@@ -59,16 +60,45 @@ std::vector<std::string> ResourceNameProblems(const std::string& name) {
                        " characters long; the kubelet allows at most " +
                        std::to_string(kMaxResourceNameLength));
   }
-  const bool valid_chars =
-      std::all_of(name.begin(), name.end(), [](char c) { return IsAlnum(c) || c == '_'; });
+  const bool valid_chars = std::all_of(name.begin(), name.end(), [inner](char c) {
+    return IsAlnum(c) || inner.find(c) != std::string_view::npos;
+  });
   if (!valid_chars) {
-    problems.push_back(Quote(name) + " may contain only letters, digits and '_'");
+    problems.push_back(Quote(name) + " may contain only " + allowed);
   } else if (!IsAlnum(name.front()) || !IsAlnum(name.back())) {
     problems.push_back(Quote(name) +
                        " must start and end with a letter or digit (the kubelet rejects "
                        "resource names that do not)");
   }
   return problems;
+}
+
+// Why the non-empty `prefix` is not usable for an extended resource, or "" when it is.
+std::string PrefixProblem(const std::string& prefix) {
+  std::string problem = DnsSubdomainProblem(prefix);
+  if (!problem.empty()) return problem;
+  // The kubelet treats any name containing "kubernetes.io/" as a native resource.
+  if (EndsWith(prefix, "kubernetes.io")) {
+    return Quote(prefix) +
+           " is in the kubernetes.io domain, which is reserved for native resources; the "
+           "kubelet refuses it for extended resources";
+  }
+  if (prefix.rfind(kQuotaRequestsPrefix, 0) == 0) {
+    return Quote(prefix) +
+           " starts with \"requests.\", which the kubelet refuses for extended resources";
+  }
+  if (prefix.size() > kMaxResourcePrefixLength) {
+    return "is " + std::to_string(prefix.size()) + " characters long; at most " +
+           std::to_string(kMaxResourcePrefixLength) +
+           " are allowed because the kubelet also checks \"requests.<prefix>\" (253 at most)";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> ResourceNameProblems(const std::string& name) {
+  return NamePartProblems(name, "_", "letters, digits and '_'");
 }
 
 namespace {
@@ -99,24 +129,26 @@ std::string CdiKindProblem(const std::string& kind) {
 
 std::string ResourcePrefixProblem(const std::string& prefix) {
   if (prefix.empty()) return "must not be empty (omit it to use the default \"rdma\")";
-  std::string problem = DnsSubdomainProblem(prefix);
-  if (!problem.empty()) return problem;
-  // The kubelet treats any name containing "kubernetes.io/" as a native resource.
-  if (EndsWith(prefix, "kubernetes.io")) {
-    return Quote(prefix) +
-           " is in the kubernetes.io domain, which is reserved for native resources; the "
-           "kubelet refuses it for extended resources";
+  return PrefixProblem(prefix);
+}
+
+std::string ExtendedResourceNameProblem(std::string_view full) {
+  const size_t slash = full.find('/');
+  if (slash == std::string_view::npos || full.find('/', slash + 1) != std::string_view::npos) {
+    return "must be an extended resource name \"prefix/name\" (e.g. \"rdma/hca_vfs\")";
   }
-  if (prefix.rfind(kQuotaRequestsPrefix, 0) == 0) {
-    return Quote(prefix) +
-           " starts with \"requests.\", which the kubelet refuses for extended resources";
+  const std::string prefix(full.substr(0, slash));
+  if (prefix.empty()) return "must have a prefix before the '/' (e.g. \"rdma/hca_vfs\")";
+  if (std::string problem = PrefixProblem(prefix); !problem.empty()) {
+    return "has an invalid prefix: " + problem;
   }
-  if (prefix.size() > kMaxResourcePrefixLength) {
-    return "is " + std::to_string(prefix.size()) + " characters long; at most " +
-           std::to_string(kMaxResourcePrefixLength) +
-           " are allowed because the kubelet also checks \"requests.<prefix>\" (253 at most)";
+  const std::vector<std::string> problems = NamePartProblems(
+      std::string(full.substr(slash + 1)), "-_.", "letters, digits, '-', '_' and '.'");
+  std::string out;
+  for (const std::string& problem : problems) {
+    out += (out.empty() ? "has an invalid name: " : "; ") + problem;
   }
-  return "";
+  return out;
 }
 
 }  // namespace hcashare::config

@@ -1,5 +1,6 @@
-// The kubelet's rules for extended resource names ("<prefix>/<name>"), as they apply to
-// resourceName and resourcePrefix. Internal to the config module.
+// The kubelet's rule for extended resource names ("<prefix>/<name>"): the one rule of the
+// tree, used for the device plugin's resourceName and resourcePrefix and for the CNI's
+// resourceName (cni/syntax.h).
 #pragma once
 
 #include <cstddef>
@@ -20,9 +21,17 @@ inline constexpr std::string_view kQuotaRequestsPrefix = "requests.";
 inline constexpr size_t kMaxResourcePrefixLength =
     kMaxDnsSubdomainLength - kQuotaRequestsPrefix.size();
 
-// Every reason `name` is not a valid resourceName (empty when it is valid): it must be
-// non-empty, at most 63 characters of [A-Za-z0-9_], alphanumeric at both ends.
+// Every reason `name` is not a valid resourceName of the device plugin's configuration
+// (empty when it is valid): the name part of an extended resource name (see
+// ExtendedResourceNameProblem) restricted, as in the Mellanox plugin's schema, to
+// [A-Za-z0-9_]: non-empty, at most 63 characters, alphanumeric at both ends.
 std::vector<std::string> ResourceNameProblems(const std::string& name);
+
+// Why `full` is not a Kubernetes extended resource name, or "" when it is: "<prefix>/<name>"
+// with the prefix as ResourcePrefixProblem checks it and the name 1..63 characters of
+// [A-Za-z0-9_.-], alphanumeric at both ends (e.g. "rdma/hca_vfs",
+// "nvidia.com/mlnx-sriov.rdma_1").
+std::string ExtendedResourceNameProblem(std::string_view full);
 
 // Why `prefix` is not a usable resourcePrefix, or "" when it is: a DNS-1123 subdomain,
 // not in the kubernetes.io domain, not starting with "requests.", at most 244 characters.

@@ -318,6 +318,30 @@ TEST(CniSyntaxTest, Utf8LengthsAndResourceNames) {
   EXPECT_TRUE(CheckResourceName(std::string(254, 'a') + "/x"));
 }
 
+// resourceName follows the kubelet's rule for extended resource names, the one in
+// config/names.h. The CNI's own check used to accept these prefixes, which the kubelet
+// refuses (and the device plugin's resourcePrefix never allowed).
+TEST(CniSyntaxTest, ResourceNamePrefixesFollowTheKubeletRule) {
+  const std::string label(60, 'a');
+  // Four labels of 60 characters (the last one 61) and three dots: 244, the longest prefix.
+  const std::string prefix_244 = label + "." + label + "." + label + "." + label + "b";
+  ASSERT_EQ(prefix_244.size(), 244u);
+  for (const std::string& bad :
+       {std::string("a..b/x"), std::string(".rdma/x"), std::string("kubernetes.io/x"),
+        std::string("rdma.kubernetes.io/x"), std::string("requests.example.com/x"),
+        std::string(64, 'a') + ".com/x", prefix_244 + "b/x"}) {
+    EXPECT_TRUE(CheckResourceName(bad)) << bad;
+  }
+  EXPECT_FALSE(CheckResourceName(prefix_244 + "/x"));
+  EXPECT_FALSE(CheckResourceName("kubernetes.io.example.com/x"));
+  // The name part allows '-' and '.' inside (the kubelet does; sriov-network-device-plugin
+  // names use them).
+  EXPECT_FALSE(CheckResourceName("rdma/a-b.c_d"));
+  EXPECT_EQ(CheckResourceName("kubernetes.io/x"),
+            "has an invalid prefix: \"kubernetes.io\" is in the kubernetes.io domain, which is "
+            "reserved for native resources; the kubelet refuses it for extended resources");
+}
+
 // ---------------------------------------------------------------------------------------
 // Environment
 
@@ -802,6 +826,8 @@ TEST(CniNetConfTest, IdentityFields) {
                         "resourceName: must be a string, got number 5"));
   EXPECT_TRUE(FailsWith(Parse(BaseWith("resourceName", "\"../../etc/passwd\"")), 7,
                         "resourceName: must be an extended resource name"));
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("resourceName", "\"a..b/vfs\"")), 7,
+                        "resourceName: has an invalid prefix: \"a..b\" is not a DNS subdomain"));
 }
 
 TEST(CniNetConfTest, CollectsEveryErrorInOneCode7) {

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "config/config.h"
+#include "config/names.h"
 #include "config/suggest.h"
 
 namespace hcashare::config {
@@ -265,6 +266,20 @@ TEST(ConfigResourceName, MustStartAndEndAlphanumeric) {
                   "must start and end with a letter or digit (the kubelet rejects");
   ExpectOnlyError(WithName(R"("shared_")"), "$.configList[0].resourceName",
                   "must start and end with a letter or digit");
+}
+
+// resourceName keeps the Mellanox schema's characters ([A-Za-z0-9_]) inside the kubelet's
+// rule for the name part of an extended resource name (config/names.h), which also allows
+// '-' and '.': the CNI accepts "rdma/a-b" for another plugin's resource.
+TEST(ConfigResourceName, NarrowerThanTheKubeletRule) {
+  EXPECT_EQ(ExtendedResourceNameProblem("rdma/a-b"), "");
+  EXPECT_EQ(ExtendedResourceNameProblem("rdma/a.b"), "");
+  ExpectOnlyError(WithName(R"("a.b")"), "$.configList[0].resourceName",
+                  "may contain only letters, digits and '_'");
+  EXPECT_NE(ExtendedResourceNameProblem("rdma/_shared").find("must start and end"),
+            std::string::npos);
+  EXPECT_NE(ExtendedResourceNameProblem("rdma/" + std::string(64, 'a')).find("at most 63"),
+            std::string::npos);
 }
 
 TEST(ConfigResourceName, AtMost63Characters) {
