@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cni/child_link.h"
+#include "cni/error.h"
 #include "cni/fault_points.h"
 #include "cni/ipam.h"
 #include "cni/link_identity.h"
@@ -25,27 +26,24 @@ namespace {
 
 using json = nlohmann::json;
 
-// The error for a failed host step: code from the status, with the step named.
-CniError StepError(const Status& st, const std::string& step) { return FromStatus(st, step); }
-
 // The device for this attachment: the configured deviceID, else a pod-resources lookup.
-CniOr<std::pair<std::string, bool>> FindDevice(const CniEnv& env, const NetConf& conf,
-                                               const AttachContext& ctx) {
+Result<std::pair<std::string, bool>> FindDevice(const CniEnv& env, const NetConf& conf,
+                                                const AttachContext& ctx) {
   if (conf.device) {
     return std::make_pair(conf.device->value, conf.device->kind == DeviceKind::kAuxDevice);
   }
   if (!conf.resource_name) {
-    return CniError{kErrInvalidNetConf, "no device to attach",
-                    "the configuration has no deviceID (Multus injects it when the "
-                    "NetworkAttachmentDefinition carries the k8s.v1.cni.cncf.io/resourceName "
-                    "annotation) and no resourceName to look the pod's devices up by"};
+    return CniStatus(kErrInvalidNetConf, "no device to attach",
+                     "the configuration has no deviceID (Multus injects it when the "
+                     "NetworkAttachmentDefinition carries the k8s.v1.cni.cncf.io/resourceName "
+                     "annotation) and no resourceName to look the pod's devices up by");
   }
   const std::string& resource = *conf.resource_name;
   const std::string pod = PodKey(env).empty() ? "(unknown pod)" : PodKey(env);
-  if (!ctx.pod_devices) return CniError{kErrInternal, "no pod-resources lookup configured", ""};
+  if (!ctx.pod_devices) return CniStatus(kErrInternal, "no pod-resources lookup configured");
   auto found = ctx.pod_devices();
   if (!found.ok()) {
-    return FromStatus(found.status(), "cannot look up the devices of pod " + pod);
+    return Summarize(found.status(), "cannot look up the devices of pod " + pod);
   }
   auto it = found->by_resource.find(resource);
   if (it == found->by_resource.end() || it->second.empty()) {
@@ -53,17 +51,16 @@ CniOr<std::pair<std::string, bool>> FindDevice(const CniEnv& env, const NetConf&
     for (const auto& [name, ids] : found->by_resource) {
       present.push_back(name + " (" + std::to_string(ids.size()) + ")");
     }
-    return CniError{kErrDeviceNotFound,
-                    "pod " + pod + " has no devices of " + resource +
-                        " (resources present: " + (present.empty() ? "none" : Join(present)) +
-                        "); does the pod request it and does the NAD carry the "
-                        "k8s.v1.cni.cncf.io/resourceName annotation?",
-                    "looked up through " + found->source};
+    return CniStatus(kErrDeviceNotFound,
+                     "pod " + pod + " has no devices of " + resource +
+                         " (resources present: " + (present.empty() ? "none" : Join(present)) +
+                         "); does the pod request it and does the NAD carry the "
+                         "k8s.v1.cni.cncf.io/resourceName annotation?",
+                     "looked up through " + found->source);
   }
-  auto chosen = ChooseDevice(it->second, env, ctx.store, resource);
-  if (!chosen.ok()) return chosen.error();
-  const bool aux = chosen->find(':') == std::string::npos;
-  return std::make_pair(*chosen, aux);
+  ASSIGN_OR_RETURN(std::string chosen, ChooseDevice(it->second, env, ctx.store, resource));
+  const bool aux = chosen.find(':') == std::string::npos;
+  return std::make_pair(chosen, aux);
 }
 
 // Writes the Multus device-info document to `path` (its directory is created).
@@ -77,23 +74,23 @@ Status WriteDeviceInfo(const std::string& path, const std::string& device,
 
 // A shared pool's IDs ("0".."rdmaHcaMax-1") are counters, not devices: netdev mode needs
 // an exclusive (per-VF) resource.
-MaybeError RejectSharedPoolId(const NetConf& conf, const std::string& device) {
+Status RejectSharedPoolId(const NetConf& conf, const std::string& device) {
   if (device.empty() || device.find_first_not_of("0123456789") != std::string::npos) {
-    return std::nullopt;
+    return Status::Ok();
   }
   const std::string resource = conf.resource_name.value_or("the resource");
-  return CniError{kErrInvalidNetConf,
-                  resource + " is a shared pool: its ID \"" + device +
-                      "\" is a share of the pool's HCAs, not a VF to move into the pod",
-                  "netdev mode needs an exclusive resource (one VF per device); to attach a "
-                  "shared pool, set \"mode\": \"macvlan\" (RoCE) or \"mode\": \"ipoib\" "
-                  "(InfiniBand) in the network configuration"};
+  return CniStatus(kErrInvalidNetConf,
+                   resource + " is a shared pool: its ID \"" + device +
+                       "\" is a share of the pool's HCAs, not a VF to move into the pod",
+                   "netdev mode needs an exclusive resource (one VF per device); to attach a "
+                   "shared pool, set \"mode\": \"macvlan\" (RoCE) or \"mode\": \"ipoib\" "
+                   "(InfiniBand) in the network configuration");
 }
 
 }  // namespace
 
-CniOr<std::string> ChooseDevice(const std::vector<std::string>& candidates, const CniEnv& env,
-                                const StateStore& store, const std::string& resource) {
+Result<std::string> ChooseDevice(const std::vector<std::string>& candidates, const CniEnv& env,
+                                 const StateStore& store, const std::string& resource) {
   std::vector<std::string> held;
   for (const auto& id : candidates) {
     auto owner = store.OwnerOf(id);
@@ -102,69 +99,65 @@ CniOr<std::string> ChooseDevice(const std::vector<std::string>& candidates, cons
     if (IsStale(*owner)) return id;
     held.push_back(id + " (by " + owner->ifname + ")");
   }
-  return CniError{kErrDeviceBusy,
-                  "every device of " + resource + " assigned to the pod is already attached",
-                  Join(held)};
+  return CniStatus(kErrDeviceBusy,
+                   "every device of " + resource + " assigned to the pod is already attached",
+                   Join(held));
 }
 
-CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   if (conf.mode != AttachMode::kNetdev) return AddChildLink(env, conf, ctx);
   auto pod = Netns::Open(env.netns);
   if (!pod.ok()) {
-    return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};
+    return CniStatus(kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message());
   }
-  auto found = FindDevice(env, conf, ctx);
-  if (!found.ok()) return found.error();
+  ASSIGN_OR_RETURN(const auto found, FindDevice(env, conf, ctx));
   // Not a structured binding: C++17 lambdas cannot capture those (clang rejects it).
-  const std::string device = found->first;
-  const bool is_aux = found->second;
-  if (MaybeError e = RejectSharedPoolId(conf, device)) return *e;
+  const std::string device = found.first;
+  const bool is_aux = found.second;
+  RETURN_IF_ERROR(RejectSharedPoolId(conf, device));
   auto vf = ResolveVf(ctx.host, device, is_aux);
-  if (!vf.ok()) return FromStatus(vf.status(), "cannot use device " + device);
+  if (!vf.ok()) return Summarize(vf.status(), "cannot use device " + device);
   const bool dpdk = vf->dpdk;  // only PF-side settings: there is no netdev to move
   if (!dpdk && vf->netdev.empty()) {
-    return CniError{kErrDeviceNotFound, "device " + device + " has no netdev in the host namespace",
-                    "is it attached to another pod, or bound to a driver without a netdev?"};
+    return CniStatus(kErrDeviceNotFound,
+                     "device " + device + " has no netdev in the host namespace",
+                     "is it attached to another pod, or bound to a driver without a netdev?");
   }
-  auto mac = SelectMac(conf, env.cni_args);
-  if (!mac.ok()) return mac.error();
-  const std::vector<PfGroup> groups = PfGroups(conf, *mac);
+  ASSIGN_OR_RETURN(const std::optional<std::string> mac, SelectMac(conf, env.cni_args));
+  const std::vector<PfGroup> groups = PfGroups(conf, mac);
   // A MAC alone also works without the PF (the netdev gets it); anything else needs it.
-  const bool beyond_mac = groups.size() > (*mac && !dpdk ? 1u : 0u);
+  const bool beyond_mac = groups.size() > (mac && !dpdk ? 1u : 0u);
   const bool pf_reachable = !vf->is_sf && !vf->pf_netdev.empty() && vf->vf_index >= 0;
   if (beyond_mac && !pf_reachable) {
-    return CniError{kErrInvalidNetConf, "PF-side VF settings cannot be applied to " + device,
-                    vf->is_sf ? "it is a scalable function" : "its PF has no netdev"};
+    return CniStatus(kErrInvalidNetConf, "PF-side VF settings cannot be applied to " + device,
+                     vf->is_sf ? "it is a scalable function" : "its PF has no netdev");
   }
-  auto rdma_device =
-      dpdk ? CniOr<std::string>(std::string()) : PlanRdmaMove(conf.rdma, *vf, ctx.rdma);
-  if (!rdma_device.ok()) return rdma_device.error();
-  if (!dpdk) {
-    if (MaybeError e = CheckIfnameFree(env, *pod, ctx.netdev)) return *e;
-  }
+  ASSIGN_OR_RETURN(const std::string rdma_device, dpdk ? Result<std::string>(std::string())
+                                                       : PlanRdmaMove(conf.rdma, *vf, ctx.rdma));
+  if (!dpdk) RETURN_IF_ERROR(CheckIfnameFree(env, *pod, ctx.netdev));
 
   auto lock = ctx.store.Lock(device, ctx.lock_wait);
   if (!lock.ok()) return StateError(lock.status(), "cannot lock device " + device);
   if (auto owner = ctx.store.OwnerOf(device); owner && !IsStale(*owner)) {
-    return CniError{kErrDeviceBusy, "device " + device + " is already attached",
-                    "to " + owner->container_id + "/" + owner->ifname + " in " + owner->netns};
+    return CniStatus(kErrDeviceBusy, "device " + device + " is already attached",
+                     "to " + owner->container_id + "/" + owner->ifname + " in " + owner->netns);
   }
   if (ctx.store.Load(env.container_id, env.ifname).ok()) {
-    return CniError{kErrDeviceBusy,
-                    "attachment " + env.container_id + "/" + env.ifname + " already exists",
-                    "run DEL first"};
+    return CniStatus(kErrDeviceBusy,
+                     "attachment " + env.container_id + "/" + env.ifname + " already exists",
+                     "run DEL first");
   }
 
   // Record what will be restored before changing anything.
   auto host = Netns::Current();
-  if (!host.ok()) return FromStatus(host.status(), "cannot open the host network namespace");
+  if (!host.ok()) return Summarize(host.status(), "cannot open the host network namespace");
   AttachmentState state;
   state.owner = {env.container_id, env.ifname,  env.netns,
                  env.PodUid(),     PodKey(env), conf.resource_name.value_or("")};
   state.device = device;
   state.is_sf = vf->is_sf;
   state.dpdk = dpdk;
-  state.rdma_device = *rdma_device;
+  state.rdma_device = rdma_device;
   state.pf_netdev = vf->pf_netdev;
   state.vf_index = vf->vf_index;
   state.netns_ino = pod->Inode();
@@ -173,13 +166,13 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
   if (conf.device_info_file && !vf->is_sf) state.device_info_file = *conf.device_info_file;
   if (!dpdk) {
     auto link = ctx.netdev.Get(vf->netdev);
-    if (!link.ok()) return FromStatus(link.status(), "cannot read netdev " + vf->netdev);
+    if (!link.ok()) return Summarize(link.status(), "cannot read netdev " + vf->netdev);
     state.host_ifname = vf->netdev;
     state.host_mac = link->mac;
     state.host_mtu = link->mtu;
     state.host_up = link->admin_up;
     state.host_ifindex = link->ifindex;
-    state.pod_mac = mac->value_or(link->mac);
+    state.pod_mac = mac.value_or(link->mac);
   }
   // The PF is queried only when a PF-side setting (or a MAC) was asked for.
   std::optional<VfSettings> pf_current;
@@ -189,8 +182,8 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
       pf_current = *cur;
       for (const auto& g : groups) MergeInto(&state.pf_original, OriginalOf(*cur, g.wanted));
     } else if (!cur.status().IsNotFound() || beyond_mac) {
-      return FromStatus(cur.status(), "cannot read VF " + std::to_string(vf->vf_index) + " of PF " +
-                                          vf->pf_netdev);
+      return Summarize(cur.status(), "cannot read VF " + std::to_string(vf->vf_index) + " of PF " +
+                                         vf->pf_netdev);
     }
   }
   // Each step registers its undo before it changes anything: an undo acts on the identity
@@ -214,7 +207,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     undo.Push(std::string("PF ") + g.name,
               [&, original] { return ctx.vf.Set(vf->pf_netdev, vf->vf_index, original); });
     if (Status st = ctx.vf.Set(vf->pf_netdev, vf->vf_index, g.wanted); !st.ok()) {
-      return StepError(st, std::string("cannot set ") + g.name + " of VF " +
+      return Summarize(st, std::string("cannot set ") + g.name + " of VF " +
                                std::to_string(vf->vf_index) + " on PF " + vf->pf_netdev);
     }
     state.steps.push_back(std::string("pf:") + g.name);
@@ -231,7 +224,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     // 2. The netdev: into the pod, renamed, with its MAC and MTU, and up, in one request.
     LinkChanges into_pod;
     into_pod.name = env.ifname;
-    into_pod.mac = *mac;
+    into_pod.mac = mac;
     if (conf.mtu) into_pod.mtu = static_cast<uint32_t>(*conf.mtu);
     into_pod.up = true;
     undo.Push("netdev into the pod", [&]() -> Status {
@@ -239,7 +232,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
       return back.IsNotFound() ? Status::Ok() : back;  // it never left the host
     });
     if (Status st = ctx.netdev.MoveAndChange(state.host_ifindex, *pod, into_pod); !st.ok()) {
-      return StepError(st, "cannot move " + vf->netdev + " into the pod as " + env.ifname);
+      return Summarize(st, "cannot move " + vf->netdev + " into the pod as " + env.ifname);
     }
     HCASHARE_FAULT_POINT("add:netdev-moved");
     Status st = InNetns(*pod, [&]() -> Status {
@@ -248,16 +241,16 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
         return Status::FailedPrecondition(vf->netdev + " is " + now.name + " in the pod, not " +
                                           env.ifname);
       }
-      if (*mac && now.mac != **mac) {
+      if (mac && now.mac != *mac) {
         return Status::FailedPrecondition("MAC of " + env.ifname + " reads back as " + now.mac +
-                                          ", not " + **mac);
+                                          ", not " + *mac);
       }
       state.pod_ifindex = now.ifindex;
       iface.mac = now.mac;
       iface.mtu = now.mtu;
       return Status::Ok();
     });
-    if (!st.ok()) return StepError(st, "cannot configure " + env.ifname + " in the pod");
+    if (!st.ok()) return Summarize(st, "cannot configure " + env.ifname + " in the pod");
     state.steps.push_back("netdev");
     (void)ctx.store.Save(state);
     HCASHARE_FAULT_POINT("add:netdev-saved");
@@ -269,7 +262,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     undo.Push("RDMA device into the pod",
               [&] { return ReturnRdmaToHost(state, *pod, *host, ctx.rdma); });
     if (Status st = ctx.rdma.MoveToNetns(state.rdma_device, pod->fd()); !st.ok()) {
-      return StepError(st, "cannot move RDMA device " + state.rdma_device + " into the pod");
+      return Summarize(st, "cannot move RDMA device " + state.rdma_device + " into the pod");
     }
     state.steps.push_back("rdma");
     (void)ctx.store.Save(state);
@@ -281,7 +274,7 @@ CniOr<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& 
     undo.Push("device-info file", [&] { return RemoveIfExists(state.device_info_file); });
     if (Status st = WriteDeviceInfo(state.device_info_file, device, vf->rdma_devices, vf->pf_pci);
         !st.ok()) {
-      return StepError(st, "cannot write the device-info file");
+      return Summarize(st, "cannot write the device-info file");
     }
     HCASHARE_FAULT_POINT("add:device-info-written");
   }

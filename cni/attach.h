@@ -17,13 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include "cni/env.h"
-#include "cni/error.h"
 #include "cni/netconf.h"
 #include "cni/state.h"
 #include "common/host.h"
 #include "common/netdev.h"
 #include "common/rdma_netlink.h"
 #include "common/sriov.h"
+#include "common/status.h"
 
 namespace hcashare::cni {
 
@@ -47,18 +47,18 @@ struct AttachContext {
 };
 
 // ADD: returns the result JSON in the config's cniVersion.
-CniOr<nlohmann::json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
-// DEL: std::nullopt on success.
-MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
+Result<nlohmann::json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
+// DEL: OK on success.
+Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 // CHECK: the interface is in the pod with its name, MAC and MTU; prevResult's addresses
 // of it are configured; the PF-side settings still match the configuration; the RDMA
 // device is in the pod. Each mismatch is a precise error.
-MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
+Status CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 
 // Picks the device for this attachment among `candidates` (the pod's devices of one
 // resource): the one this attachment already holds, else the first without a live owner.
 // Busy (code 101) when every candidate is held by another attachment.
-CniOr<std::string> ChooseDevice(const std::vector<std::string>& candidates, const CniEnv& env,
-                                const StateStore& store, const std::string& resource);
+Result<std::string> ChooseDevice(const std::vector<std::string>& candidates, const CniEnv& env,
+                                 const StateStore& store, const std::string& resource);
 
 }  // namespace hcashare::cni

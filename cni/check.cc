@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "cni/attach.h"
+#include "cni/error.h"
 #include "cni/ipam.h"
 #include "cni/link_identity.h"
 #include "cni/steps.h"
@@ -12,8 +13,8 @@ namespace {
 using json = nlohmann::json;
 
 // A CHECK failure: code 102 with what differs.
-CniError Drift(const std::string& what) {
-  return CniError{kErrHostSetupFailed, "attachment check failed", what};
+Status Drift(const std::string& what) {
+  return CniStatus(kErrHostSetupFailed, "attachment check failed", what);
 }
 
 // The interface object named `ifname` in a result, or null.
@@ -46,15 +47,14 @@ std::string VfMismatch(const VfSettings& wanted, const VfSettings& now) {
 
 }  // namespace
 
-MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+Status CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   auto state = ctx.store.Load(env.container_id, env.ifname);
   if (!state.ok()) {
-    return CniError{kErrUnknownContainer, "no attachment " + env.container_id + "/" + env.ifname,
-                    ""};
+    return CniStatus(kErrUnknownContainer, "no attachment " + env.container_id + "/" + env.ifname);
   }
   auto pod = Netns::Open(env.netns);
   if (!pod.ok()) {
-    return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};
+    return CniStatus(kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message());
   }
   // The interface: name, MAC, MTU as ADD reported them.
   int index = -1;
@@ -100,19 +100,18 @@ MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext&
       }
       return Status::Ok();
     });
-    if (!st.ok()) return FromStatus(st, "cannot inspect " + env.ifname + " in the pod");
+    if (!st.ok()) return Summarize(st, "cannot inspect " + env.ifname + " in the pod");
     if (!drift.empty()) return Drift(drift);
   }
   // The PF-side settings still as configured.
-  auto mac = SelectMac(conf, env.cni_args);
-  if (!mac.ok()) return mac.error();
+  ASSIGN_OR_RETURN(const std::optional<std::string> mac, SelectMac(conf, env.cni_args));
   VfSettings wanted;
-  for (const auto& g : PfGroups(conf, *mac)) MergeInto(&wanted, g.wanted);
+  for (const auto& g : PfGroups(conf, mac)) MergeInto(&wanted, g.wanted);
   const bool pf_applied = std::any_of(state->steps.begin(), state->steps.end(),
                                       [](const auto& s) { return s.rfind("pf:", 0) == 0; });
   if (pf_applied) {
     auto now = ctx.vf.Get(state->pf_netdev, state->vf_index);
-    if (!now.ok()) return FromStatus(now.status(), "cannot read the PF-side VF settings");
+    if (!now.ok()) return Summarize(now.status(), "cannot read the PF-side VF settings");
     if (std::string field = VfMismatch(wanted, *now); !field.empty()) {
       return Drift("the PF-side " + field + " of VF " + std::to_string(state->vf_index) + " on " +
                    state->pf_netdev + " no longer matches the configuration");
@@ -127,16 +126,13 @@ MaybeError CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext&
       for (const auto& d : *devices) present = present || d.name == state->rdma_device;
       return Status::Ok();
     });
-    if (!st.ok()) return FromStatus(st, "cannot list the RDMA devices in the pod");
+    if (!st.ok()) return Summarize(st, "cannot list the RDMA devices in the pod");
     if (!present) {
       return Drift("RDMA device " + state->rdma_device + " is not in the pod's network namespace");
     }
   }
-  if (conf.ipam) {
-    auto r = RunIpam(env, "CHECK", conf.raw, conf.ipam_type);
-    if (!r.ok()) return r.error();
-  }
-  return std::nullopt;
+  if (conf.ipam) RETURN_IF_ERROR(RunIpam(env, "CHECK", conf.raw, conf.ipam_type).status());
+  return Status::Ok();
 }
 
 }  // namespace hcashare::cni

@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "cni/error.h"
 #include "cni/fault_points.h"
 #include "cni/link_identity.h"
 #include "cni/steps.h"
@@ -12,21 +13,21 @@
 
 namespace hcashare::cni {
 
-CniOr<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
-                                    const std::string& resource) {
+Result<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
+                                     const std::string& resource) {
   const std::string path = conf.pool_info_dir + "/" + PoolInfoFileName(resource);
   std::ifstream in(path);
   if (!in) {
-    return CniError{kErrDeviceNotFound, "no description of pool " + resource,
-                    path + " is missing; is hcashare-device-plugin running with --pool-info-dir " +
-                        conf.pool_info_dir + " and does it serve " + resource + "?"};
+    return CniStatus(kErrDeviceNotFound, "no description of pool " + resource,
+                     path + " is missing; is hcashare-device-plugin running with --pool-info-dir " +
+                         conf.pool_info_dir + " and does it serve " + resource + "?");
   }
   std::stringstream text;
   text << in.rdbuf();
   auto info = ParsePoolInfo(text.str());
   if (!info.ok()) {
-    return CniError{kErrIo, "cannot read the description of pool " + resource,
-                    path + ": " + info.status().message()};
+    return CniStatus(kErrIo, "cannot read the description of pool " + resource,
+                     path + ": " + info.status().message());
   }
   // The NUMA nodes of the IDs the pod was granted (topology-aware pools).
   std::set<int> nodes;
@@ -50,40 +51,37 @@ CniOr<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ct
     if (best == nullptr || (nodes.count(h.numa) && !nodes.count(best->numa))) best = &h;
   }
   if (best == nullptr) {
-    return CniError{kErrDeviceNotFound, "pool " + resource + " has no healthy HCA with a netdev",
-                    path};
+    return CniStatus(kErrDeviceNotFound, "pool " + resource + " has no healthy HCA with a netdev",
+                     path);
   }
   return best->netdevs.front();
 }
 
-CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
-                                   const AttachContext& ctx) {
+Result<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
+                                    const AttachContext& ctx) {
   auto pod = Netns::Open(env.netns);
   if (!pod.ok()) {
-    return CniError{kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message()};
+    return CniStatus(kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message());
   }
-  auto mac = SelectMac(conf, env.cni_args);
-  if (!mac.ok()) return mac.error();
-  if (PfGroups(conf, *mac).size() > (*mac ? 1u : 0u)) {
-    return CniError{kErrInvalidNetConf, "PF-side VF settings do not apply to a child link",
-                    "remove vlan, spoofchk, trust, link_state and the tx rates"};
+  ASSIGN_OR_RETURN(const std::optional<std::string> mac, SelectMac(conf, env.cni_args));
+  if (PfGroups(conf, mac).size() > (mac ? 1u : 0u)) {
+    return CniStatus(kErrInvalidNetConf, "PF-side VF settings do not apply to a child link",
+                     "remove vlan, spoofchk, trust, link_state and the tx rates");
   }
   std::string master = conf.master.value_or("");
   if (master.empty()) {
-    auto chosen = ChoosePoolNetdev(conf, ctx, conf.resource_name.value_or(""));
-    if (!chosen.ok()) return chosen.error();
-    master = *chosen;
+    ASSIGN_OR_RETURN(master, ChoosePoolNetdev(conf, ctx, conf.resource_name.value_or("")));
   }
   auto lower = ctx.netdev.Get(master);
   if (!lower.ok()) {
-    return CniError{kErrDeviceNotFound, "master netdev " + master + " not found",
-                    lower.status().message()};
+    return CniStatus(kErrDeviceNotFound, "master netdev " + master + " not found",
+                     lower.status().message());
   }
-  if (MaybeError e = CheckIfnameFree(env, *pod, ctx.netdev)) return *e;
+  RETURN_IF_ERROR(CheckIfnameFree(env, *pod, ctx.netdev));
   if (ctx.store.Load(env.container_id, env.ifname).ok()) {
-    return CniError{kErrDeviceBusy,
-                    "attachment " + env.container_id + "/" + env.ifname + " already exists",
-                    "run DEL first"};
+    return CniStatus(kErrDeviceBusy,
+                     "attachment " + env.container_id + "/" + env.ifname + " already exists",
+                     "run DEL first");
   }
   AttachmentState state;
   state.owner = {env.container_id, env.ifname,  env.netns,
@@ -109,9 +107,9 @@ CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
   Status created = ipoib ? ctx.netdev.CreateIpoibChild(master, env.ifname, conf.pkey, *pod)
                          : ctx.netdev.CreateMacvlan(master, env.ifname, *pod);
   if (!created.ok()) {
-    return FromStatus(created, std::string("cannot create ") +
-                                   (ipoib ? "an IPoIB child" : "a macvlan") + " of " + master +
-                                   " in the pod");
+    return Summarize(created, std::string("cannot create ") +
+                                  (ipoib ? "an IPoIB child" : "a macvlan") + " of " + master +
+                                  " in the pod");
   }
   ResultInterface iface;
   iface.name = env.ifname;
@@ -119,7 +117,7 @@ CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
   Status st = InNetns(*pod, [&]() -> Status {
     ASSIGN_OR_RETURN(hcashare::LinkState child, FindChildLink(ctx.netdev, state));
     state.pod_ifindex = child.ifindex;
-    if (*mac) RETURN_IF_ERROR(ctx.netdev.SetMac(env.ifname, **mac));
+    if (mac) RETURN_IF_ERROR(ctx.netdev.SetMac(env.ifname, *mac));
     if (conf.mtu) RETURN_IF_ERROR(ctx.netdev.SetMtu(env.ifname, static_cast<uint32_t>(*conf.mtu)));
     RETURN_IF_ERROR(ctx.netdev.SetUp(env.ifname, true));
     auto now = ctx.netdev.Get(env.ifname);
@@ -128,7 +126,7 @@ CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
     iface.mtu = now->mtu;
     return Status::Ok();
   });
-  if (!st.ok()) return FromStatus(st, "cannot configure " + env.ifname + " in the pod");
+  if (!st.ok()) return Summarize(st, "cannot configure " + env.ifname + " in the pod");
   state.pod_mac = iface.mac;
   state.steps.push_back("netdev");
   (void)ctx.store.Save(state);

@@ -14,10 +14,10 @@ namespace hcashare::cni {
 // parent is `master`, or a healthy HCA of the `resourceName` pool that the device plugin
 // describes (common/pool_info.h), preferring the NUMA node of the pod's granted IDs.
 // The parent netdev for a child link in pool `resource` (see AddChildLink).
-CniOr<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
-                                    const std::string& resource);
+Result<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
+                                     const std::string& resource);
 
-CniOr<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
-                                   const AttachContext& ctx);
+Result<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
+                                    const AttachContext& ctx);
 
 }  // namespace hcashare::cni

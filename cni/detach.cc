@@ -35,36 +35,34 @@ std::optional<Netns> OpenAttachedNetns(const AttachmentState& state, const CniEn
 // DEL of a macvlan/IPoIB child: delete it (found by identity) and release IPAM. A
 // namespace that is gone took the child along.
 template <typename IpamDel>
-MaybeError DelChildLink(const CniEnv& env, const AttachmentState& state,
-                        const std::optional<Netns>& pod, const AttachContext& ctx,
-                        const IpamDel& ipam_del) {
+Status DelChildLink(const CniEnv& env, const AttachmentState& state,
+                    const std::optional<Netns>& pod, const AttachContext& ctx,
+                    const IpamDel& ipam_del) {
   if (pod) {
     Status st = InNetns(*pod, [&]() -> Status {
       auto ours = FindChildLink(ctx.netdev, state);
       if (!ours.ok()) return ours.status();
       return ctx.netdev.Delete(ours->name);
     });
-    if (!st.ok() && !st.IsNotFound()) return FromStatus(st, "cannot delete " + env.ifname);
+    if (!st.ok() && !st.IsNotFound()) return Summarize(st, "cannot delete " + env.ifname);
     HCASHARE_FAULT_POINT("del:child-deleted");
   }
-  if (MaybeError e = ipam_del(state.netconf)) return e;
+  RETURN_IF_ERROR(ipam_del(state.netconf));
   HCASHARE_FAULT_POINT("del:ipam-released");
   if (Status st = ctx.store.Remove(env.container_id, env.ifname); !st.ok()) {
     return StateError(st, "cannot remove the state file");
   }
   HCASHARE_FAULT_POINT("del:state-removed");
   LogInfo("detached", {{"child", env.ifname}, {"master", state.device}});
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace
 
-MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
-  auto ipam_del = [&](const nlohmann::json& netconf) -> MaybeError {
-    if (!conf.ipam) return std::nullopt;
-    auto r = RunIpam(env, "DEL", netconf.is_null() ? conf.raw : netconf, conf.ipam_type);
-    if (!r.ok()) return r.error();
-    return std::nullopt;
+Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+  auto ipam_del = [&](const nlohmann::json& netconf) -> Status {
+    if (!conf.ipam) return Status::Ok();
+    return RunIpam(env, "DEL", netconf.is_null() ? conf.raw : netconf, conf.ipam_type).status();
   };
   auto loaded = ctx.store.Load(env.container_id, env.ifname);
   if (!loaded.ok()) {
@@ -82,7 +80,7 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
   auto lock = ctx.store.Lock(state.device, ctx.lock_wait);
   if (!lock.ok()) return StateError(lock.status(), "cannot lock device " + state.device);
   auto host = Netns::Current();
-  if (!host.ok()) return FromStatus(host.status(), "cannot open the host network namespace");
+  if (!host.ok()) return Summarize(host.status(), "cannot open the host network namespace");
 
   // In the reverse order of ADD, while the pod's namespace still exists: the RDMA device,
   // then the netdev. A namespace that is gone has returned both to the host already.
@@ -90,26 +88,26 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
   // move: an ADD killed between the move and the next state write left them in the pod.
   if (pod && !state.rdma_device.empty()) {
     if (Status st = ReturnRdmaToHost(state, *pod, *host, ctx.rdma); !st.ok()) {
-      return FromStatus(st, "cannot return RDMA device " + state.rdma_device + " to the host");
+      return Summarize(st, "cannot return RDMA device " + state.rdma_device + " to the host");
     }
     HCASHARE_FAULT_POINT("del:rdma-returned");
   }
   if (pod && !state.host_ifname.empty()) {
     Status st = ReturnToHost(state, *pod, *host, ctx.netdev);
     if (!st.ok() && !st.IsNotFound()) {
-      return FromStatus(st, "cannot return " + env.ifname + " to the host");
+      return Summarize(st, "cannot return " + env.ifname + " to the host");
     }
     // Forget the attachment only once its netdev is back: not in the pod (by identity)
     // is not enough while the pod lives.
     auto back = BackOnHost(state, ctx.netdev);
-    if (!back.ok()) return FromStatus(back.status(), "cannot list the host's interfaces");
+    if (!back.ok()) return Summarize(back.status(), "cannot list the host's interfaces");
     if (!*back) {
-      return CniError{kErrHostSetupFailed,
-                      "the netdev of " + state.device + " is neither in the host nor in the pod",
-                      "it is not in " + state.owner.netns + " under any name, and " +
-                          state.host_ifname +
-                          " is not back in the host; the attachment is kept so that DEL can "
-                          "be retried once it is found (was it moved to another namespace?)"};
+      return CniStatus(kErrHostSetupFailed,
+                       "the netdev of " + state.device + " is neither in the host nor in the pod",
+                       "it is not in " + state.owner.netns + " under any name, and " +
+                           state.host_ifname +
+                           " is not back in the host; the attachment is kept so that DEL can "
+                           "be retried once it is found (was it moved to another namespace?)");
     }
     HCASHARE_FAULT_POINT("del:netdev-returned");
   } else if (!state.host_ifname.empty()) {
@@ -117,18 +115,18 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
             {{"device", state.device}, {"netns", state.owner.netns}});
     if (Status st = RestoreReturnedNetdev(state, ctx.host, ctx.netdev, kNetdevReturnWait);
         !st.ok()) {
-      return FromStatus(st, "cannot restore the netdev of " + state.device);
+      return Summarize(st, "cannot restore the netdev of " + state.device);
     }
   }
-  if (MaybeError e = ipam_del(state.netconf)) return e;
+  RETURN_IF_ERROR(ipam_del(state.netconf));
   HCASHARE_FAULT_POINT("del:ipam-released");
   if (Status st = RestorePf(state, ctx.vf); !st.ok()) {
-    return FromStatus(st, "cannot restore the PF-side settings of " + state.device);
+    return Summarize(st, "cannot restore the PF-side settings of " + state.device);
   }
   HCASHARE_FAULT_POINT("del:pf-restored");
   if (!state.device_info_file.empty()) {
     if (Status st = RemoveIfExists(state.device_info_file); !st.ok()) {
-      return FromStatus(st, "cannot remove the device-info file");
+      return Summarize(st, "cannot remove the device-info file");
     }
     HCASHARE_FAULT_POINT("del:device-info-removed");
   }
@@ -141,7 +139,7 @@ MaybeError CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& c
   }
   HCASHARE_FAULT_POINT("del:state-removed");
   LogInfo("detached", {{"device", state.device}, {"ifname", env.ifname}});
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace hcashare::cni

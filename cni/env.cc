@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "cni/error.h"
 #include "cni/syntax.h"
 #include "common/strings.h"
 #include "config/document.h"
@@ -76,7 +77,7 @@ std::string CniEnv::Arg(std::string_view key) const {
   return it == cni_args.end() ? "" : it->second;
 }
 
-CniOr<std::map<std::string, std::string>> ParseCniArgs(std::string_view args) {
+Result<std::map<std::string, std::string>> ParseCniArgs(std::string_view args) {
   std::map<std::string, std::string> out;
   if (args.empty()) return out;
   size_t start = 0;
@@ -87,39 +88,34 @@ CniOr<std::map<std::string, std::string>> ParseCniArgs(std::string_view args) {
     start = semi + 1;
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos || pair.find('=', eq + 1) != std::string_view::npos) {
-      return CniError{
-          kErrInvalidEnv,
-          "CNI_ARGS has a malformed pair " + config::Quote(std::string(pair)) + " (want KEY=VALUE)",
-          ""};
+      return CniStatus(kErrInvalidEnv, "CNI_ARGS has a malformed pair " +
+                                           config::Quote(std::string(pair)) + " (want KEY=VALUE)");
     }
     std::string key(pair.substr(0, eq));
     if (key.empty()) {
-      return CniError{kErrInvalidEnv,
-                      "CNI_ARGS has a pair with an empty key: " + config::Quote(std::string(pair)),
-                      ""};
+      return CniStatus(kErrInvalidEnv, "CNI_ARGS has a pair with an empty key: " +
+                                           config::Quote(std::string(pair)));
     }
     if (out.count(key)) {
-      return CniError{kErrInvalidEnv, "CNI_ARGS repeats the key " + config::Quote(key), ""};
+      return CniStatus(kErrInvalidEnv, "CNI_ARGS repeats the key " + config::Quote(key));
     }
     out.emplace(std::move(key), std::string(pair.substr(eq + 1)));
   }
   return out;
 }
 
-CniOr<CniEnv> ParseCniEnv(const EnvMap& env) {
+Result<CniEnv> ParseCniEnv(const EnvMap& env) {
   auto value_of = [&env](const char* name) -> std::string {
     const auto it = env.find(name);
     return it == env.end() ? "" : it->second;
   };
   CniEnv out;
   out.command = value_of("CNI_COMMAND");
-  if (out.command.empty()) return CniError{kErrInvalidEnv, "CNI_COMMAND is not set", ""};
+  if (out.command.empty()) return CniStatus(kErrInvalidEnv, "CNI_COMMAND is not set");
   const std::optional<Verb> verb = ParseVerb(out.command);
   if (!verb) {
-    return CniError{kErrInvalidEnv,
-                    "CNI_COMMAND " + config::Quote(out.command) +
-                        " must be one of ADD, DEL, CHECK, STATUS, GC, VERSION",
-                    ""};
+    return CniStatus(kErrInvalidEnv, "CNI_COMMAND " + config::Quote(out.command) +
+                                         " must be one of ADD, DEL, CHECK, STATUS, GC, VERSION");
   }
   out.verb = *verb;
 
@@ -139,14 +135,14 @@ CniOr<CniEnv> ParseCniEnv(const EnvMap& env) {
     out.*rule.field = std::move(value);
   }
   if (!out.args.empty()) {
-    CniOr<std::map<std::string, std::string>> args = ParseCniArgs(out.args);
+    Result<std::map<std::string, std::string>> args = ParseCniArgs(out.args);
     if (args.ok()) {
       out.cni_args = std::move(args).value();
     } else {
-      problems.push_back(args.error().msg);
+      problems.push_back(args.status().message());
     }
   }
-  if (!problems.empty()) return CniError{kErrInvalidEnv, Join(problems, "; "), ""};
+  if (!problems.empty()) return CniStatus(kErrInvalidEnv, Join(problems, "; "));
   return out;
 }
 

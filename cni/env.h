@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "cni/error.h"
 #include "cni/verb.h"
+#include "common/status.h"
 
 namespace hcashare::cni {
 
@@ -50,7 +50,7 @@ struct CniEnv {
 
 // Parses CNI_ARGS, "KEY=VALUE;KEY=VALUE" (empty -> no pairs). A pair without exactly one
 // '=', an empty key or a repeated key -> code 4.
-CniOr<std::map<std::string, std::string>> ParseCniArgs(std::string_view args);
+Result<std::map<std::string, std::string>> ParseCniArgs(std::string_view args);
 
 // Reads and validates the environment. CNI_COMMAND must be a verb. Required (empty counts
 // as absent): ADD and CHECK need CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME and CNI_PATH; DEL
@@ -59,6 +59,6 @@ CniOr<std::map<std::string, std::string>> ParseCniArgs(std::string_view args);
 // CheckIfName, CNI_NETNS by CheckAbsolutePath, each CNI_PATH directory must be absolute,
 // CNI_ARGS by CheckUtf8 and ParseCniArgs. Every problem is reported in one code-4 error whose msg
 // names the variables.
-CniOr<CniEnv> ParseCniEnv(const EnvMap& env);
+Result<CniEnv> ParseCniEnv(const EnvMap& env);
 
 }  // namespace hcashare::cni

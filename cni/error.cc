@@ -49,14 +49,64 @@ int CniCodeFor(StatusCode code) {
   return kErrInternal;
 }
 
-CniError FromStatus(const Status& status, std::string summary) {
-  if (summary.empty()) return {CniCodeFor(status.code()), status.message(), ""};
-  return {CniCodeFor(status.code()), std::move(summary), status.message()};
+namespace {
+
+// The StatusCode of a CNI error with `code`: the one CniCodeFor maps back to it, else the
+// closest class (the spec's input errors are invalid arguments, an unknown container is
+// not found, STATUS's "not available" is unavailable).
+StatusCode StatusCodeForCni(int code) {
+  switch (code) {
+    case kErrIncompatibleVersion:
+    case kErrUnsupportedField:
+    case kErrInvalidEnv:
+    case kErrDecode:
+    case kErrInvalidNetConf:
+      return StatusCode::kInvalidArgument;
+    case kErrUnknownContainer:
+    case kErrDeviceNotFound:
+      return StatusCode::kNotFound;
+    case kErrIo:
+      return StatusCode::kIoError;
+    case kErrTryAgainLater:
+    case kErrPluginNotAvailable:
+    case kErrLimitedConnectivity:
+      return StatusCode::kUnavailable;
+    case kErrDeviceBusy:
+      return StatusCode::kAlreadyExists;
+    case kErrHostSetupFailed:
+      return StatusCode::kFailedPrecondition;
+    default:
+      return StatusCode::kInternal;
+  }
 }
 
-CniError StateError(const Status& status, std::string summary) {
-  const int code = status.code() == StatusCode::kUnavailable ? kErrTryAgainLater : kErrIo;
-  return {code, std::move(summary), status.message()};
+}  // namespace
+
+Status CniStatus(int code, std::string msg, std::string details) {
+  const StatusCode status_code = StatusCodeForCni(code);
+  Status out = Status(status_code, std::move(msg)).WithDetails(std::move(details));
+  return CniCodeFor(status_code) == code ? out : out.WithProtocolCode(code);
+}
+
+int CniCodeOf(const Status& status) {
+  return status.protocol_code().value_or(CniCodeFor(status.code()));
+}
+
+Status Summarize(const Status& cause, std::string summary) {
+  std::string details = cause.message();
+  if (!cause.details().empty()) details += ": " + cause.details();
+  Status out = Status(cause.code(), std::move(summary)).WithDetails(std::move(details));
+  return cause.protocol_code() ? out.WithProtocolCode(*cause.protocol_code()) : out;
+}
+
+Status StateError(const Status& cause, std::string summary) {
+  const StatusCode code =
+      cause.code() == StatusCode::kUnavailable ? StatusCode::kUnavailable : StatusCode::kIoError;
+  return Status(code, std::move(summary)).WithDetails(cause.message());
+}
+
+CniError FromStatus(const Status& status) {
+  return {CniCodeOf(status), status.message(), status.details()};
 }
 
 }  // namespace hcashare::cni

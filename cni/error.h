@@ -1,13 +1,14 @@
-// CNI errors: the {"cniVersion","code","msg","details"} object a plugin prints on failure,
-// the spec's well-known codes plus hcashare's own (100+), and CniOr<T>, a value or a
-// CniError, which is what every function of this module returns at its edge.
+// CNI errors. Inside the module every function returns Status or Result<T> (common/status.h);
+// a failure becomes the spec's {"cniVersion","code","msg","details"} object only at the
+// protocol edge, where the plugin prints it (plugin_main.cc, through FromStatus). The
+// Status carries what that object needs: its message is `msg`, its details() `details`,
+// and the code follows from its StatusCode (CniCodeFor) unless the Status carries one of
+// the spec's own codes explicitly (CniStatus).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <variant>
 
 #include <nlohmann/json.hpp>
 
@@ -53,39 +54,27 @@ std::optional<CniError> ParseErrorJson(const nlohmann::json& j);
 // IoError -> 5, anything else -> 103.
 int CniCodeFor(StatusCode code);
 
-// A CniError for a non-OK `status` (code from CniCodeFor). With a `summary` it becomes
-// `msg` and the status message `details`; otherwise `msg` is the status message.
-CniError FromStatus(const Status& status, std::string summary = "");
+// A Status that the edge reports as CNI error `code` with `msg` and `details`. Its
+// StatusCode is the one CniCodeFor maps back to `code` where there is one (100 NotFound, 7
+// InvalidArgument, ...); the spec's other codes (1, 2, 3, 4, 6, 50, 51, or a delegated
+// plugin's own) are carried explicitly (Status::protocol_code()).
+Status CniStatus(int code, std::string msg, std::string details = "");
 
-// A CniError for a failure of the plugin's own state directory (locks, records): a lock
-// held too long by another invocation is transient (11, try again later); anything else
-// (read-only file system, permissions, a full disk) is an I/O failure (5).
-CniError StateError(const Status& status, std::string summary);
+// The CNI code the edge reports for a non-OK `status`: the code it carries explicitly, else
+// CniCodeFor(status.code()).
+int CniCodeOf(const Status& status);
 
-// A T or a CniError. Cheap to move; thread-compatible.
-template <typename T>
-class [[nodiscard]] CniOr {
- public:
-  CniOr(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
-  CniOr(CniError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+// `cause` under a short summary: `summary` becomes the message and the cause's message (and
+// details) the details; the code stays.
+Status Summarize(const Status& cause, std::string summary);
 
-  bool ok() const { return std::holds_alternative<T>(v_); }
-  // REQUIRES: !ok().
-  const CniError& error() const { return std::get<CniError>(v_); }
-  // REQUIRES: ok().
-  T& value() & { return std::get<T>(v_); }
-  const T& value() const& { return std::get<T>(v_); }
-  T&& value() && { return std::get<T>(std::move(v_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
+// A failure of the plugin's own state directory (locks, records) under `summary`: a lock
+// held too long by another invocation is transient (Unavailable: 11, try again later);
+// anything else (read-only file system, permissions, a full disk) is an I/O failure (5).
+Status StateError(const Status& cause, std::string summary);
 
- private:
-  std::variant<T, CniError> v_;
-};
-
-// The outcome of a check with no value: the error, or std::nullopt when it passed.
-using MaybeError = std::optional<CniError>;
+// The error object for a non-OK `status` (code CniCodeOf, msg its message, details its
+// details). Only the protocol edge calls it.
+CniError FromStatus(const Status& status);
 
 }  // namespace hcashare::cni

@@ -28,7 +28,8 @@ Status FaultPoint(std::string_view point) {
   }
   if (kCrashAt != nullptr && label == kCrashAt) ::kill(::getpid(), SIGKILL);
   if (kFailAt != nullptr && label == kFailAt) {
-    return Status::IoError("fault injected at " + label + " (HCASHARE_CNI_FAIL_AT)");
+    return Status::IoError("injected failure")
+        .WithDetails("fault injected at " + label + " (HCASHARE_CNI_FAIL_AT)");
   }
   return Status::Ok();
 }

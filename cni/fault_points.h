@@ -19,7 +19,6 @@
 #include <array>
 #include <string_view>
 
-#include "cni/error.h"
 #include "common/status.h"
 
 namespace hcashare::cni {
@@ -48,15 +47,11 @@ inline constexpr std::array<std::string_view, 19> kFaultPoints = {
 };
 
 // The fault point `point` (one of kFaultPoints): see the comment at the top. Returns the
-// injected error, or OK.
+// injected failure (an I/O error, msg "injected failure", details naming the point), or OK.
 Status FaultPoint(std::string_view point);
 
 }  // namespace hcashare::cni
 
-// Returns the injected failure (as a CniError, which converts to CniOr<T> and MaybeError)
-// from the enclosing verb when HCASHARE_CNI_FAIL_AT names `point`.
-#define HCASHARE_FAULT_POINT(point)                                                   \
-  do {                                                                                \
-    if (::hcashare::Status fault_ = ::hcashare::cni::FaultPoint(point); !fault_.ok()) \
-      return ::hcashare::cni::FromStatus(fault_, "injected failure");                 \
-  } while (0)
+// Returns the injected failure from the enclosing verb when HCASHARE_CNI_FAIL_AT names
+// `point`.
+#define HCASHARE_FAULT_POINT(point) RETURN_IF_ERROR(::hcashare::cni::FaultPoint(point))

@@ -4,9 +4,9 @@
 
 namespace hcashare::cni {
 
-MaybeError CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+Status CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   const std::vector<Attachment> valid = conf.valid_attachments.value_or(std::vector<Attachment>{});
-  MaybeError first;
+  Status first;
   for (const AttachmentState& state : ctx.store.List()) {
     if (state.netconf.value("name", "") != conf.name) continue;  // another network's
     bool keep = false;
@@ -23,11 +23,11 @@ MaybeError CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ct
     auto del_conf = ParseNetConf(state.netconf.dump(), Verb::kDel);
     LogInfo("GC: releasing an attachment the runtime no longer knows",
             {{"container", del.container_id}, {"ifname", del.ifname}, {"device", state.device}});
-    MaybeError e = CmdDel(del, del_conf.ok() ? *del_conf : conf, ctx);
-    if (e) {
+    Status st = CmdDel(del, del_conf.ok() ? *del_conf : conf, ctx);
+    if (!st.ok()) {
       LogError("GC could not release an attachment",
-               {{"container", del.container_id}, {"ifname", del.ifname}, {"error", e->msg}});
-      if (!first) first = e;
+               {{"container", del.container_id}, {"ifname", del.ifname}, {"error", st.message()}});
+      if (first.ok()) first = st;
     }
   }
   return first;

@@ -9,6 +9,6 @@ namespace hcashare::cni {
 // `cni.dev/valid-attachments` is deleted as DEL would (interface back to the host, IPAM
 // released, PF-side settings reset, marker and state removed). Failures are logged and
 // the first is returned after every attachment was tried.
-MaybeError CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
+Status CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 
 }  // namespace hcashare::cni

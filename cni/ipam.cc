@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "cni/error.h"
 #include "cni/version.h"
 #include "common/exec.h"
 #include "common/log.h"
@@ -20,9 +21,9 @@ std::string DelegateArgs(const CniEnv& env) {
 }
 
 // Runs the plugin at `path` once with CNI_COMMAND `command`; returns its stdout, or the
-// error it printed.
-CniOr<std::string> Exec(const CniEnv& env, const std::string& path, const std::string& type,
-                        const std::string& command, const nlohmann::json& input) {
+// error it printed (with its own code).
+Result<std::string> Exec(const CniEnv& env, const std::string& path, const std::string& type,
+                         const std::string& command, const nlohmann::json& input) {
   const std::vector<std::string> child_env = {"CNI_COMMAND=" + command,
                                               "CNI_CONTAINERID=" + env.container_id,
                                               "CNI_NETNS=" + env.netns,
@@ -32,30 +33,26 @@ CniOr<std::string> Exec(const CniEnv& env, const std::string& path, const std::s
                                               "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
   LogDebug("running IPAM plugin", {{"plugin", path}, {"command", command}});
   auto out = Execute(path, {path}, child_env, input.dump(), kIpamTimeout);
-  if (!out.ok()) return FromStatus(out.status(), "IPAM plugin " + type + " failed to run");
+  if (!out.ok()) return Summarize(out.status(), "IPAM plugin " + type + " failed to run");
   if (out->exit_code == 0) return std::move(out->out);
   auto j = nlohmann::json::parse(out->out, nullptr, false);
-  std::optional<CniError> err = j.is_discarded() ? std::nullopt : ParseErrorJson(j);
+  const std::optional<CniError> err = j.is_discarded() ? std::nullopt : ParseErrorJson(j);
   if (!err) {
-    return CniError{kErrIo, "IPAM plugin " + type + " " + command + " failed",
-                    "exit " + std::to_string(out->exit_code) + ": " + out->err + out->out};
+    return CniStatus(kErrIo, "IPAM plugin " + type + " " + command + " failed",
+                     "exit " + std::to_string(out->exit_code) + ": " + out->err + out->out);
   }
-  err->msg = "IPAM plugin " + type + ": " + err->msg;
-  return *err;
+  return CniStatus(err->code, "IPAM plugin " + type + ": " + err->msg, err->details);
 }
 
 // Runs `command` and decodes what it answers.
-CniOr<std::optional<CniResult>> Run(const CniEnv& env, const std::string& path,
-                                    const std::string& type, const std::string& command,
-                                    const nlohmann::json& netconf) {
-  auto out = Exec(env, path, type, command, netconf);
-  if (!out.ok()) return out.error();
+Result<std::optional<CniResult>> Run(const CniEnv& env, const std::string& path,
+                                     const std::string& type, const std::string& command,
+                                     const nlohmann::json& netconf) {
+  ASSIGN_OR_RETURN(const std::string out, Exec(env, path, type, command, netconf));
   if (command != "ADD") return std::optional<CniResult>();
-  auto result = ParseResultText(*out);
+  auto result = ParseResultText(out);
   if (!result.ok()) {
-    CniError e = result.error();
-    e.msg = "IPAM plugin " + type + " returned a bad result: " + e.msg;
-    return e;
+    return result.status().WithContext("IPAM plugin " + type + " returned a bad result");
   }
   return std::optional<CniResult>(std::move(result).value());
 }
@@ -82,8 +79,8 @@ std::string CommonVersion(const CniEnv& env, const std::string& path, const std:
 
 }  // namespace
 
-CniOr<std::optional<CniResult>> RunIpam(const CniEnv& env, const std::string& command,
-                                        const nlohmann::json& netconf, const std::string& type) {
+Result<std::optional<CniResult>> RunIpam(const CniEnv& env, const std::string& command,
+                                         const nlohmann::json& netconf, const std::string& type) {
   std::string path;
   for (const auto& dir : env.PathDirs()) {
     const std::string candidate = dir + "/" + type;
@@ -100,11 +97,11 @@ CniOr<std::optional<CniResult>> RunIpam(const CniEnv& env, const std::string& co
     return std::optional<CniResult>();
   }
   if (path.empty()) {
-    return CniError{kErrInvalidNetConf, "IPAM plugin \"" + type + "\" not found",
-                    "searched CNI_PATH: " + Join(env.PathDirs())};
+    return CniStatus(kErrInvalidNetConf, "IPAM plugin \"" + type + "\" not found",
+                     "searched CNI_PATH: " + Join(env.PathDirs()));
   }
   auto first = Run(env, path, type, command, netconf);
-  if (first.ok() || first.error().code != kErrIncompatibleVersion) return first;
+  if (first.ok() || CniCodeOf(first.status()) != kErrIncompatibleVersion) return first;
   // An older IPAM plugin (e.g. one that predates spec 1.1.0): speak the newest version it
   // supports; the caller converts the result back to the configuration's version.
   const std::string config_version = netconf.value("cniVersion", "");

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cni/env.h"
-#include "cni/error.h"
 #include "cni/result.h"
+#include "common/status.h"
 
 namespace hcashare::cni {
 
@@ -25,7 +25,7 @@ inline constexpr std::chrono::milliseconds kIpamTimeout{30000};
 // plugin named in msg; undecodable output -> code 6. A plugin that rejects the
 // configuration's cniVersion (code 1) is asked for its versions (VERSION) and the call is
 // repeated once with the newest version both sides support.
-CniOr<std::optional<CniResult>> RunIpam(const CniEnv& env, const std::string& command,
-                                        const nlohmann::json& netconf, const std::string& type);
+Result<std::optional<CniResult>> RunIpam(const CniEnv& env, const std::string& command,
+                                         const nlohmann::json& netconf, const std::string& type);
 
 }  // namespace hcashare::cni

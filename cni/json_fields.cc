@@ -3,6 +3,7 @@
 #include <exception>
 #include <utility>
 
+#include "cni/error.h"
 #include "cni/syntax.h"
 #include "config/document.h"
 
@@ -33,7 +34,7 @@ std::string OneOfList(const std::vector<std::string>& allowed) {
 
 }  // namespace
 
-CniOr<json> DecodeJson(std::string_view text, std::string_view what) {
+Result<json> DecodeJson(std::string_view text, std::string_view what) {
   const std::string msg = "cannot decode " + std::string(what);
   json::parser_callback_t limit_depth = [](int depth, json::parse_event_t event, json&) {
     const bool opens =
@@ -48,10 +49,10 @@ CniOr<json> DecodeJson(std::string_view text, std::string_view what) {
     if (!value.is_discarded()) return value;
     return json::parse(text.begin(), text.end(), limit_depth);
   } catch (const TooDeep&) {
-    return CniError{kErrDecode, msg,
-                    "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+    return CniStatus(kErrDecode, msg,
+                     "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
   } catch (const json::exception& e) {
-    return CniError{kErrDecode, msg, WithoutExceptionId(e.what())};
+    return CniStatus(kErrDecode, msg, WithoutExceptionId(e.what()));
   }
 }
 

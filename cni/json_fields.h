@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cni/error.h"
+#include "common/status.h"
 
 namespace hcashare::cni {
 
@@ -21,7 +21,7 @@ inline constexpr int kMaxJsonDepth = 64;
 
 // Parses `text` as JSON. A syntax error or nesting deeper than kMaxJsonDepth -> code 6
 // with msg "cannot decode <what>" and the parser's message as details.
-CniOr<nlohmann::json> DecodeJson(std::string_view text, std::string_view what);
+Result<nlohmann::json> DecodeJson(std::string_view text, std::string_view what);
 
 // "parent.key", or "key" when `parent` is empty.
 std::string JoinPath(std::string_view parent, std::string_view key);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "cni/env.h"
+#include "cni/error.h"
 #include "cni/json_fields.h"
 #include "cni/version.h"
 #include "common/strings.h"
@@ -277,12 +278,12 @@ bool NetConf::RequestsPfSideSettings() const {
          min_tx_rate || max_tx_rate;
 }
 
-CniOr<NetConf> ParseNetConf(std::string_view text, Verb verb) {
-  CniOr<json> root = DecodeJson(text, "network configuration");
-  if (!root.ok()) return root.error();
+Result<NetConf> ParseNetConf(std::string_view text, Verb verb) {
+  Result<json> root = DecodeJson(text, "network configuration");
+  if (!root.ok()) return root.status();
   if (!root->is_object()) {
-    return CniError{kErrDecode, "cannot decode network configuration",
-                    "must be a JSON object, got " + DescribeValue(*root)};
+    return CniStatus(kErrDecode, "cannot decode network configuration",
+                     "must be a JSON object, got " + DescribeValue(*root));
   }
   NetConf conf;
   conf.raw = std::move(root).value();
@@ -290,26 +291,26 @@ CniOr<NetConf> ParseNetConf(std::string_view text, Verb verb) {
   const std::optional<std::string> version =
       FieldReader(conf.raw, "", &errors).String("cniVersion", Need::kRequired);
   if (version) {
-    if (MaybeError error = CheckConfigVersion(version, verb)) return *error;
+    RETURN_IF_ERROR(CheckConfigVersion(version, verb));
     conf.cni_version = *version;
   }
   NetConfReader(conf.raw, verb, &conf, &errors).ReadAll();
   if (!errors.empty()) {
-    return CniError{kErrInvalidNetConf, "invalid network configuration", Join(errors, "; ")};
+    return CniStatus(kErrInvalidNetConf, "invalid network configuration", Join(errors, "; "));
   }
   return conf;
 }
 
-CniOr<std::optional<std::string>> SelectMac(const NetConf& conf,
-                                            const std::map<std::string, std::string>& cni_args) {
+Result<std::optional<std::string>> SelectMac(const NetConf& conf,
+                                             const std::map<std::string, std::string>& cni_args) {
   if (conf.runtime_mac) return conf.runtime_mac;
   const auto arg = cni_args.find(std::string(kArgMac));
   if (arg != cni_args.end()) {
     std::string problem;
     std::optional<std::string> mac = ParseUnicastMac(arg->second, &problem);
     if (!mac) {
-      return CniError{kErrInvalidEnv, "CNI_ARGS MAC " + config::Quote(arg->second) + ": " + problem,
-                      ""};
+      return CniStatus(kErrInvalidEnv,
+                       "CNI_ARGS MAC " + config::Quote(arg->second) + ": " + problem);
     }
     return mac;
   }

@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cni/error.h"
 #include "cni/syntax.h"
 #include "cni/verb.h"
 #include "common/log.h"
 #include "common/pool_info.h"
+#include "common/status.h"
 
 namespace hcashare::cni {
 
@@ -129,11 +129,11 @@ struct NetConf {
 // CheckConfigVersion). Any other problem -> one code-7 error, msg "invalid network
 // configuration", details "path: problem" entries joined by "; ". Unknown keys are ignored;
 // those close to a known key produce a warning.
-CniOr<NetConf> ParseNetConf(std::string_view text, Verb verb);
+Result<NetConf> ParseNetConf(std::string_view text, Verb verb);
 
 // The MAC for the interface, in sriov-cni's precedence: runtimeConfig.mac, else CNI_ARGS
 // "MAC", else "mac"; std::nullopt when none is set. An invalid CNI_ARGS MAC -> code 4.
-CniOr<std::optional<std::string>> SelectMac(const NetConf& conf,
-                                            const std::map<std::string, std::string>& cni_args);
+Result<std::optional<std::string>> SelectMac(const NetConf& conf,
+                                             const std::map<std::string, std::string>& cni_args);
 
 }  // namespace hcashare::cni

@@ -25,9 +25,9 @@ std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const std
       env.path = cni_path;
       auto conf = ParseNetConf(state.netconf.dump(), Verb::kDel);
       if (!conf.ok()) {
-        item.error = "its recorded configuration does not parse: " + conf.error().msg;
-      } else if (MaybeError e = CmdDel(env, *conf, ctx)) {
-        item.error = e->msg + (e->details.empty() ? "" : ": " + e->details);
+        item.error = "its recorded configuration does not parse: " + conf.status().message();
+      } else if (Status st = CmdDel(env, *conf, ctx); !st.ok()) {
+        item.error = st.message() + (st.details().empty() ? "" : ": " + st.details());
       }
       LogInfo("cni-gc released an attachment", {{"container", item.container_id},
                                                 {"ifname", item.ifname},

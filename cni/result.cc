@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "cni/error.h"
 #include "cni/json_fields.h"
 #include "cni/syntax.h"
 #include "cni/version.h"
@@ -158,15 +159,15 @@ bool IsEmpty(const ResultDns& dns) {
 
 }  // namespace
 
-CniOr<CniResult> ParseResult(const json& j) {
+Result<CniResult> ParseResult(const json& j) {
   if (!j.is_object()) {
-    return CniError{kErrDecode, kDecodeMsg, "must be a JSON object, got " + DescribeValue(j)};
+    return CniStatus(kErrDecode, kDecodeMsg, "must be a JSON object, got " + DescribeValue(j));
   }
   std::vector<std::string> errors;
   FieldReader top(j, "", &errors);
   const std::optional<std::string> version = top.String("cniVersion", Need::kRequired);
-  if (!version) return CniError{kErrDecode, kDecodeMsg, Join(errors, "; ")};
-  if (MaybeError error = CheckConfigVersion(version, Verb::kAdd)) return *error;
+  if (!version) return CniStatus(kErrDecode, kDecodeMsg, Join(errors, "; "));
+  RETURN_IF_ERROR(CheckConfigVersion(version, Verb::kAdd));
 
   CniResult result;
   result.cni_version = *version;
@@ -189,19 +190,18 @@ CniOr<CniResult> ParseResult(const json& j) {
                        " entries)");
     }
   }
-  if (!errors.empty()) return CniError{kErrDecode, kDecodeMsg, Join(errors, "; ")};
+  if (!errors.empty()) return CniStatus(kErrDecode, kDecodeMsg, Join(errors, "; "));
   return result;
 }
 
-CniOr<CniResult> ParseResultText(std::string_view text) {
-  CniOr<json> j = DecodeJson(text, "CNI result");
-  if (!j.ok()) return j.error();
-  return ParseResult(*j);
+Result<CniResult> ParseResultText(std::string_view text) {
+  ASSIGN_OR_RETURN(const json j, DecodeJson(text, "CNI result"));
+  return ParseResult(j);
 }
 
-CniOr<json> ToJson(const CniResult& result, std::string_view cni_version) {
+Result<json> ToJson(const CniResult& result, std::string_view cni_version) {
   const std::string version(cni_version);
-  if (MaybeError error = CheckConfigVersion(version, Verb::kAdd)) return *error;
+  RETURN_IF_ERROR(CheckConfigVersion(version, Verb::kAdd));
   const bool legacy = !VersionAtLeast(version, "1.0.0");
   const bool v110 = VersionAtLeast(version, "1.1.0");
   json out = {{"cniVersion", version}};

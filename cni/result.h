@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cni/error.h"
+#include "common/status.h"
 
 namespace hcashare::cni {
 
@@ -64,16 +64,16 @@ struct CniResult {
 // -> code 1 when present, code 6 when missing; any malformed member (a non-CIDR address,
 // an ips[].interface outside interfaces, a "version" that contradicts the address, a
 // wrong type) -> one code-6 error listing every problem with its path.
-CniOr<CniResult> ParseResult(const nlohmann::json& j);
+Result<CniResult> ParseResult(const nlohmann::json& j);
 
 // DecodeJson + ParseResult, for a delegated plugin's stdout.
-CniOr<CniResult> ParseResultText(std::string_view text);
+Result<CniResult> ParseResultText(std::string_view text);
 
 // `result` in the shape of `cni_version` (which sets "cniVersion"): "ips[].version" only
 // before 1.0.0; interface mtu/socketPath/pciID and route mtu/advmss/priority/table/scope
 // only from 1.1.0; empty strings, lists and unset optionals are omitted; "dns" is always
 // present (as in the Go library). An unsupported `cni_version` -> code 1.
-CniOr<nlohmann::json> ToJson(const CniResult& result, std::string_view cni_version);
+Result<nlohmann::json> ToJson(const CniResult& result, std::string_view cni_version);
 
 // Adds an IPAM result to ours: its ips (with interface = 0, our interface) and routes are
 // appended, and its dns is used when ours has none. IPAM interfaces are dropped.

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cni/error.h"
 #include "cni/podresources.h"
 #include "cni/state.h"
 #include "common/atomic_file.h"
@@ -15,8 +16,8 @@
 namespace hcashare::cni {
 namespace {
 
-CniError NotAvailable(const std::string& why, const std::string& details = "") {
-  return CniError{kErrPluginNotAvailable, why, details};
+Status NotAvailable(const std::string& why, const std::string& details = "") {
+  return CniStatus(kErrPluginNotAvailable, why, details);
 }
 
 // "" when a unix stream socket at `path` accepts a connection, else why not.
@@ -35,7 +36,7 @@ std::string ConnectProblem(const std::string& path) {
 
 }  // namespace
 
-MaybeError CmdStatus(const CniEnv& env, const NetConf& conf) {
+Status CmdStatus(const CniEnv& env, const NetConf& conf) {
   const Status created = CreateDirectories(conf.state_dir, kStateDirMode);
   if (!created.ok() || ::access(conf.state_dir.c_str(), W_OK) != 0) {
     return NotAvailable("state directory " + conf.state_dir + " is not writable",
@@ -63,7 +64,7 @@ MaybeError CmdStatus(const CniEnv& env, const NetConf& conf) {
       return NotAvailable("IPAM plugin \"" + conf.ipam_type + "\" is not in CNI_PATH", env.path);
     }
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 }  // namespace hcashare::cni

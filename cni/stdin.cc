@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "cni/error.h"
+
 namespace hcashare::cni {
 
 namespace {
@@ -13,7 +15,7 @@ namespace {
 constexpr size_t kChunkBytes = 64 * 1024;
 }  // namespace
 
-CniOr<std::string> ReadStdin(int fd, size_t max_bytes) {
+Result<std::string> ReadStdin(int fd, size_t max_bytes) {
   std::string data;
   // Stop one byte past the cap: enough to know it was exceeded.
   const size_t limit = max_bytes + 1;
@@ -26,15 +28,14 @@ CniOr<std::string> ReadStdin(int fd, size_t max_bytes) {
       const int err = errno;
       data.resize(old_size);
       if (err == EINTR) continue;
-      return CniError{kErrIo, "cannot read the network configuration from stdin",
-                      std::strerror(err)};
+      return CniStatus(kErrIo, "cannot read the network configuration from stdin",
+                       std::strerror(err));
     }
     data.resize(old_size + static_cast<size_t>(n));
     if (n == 0) return data;
   }
-  return CniError{kErrDecode,
-                  "network configuration on stdin exceeds " + std::to_string(max_bytes) + " bytes",
-                  ""};
+  return CniStatus(
+      kErrDecode, "network configuration on stdin exceeds " + std::to_string(max_bytes) + " bytes");
 }
 
 }  // namespace hcashare::cni

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "cni/error.h"
+#include "common/status.h"
 
 namespace hcashare::cni {
 
@@ -14,6 +14,6 @@ inline constexpr size_t kMaxStdinBytes = 1 << 20;
 // Reads `fd` to end of file. More than `max_bytes` -> code 6 ("network configuration on
 // stdin exceeds N bytes"); at most max_bytes + 1 bytes are read, the rest is left unread.
 // A read error -> code 5. EINTR is retried.
-CniOr<std::string> ReadStdin(int fd, size_t max_bytes = kMaxStdinBytes);
+Result<std::string> ReadStdin(int fd, size_t max_bytes = kMaxStdinBytes);
 
 }  // namespace hcashare::cni

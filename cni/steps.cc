@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "cni/error.h"
 #include "cni/fault_points.h"
 #include "cni/ipam.h"
 #include "cni/link_identity.h"
@@ -150,22 +151,23 @@ Result<bool> BackOnHost(const AttachmentState& state, NetdevOps& netdev) {
   return false;
 }
 
-MaybeError CheckIfnameFree(const CniEnv& env, const Netns& pod, NetdevOps& netdev) {
+Status CheckIfnameFree(const CniEnv& env, const Netns& pod, NetdevOps& netdev) {
   std::vector<hcashare::LinkState> links;
   Status st = InNetns(pod, [&]() -> Status {
     ASSIGN_OR_RETURN(links, netdev.List());
     return Status::Ok();
   });
-  if (!st.ok()) return FromStatus(st, "cannot list the interfaces of the pod");
+  if (!st.ok()) return Summarize(st, "cannot list the interfaces of the pod");
   if (const hcashare::LinkState* taken = LinkNamed(links, env.ifname)) {
-    return CniError{kErrInvalidEnv,
-                    "CNI_IFNAME " + env.ifname + " is already taken in the pod's network namespace",
-                    "interface " + env.ifname + " (ifindex " + std::to_string(taken->ifindex) +
-                        (taken->mac.empty() ? "" : ", MAC " + taken->mac) +
-                        ") is there already; nothing was changed. Give this attachment another "
-                        "interface name"};
+    return CniStatus(
+        kErrInvalidEnv,
+        "CNI_IFNAME " + env.ifname + " is already taken in the pod's network namespace",
+        "interface " + env.ifname + " (ifindex " + std::to_string(taken->ifindex) +
+            (taken->mac.empty() ? "" : ", MAC " + taken->mac) +
+            ") is there already; nothing was changed. Give this attachment another "
+            "interface name");
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, NetdevOps& netdev,
@@ -205,36 +207,32 @@ Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, Net
   return Status::Ok();
 }
 
-CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
-                                const Netns& pod, bool apply_ipam, AttachmentState* state,
-                                CniResult result, UndoStack* undo) {
+Result<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
+                                 const Netns& pod, bool apply_ipam, AttachmentState* state,
+                                 CniResult result, UndoStack* undo) {
   if (conf.ipam) {
     // IPAM DEL is idempotent: registered first, it also releases what a failed ADD of the
     // IPAM plugin may have left.
-    undo->Push("IPAM", [&env, &conf]() -> Status {
-      auto del = RunIpam(env, "DEL", conf.raw, conf.ipam_type);
-      return del.ok() ? Status::Ok() : Status::IoError(del.error().msg);
-    });
-    auto ipam = RunIpam(env, "ADD", conf.raw, conf.ipam_type);
-    if (!ipam.ok()) return ipam.error();
+    undo->Push("IPAM",
+               [&env, &conf] { return RunIpam(env, "DEL", conf.raw, conf.ipam_type).status(); });
+    ASSIGN_OR_RETURN(const std::optional<CniResult> ipam,
+                     RunIpam(env, "ADD", conf.raw, conf.ipam_type));
     HCASHARE_FAULT_POINT("add:ipam-added");
     if (apply_ipam) {
-      Status st = InNetns(pod, [&] { return ApplyIpam(ctx.netdev, env.ifname, **ipam); });
-      if (!st.ok()) return FromStatus(st, "cannot apply the IPAM result to " + env.ifname);
+      Status st = InNetns(pod, [&] { return ApplyIpam(ctx.netdev, env.ifname, *ipam); });
+      if (!st.ok()) return Summarize(st, "cannot apply the IPAM result to " + env.ifname);
       HCASHARE_FAULT_POINT("add:ipam-applied");
     }
-    result = MergeIpamResult(std::move(result), **ipam);
+    result = MergeIpamResult(std::move(result), *ipam);
     state->steps.push_back("ipam");
   }
   if (conf.prev_result) {
     // Chained after other plugins: keep what they reported and add ours.
-    auto prev = ParseResult(*conf.prev_result);
-    if (!prev.ok()) return prev.error();
-    result = ChainResult(std::move(prev).value(), result);
+    ASSIGN_OR_RETURN(CniResult prev, ParseResult(*conf.prev_result));
+    result = ChainResult(std::move(prev), result);
   }
-  auto out = ToJson(result, conf.cni_version);
-  if (!out.ok()) return out.error();
-  state->result = *out;
+  ASSIGN_OR_RETURN(nlohmann::json out, ToJson(result, conf.cni_version));
+  state->result = out;
   if (Status saved = ctx.store.Save(*state); !saved.ok()) {
     return StateError(saved, "cannot save state");
   }
@@ -245,7 +243,7 @@ CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const At
                        {"rdma", state->rdma_device},
                        {"container", env.container_id},
                        {"pod", PodKey(env)}});
-  return *out;
+  return out;
 }
 
 Status RemoveIfExists(const std::string& path) {
@@ -260,19 +258,19 @@ Status ReturnRdmaToHost(const AttachmentState& state, const Netns& pod, const Ne
   return st.IsNotFound() ? Status::Ok() : st;
 }
 
-CniOr<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& rdma) {
+Result<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& rdma) {
   if (mode == RdmaMode::kOff) return std::string();
   const std::string where =
       (vf.is_sf ? "/sys/bus/auxiliary/devices/" : "/sys/bus/pci/devices/") + vf.id +
       "/infiniband/" + (vf.netdev.empty() ? "" : " (nor a Soft-RoCE device on " + vf.netdev + ")");
   if (vf.rdma_devices.empty()) {
     if (mode == RdmaMode::kAuto) return std::string();
-    return CniError{kErrDeviceNotFound, "\"rdma\": \"move\", but " + vf.id + " has no RDMA device",
-                    "nothing under " + where};
+    return CniStatus(kErrDeviceNotFound, "\"rdma\": \"move\", but " + vf.id + " has no RDMA device",
+                     "nothing under " + where);
   }
   if (vf.rdma_devices.size() > 1) {
-    return CniError{kErrHostSetupFailed, vf.id + " has several RDMA devices; expected one",
-                    where + ": " + Join(vf.rdma_devices)};
+    return CniStatus(kErrHostSetupFailed, vf.id + " has several RDMA devices; expected one",
+                     where + ": " + Join(vf.rdma_devices));
   }
   const std::string& name = vf.rdma_devices.front();
   auto netns_mode = rdma.GetNetnsMode();
@@ -282,10 +280,10 @@ CniOr<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& r
             ? "the RDMA netns mode is shared, so " + name + " stays visible in every namespace"
             : "the RDMA netns mode is unknown: " + netns_mode.status().message();
     if (mode == RdmaMode::kMove) {
-      return CniError{kErrHostSetupFailed, "cannot move RDMA device " + name + " into the pod",
-                      why +
-                          "; run `rdma system set netns exclusive` on the node (before any "
-                          "RDMA device is in use), or use \"rdma\": \"auto\""};
+      return CniStatus(kErrHostSetupFailed, "cannot move RDMA device " + name + " into the pod",
+                       why +
+                           "; run `rdma system set netns exclusive` on the node (before any "
+                           "RDMA device is in use), or use \"rdma\": \"auto\"");
     }
     LogInfo("leaving the RDMA device in the host namespace", {{"rdma", name}, {"why", why}});
     return std::string();
@@ -293,10 +291,10 @@ CniOr<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& r
   if (vf.virtual_rdma) {
     // Checked before anything changes: ib_core refuses to move Soft-RoCE devices (no
     // disassociate_ucontext), and leaving it behind would hide RDMA from the pod.
-    return CniError{kErrHostSetupFailed, "cannot move RDMA device " + name + " into the pod",
-                    name + " is a virtual (Soft-RoCE) RDMA device on " + vf.netdev +
-                        ", and the kernel cannot move those to another network namespace; "
-                        "use the shared RDMA netns mode, or \"rdma\": \"off\""};
+    return CniStatus(kErrHostSetupFailed, "cannot move RDMA device " + name + " into the pod",
+                     name + " is a virtual (Soft-RoCE) RDMA device on " + vf.netdev +
+                         ", and the kernel cannot move those to another network namespace; "
+                         "use the shared RDMA netns mode, or \"rdma\": \"off\"");
   }
   return name;
 }

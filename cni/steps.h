@@ -60,14 +60,14 @@ Result<bool> BackOnHost(const AttachmentState& state, NetdevOps& netdev);
 
 // An error (code 4, naming the interface that holds it) when CNI_IFNAME is already taken
 // in the pod's namespace: ADD then changes nothing.
-MaybeError CheckIfnameFree(const CniEnv& env, const Netns& pod, NetdevOps& netdev);
+Status CheckIfnameFree(const CniEnv& env, const Netns& pod, NetdevOps& netdev);
 
 // The last steps of every ADD: IPAM (applied to CNI_IFNAME inside `pod` when
 // `apply_ipam`), prevResult chaining, the result in the configuration's version, the final
 // state save, and committing `undo`. `result` holds our interface.
-CniOr<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
-                                const Netns& pod, bool apply_ipam, AttachmentState* state,
-                                CniResult result, UndoStack* undo);
+Result<nlohmann::json> FinishAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
+                                 const Netns& pod, bool apply_ipam, AttachmentState* state,
+                                 CniResult result, UndoStack* undo);
 
 // Removes the file at `path`; absent is fine.
 Status RemoveIfExists(const std::string& path);
@@ -80,6 +80,6 @@ Status ReturnRdmaToHost(const AttachmentState& state, const Netns& pod, const Ne
 // Which RDMA device to move into the pod ("" for none), per the `rdma` setting, the
 // device's RDMA devices and the RDMA netns mode. Errors: `move` without an exclusive
 // mode or without an RDMA device; more than one RDMA device.
-CniOr<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& rdma);
+Result<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& rdma);
 
 }  // namespace hcashare::cni

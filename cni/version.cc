@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cni/error.h"
 #include "cni/json_fields.h"
 #include "common/strings.h"
 #include "config/document.h"
@@ -78,25 +79,25 @@ std::string_view MinimumVersionFor(Verb verb) {
   return "0.1.0";
 }
 
-MaybeError CheckConfigVersion(const std::optional<std::string>& cni_version, Verb verb) {
-  if (verb == Verb::kVersion) return std::nullopt;
+Status CheckConfigVersion(const std::optional<std::string>& cni_version, Verb verb) {
+  if (verb == Verb::kVersion) return Status::Ok();
   if (!cni_version) {
-    return CniError{kErrInvalidNetConf, "invalid network configuration", "cniVersion: required"};
+    return CniStatus(kErrInvalidNetConf, "invalid network configuration", "cniVersion: required");
   }
   if (!IsSupportedVersion(*cni_version)) {
-    return CniError{kErrIncompatibleVersion,
-                    "unsupported cniVersion " + config::Quote(*cni_version),
-                    "supported versions: " + Join(SupportedVersions(), ", ")};
+    return CniStatus(kErrIncompatibleVersion,
+                     "unsupported cniVersion " + config::Quote(*cni_version),
+                     "supported versions: " + Join(SupportedVersions(), ", "));
   }
   const std::string_view minimum = MinimumVersionFor(verb);
   if (!VersionAtLeast(*cni_version, minimum)) {
-    return CniError{
+    return CniStatus(
         kErrIncompatibleVersion,
         std::string(VerbName(verb)) + " is not supported by cniVersion " +
             config::Quote(*cni_version),
-        std::string(VerbName(verb)) + " needs cniVersion " + std::string(minimum) + " or later"};
+        std::string(VerbName(verb)) + " needs cniVersion " + std::string(minimum) + " or later");
   }
-  return std::nullopt;
+  return Status::Ok();
 }
 
 std::string RequestedVersion(std::string_view version_stdin) {
@@ -105,7 +106,7 @@ std::string RequestedVersion(std::string_view version_stdin) {
   if (version_stdin.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return std::string(kLatestVersion);
   }
-  const CniOr<json> request = DecodeJson(version_stdin, "VERSION request");
+  const Result<json> request = DecodeJson(version_stdin, "VERSION request");
   if (request.ok() && request->is_object()) {
     const auto it = request->find("cniVersion");
     if (it != request->end() && it->is_string() && IsSupportedVersion(it->get<std::string>())) {

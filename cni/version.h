@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cni/error.h"
 #include "cni/verb.h"
+#include "common/status.h"
 
 namespace hcashare::cni {
 
@@ -46,7 +46,7 @@ std::string_view MinimumVersionFor(Verb verb);
 // Checks a configuration's cniVersion for `verb`: absent -> code 7 (VERSION needs no
 // configuration and always passes); not supported -> code 1; older than
 // MinimumVersionFor(verb) -> code 1.
-MaybeError CheckConfigVersion(const std::optional<std::string>& cni_version, Verb verb);
+Status CheckConfigVersion(const std::optional<std::string>& cni_version, Verb verb);
 
 // The version a VERSION request asks for: its stdin's "cniVersion" when that is
 // supported, else kLatestVersion (stdin may be empty or not JSON).

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace hcashare {
 
@@ -33,12 +34,30 @@ const char* StatusCodeName(StatusCode code) {
 
 Status Status::WithContext(const std::string& context) const {
   if (ok()) return *this;
-  return Status(code_, context + ": " + message_);
+  Status out = *this;
+  out.message_ = context + ": " + message_;
+  return out;
+}
+
+Status Status::WithDetails(std::string details) const {
+  if (ok()) return *this;
+  Status out = *this;
+  out.details_ = std::move(details);
+  return out;
+}
+
+Status Status::WithProtocolCode(int code) const {
+  if (ok()) return *this;
+  Status out = *this;
+  out.protocol_code_ = code;
+  return out;
 }
 
 std::string Status::ToString() const {
   if (ok()) return "OK";
-  return std::string(StatusCodeName(code_)) + ": " + message_;
+  std::string out = std::string(StatusCodeName(code_)) + ": " + message_;
+  if (!details_.empty()) out += ": " + details_;
+  return out;
 }
 
 Status ErrnoStatus(int err, const std::string& context) {

@@ -58,16 +58,28 @@ class [[nodiscard]] Status {
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
   bool IsNotFound() const { return code_ == StatusCode::kNotFound; }
+  // A longer explanation kept apart from the message (a CNI error's "details"); "" when none.
+  const std::string& details() const { return details_; }
+  // The error code of the protocol that reports this status, for an edge that must not
+  // derive it from code() (e.g. one of the CNI spec's own codes); std::nullopt otherwise.
+  std::optional<int> protocol_code() const { return protocol_code_; }
 
   // Returns a copy whose message is "context: message" (a breadcrumb). OK stays OK.
   Status WithContext(const std::string& context) const;
+  // Returns a copy with `details` (see details()). OK stays OK.
+  Status WithDetails(std::string details) const;
+  // Returns a copy carrying `code` for the edge that reports it (see protocol_code()). OK
+  // stays OK.
+  Status WithProtocolCode(int code) const;
 
-  // "OK" or "<code name>: <message>".
+  // "OK" or "<code name>: <message>", followed by ": <details>" when there are details.
   std::string ToString() const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string details_;
+  std::optional<int> protocol_code_;
 };
 
 // Converts an errno value into a Status: ENOENT/ENOTDIR -> NotFound, EACCES/EPERM ->

@@ -13,7 +13,9 @@ namespace hcashare::fuzz {
 
 using nlohmann::json;
 
-void CheckCniError(const cni::CniError& error) {
+void CheckCniError(const Status& status) {
+  FUZZ_CHECK(!status.ok());
+  const cni::CniError error = cni::FromStatus(status);
   static const std::set<int> kCodes = {cni::kErrIncompatibleVersion,
                                        cni::kErrUnsupportedField,
                                        cni::kErrUnknownContainer,
@@ -36,22 +38,21 @@ void CheckCniError(const cni::CniError& error) {
 
 void CheckResultRoundTrip(const cni::CniResult& result) {
   for (const std::string& version : cni::SupportedVersions()) {
-    cni::CniOr<json> j = cni::ToJson(result, version);
+    Result<json> j = cni::ToJson(result, version);
     FUZZ_CHECK(j.ok());
     FUZZ_CHECK(!j->dump().empty());
   }
   const std::string version =
       result.cni_version.empty() ? std::string(cni::kLatestVersion) : result.cni_version;
-  const cni::CniOr<json> first = cni::ToJson(result, version);
+  const Result<json> first = cni::ToJson(result, version);
   FUZZ_CHECK(first.ok());
-  const cni::CniOr<cni::CniResult> parsed = cni::ParseResult(*first);
+  const Result<cni::CniResult> parsed = cni::ParseResult(*first);
   FUZZ_CHECK(parsed.ok());
-  const cni::CniOr<json> second = cni::ToJson(*parsed, version);
+  const Result<json> second = cni::ToJson(*parsed, version);
   FUZZ_CHECK(second.ok());
   FUZZ_CHECK(*first == *second);
 
-  const cni::CniOr<json> chained =
-      cni::ToJson(cni::ChainResult(result, result), cni::kLatestVersion);
+  const Result<json> chained = cni::ToJson(cni::ChainResult(result, result), cni::kLatestVersion);
   FUZZ_CHECK(chained.ok());
   FUZZ_CHECK(cni::ParseResult(*chained).ok());
 }

@@ -6,9 +6,10 @@
 
 namespace hcashare::fuzz {
 
-// `error` has a known CNI code and a message, and printed as the plugin prints it, reads
-// back as a CNI error with the same code.
-void CheckCniError(const cni::CniError& error);
+// The failed `status`, made into the CNI error the plugin prints (cni::FromStatus), has a
+// known CNI code and a message, and printed as the plugin prints it, reads back as a CNI
+// error with the same code.
+void CheckCniError(const Status& status);
 
 // `result` renders in every supported version, and in its own version it is a fixpoint of
 // render -> parse -> render. Chaining it after itself renders and parses again (shifted

@@ -18,7 +18,7 @@
 
 namespace {
 
-using hcashare::cni::CniOr;
+using hcashare::Result;
 using Args = std::map<std::string, std::string>;
 
 // "A=1\nB=2" -> {A: 1, B: 2}; lines without '=' are ignored, the last repeat wins.
@@ -37,15 +37,15 @@ hcashare::cni::EnvMap ToEnv(std::string_view text) {
   return env;
 }
 
-void CheckArgsRoundTrip(const CniOr<Args>& args) {
+void CheckArgsRoundTrip(const Result<Args>& args) {
   if (!args.ok()) {
-    FUZZ_CHECK(args.error().code == hcashare::cni::kErrInvalidEnv);
-    hcashare::fuzz::CheckCniError(args.error());
+    FUZZ_CHECK(hcashare::cni::CniCodeOf(args.status()) == hcashare::cni::kErrInvalidEnv);
+    hcashare::fuzz::CheckCniError(args.status());
     return;
   }
   std::string joined;
   for (const auto& [key, value] : *args) joined += (joined.empty() ? "" : ";") + key + "=" + value;
-  const CniOr<Args> again = hcashare::cni::ParseCniArgs(joined);
+  const Result<Args> again = hcashare::cni::ParseCniArgs(joined);
   FUZZ_CHECK(again.ok());
   FUZZ_CHECK(*again == *args);
 }
@@ -57,10 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   CheckArgsRoundTrip(cni::ParseCniArgs(text));
 
-  const CniOr<cni::CniEnv> env = cni::ParseCniEnv(ToEnv(text));
+  const Result<cni::CniEnv> env = cni::ParseCniEnv(ToEnv(text));
   if (!env.ok()) {
-    FUZZ_CHECK(env.error().code == cni::kErrInvalidEnv);
-    hcashare::fuzz::CheckCniError(env.error());
+    FUZZ_CHECK(cni::CniCodeOf(env.status()) == cni::kErrInvalidEnv);
+    hcashare::fuzz::CheckCniError(env.status());
     return 0;
   }
   FUZZ_CHECK(cni::ParseVerb(env->command) == env->verb);

@@ -42,14 +42,14 @@ void CheckConf(const cni::NetConf& conf) {
   if (mac.ok()) {
     CheckMac(*mac);
   } else {
-    hcashare::fuzz::CheckCniError(mac.error());
+    hcashare::fuzz::CheckCniError(mac.status());
   }
   if (conf.prev_result) {
     const auto prev = cni::ParseResult(*conf.prev_result);
     if (prev.ok()) {
       hcashare::fuzz::CheckResultRoundTrip(*prev);
     } else {
-      hcashare::fuzz::CheckCniError(prev.error());
+      hcashare::fuzz::CheckCniError(prev.status());
     }
   }
 }
@@ -60,12 +60,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   for (cni::Verb verb :
        {cni::Verb::kAdd, cni::Verb::kDel, cni::Verb::kCheck, cni::Verb::kGc, cni::Verb::kStatus}) {
-    const cni::CniOr<cni::NetConf> conf = cni::ParseNetConf(text, verb);
+    const hcashare::Result<cni::NetConf> conf = cni::ParseNetConf(text, verb);
     if (!conf.ok()) {
-      const int code = conf.error().code;
+      const int code = cni::CniCodeOf(conf.status());
       FUZZ_CHECK(code == cni::kErrIncompatibleVersion || code == cni::kErrDecode ||
                  code == cni::kErrInvalidNetConf);
-      hcashare::fuzz::CheckCniError(conf.error());
+      hcashare::fuzz::CheckCniError(conf.status());
       continue;
     }
     CheckConf(*conf);

@@ -13,9 +13,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace cni = hcashare::cni;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  const cni::CniOr<cni::CniResult> result = cni::ParseResultText(text);
+  const hcashare::Result<cni::CniResult> result = cni::ParseResultText(text);
   if (!result.ok()) {
-    hcashare::fuzz::CheckCniError(result.error());
+    hcashare::fuzz::CheckCniError(result.status());
     return 0;
   }
   hcashare::fuzz::CheckResultRoundTrip(*result);

@@ -12,11 +12,11 @@ using json = nlohmann::json;
 TEST_F(CniAttachTest, AddMovesTheNetdevAndDelRestoresIt) {
   auto before = LinkIn(*host_ns_, vf_netdevs_[0]);
   ASSERT_TRUE(before.ok());
-  CniOr<json> added = CniError{};
+  Result<json> added = Status::Internal("not run");
   RunIn(*host_ns_, [&] {
     added = CmdAdd(Env("ADD"), Conf({{"mac", "02:11:22:33:44:55"}, {"mtu", 1400}}), Context());
   });
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   EXPECT_EQ((*added)["cniVersion"], "1.0.0");
   EXPECT_EQ((*added)["interfaces"][0]["name"], "net1");
   EXPECT_EQ((*added)["interfaces"][0]["mac"], "02:11:22:33:44:55");
@@ -33,9 +33,9 @@ TEST_F(CniAttachTest, AddMovesTheNetdevAndDelRestoresIt) {
       << "only the MAC was asked for: the PF is at most queried";
   EXPECT_EQ(StateFiles(), 2u);
 
-  MaybeError deleted;
+  Status deleted;
   RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
-  ASSERT_FALSE(deleted) << deleted->msg << ": " << deleted->details;
+  ASSERT_TRUE(deleted.ok()) << deleted.message() << ": " << deleted.details();
   auto after = LinkIn(*host_ns_, vf_netdevs_[0]);
   ASSERT_TRUE(after.ok()) << "the netdev is back under its host name";
   EXPECT_EQ(after->mac, before->mac);
@@ -46,14 +46,14 @@ TEST_F(CniAttachTest, AddMovesTheNetdevAndDelRestoresIt) {
 
   // DEL again: nothing left to do, still success.
   RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
-  EXPECT_FALSE(deleted);
+  EXPECT_TRUE(deleted.ok());
 }
 
 // The state store's records are root's only: directories 0700, files 0600.
 TEST_F(CniAttachTest, StateIsPrivate) {
-  CniOr<json> added = CniError{};
+  Result<json> added = Status::Internal("not run");
   RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(), Context()); });
-  ASSERT_TRUE(added.ok()) << added.error().msg;
+  ASSERT_TRUE(added.ok()) << added.status().message();
   const std::string dir = tmp_.path() + "/state";
   for (const char* sub : {"", "/attachments", "/owners", "/locks"}) {
     EXPECT_EQ(fs::status(dir + sub).permissions(), fs::perms::owner_all) << sub;
@@ -64,28 +64,28 @@ TEST_F(CniAttachTest, StateIsPrivate) {
           << e.path();
     }
   }
-  MaybeError deleted;
+  Status deleted;
   RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
-  EXPECT_FALSE(deleted);
+  EXPECT_TRUE(deleted.ok());
 }
 
 TEST_F(CniAttachTest, NoPfSettingMeansThePfIsNeverQueried) {
-  CniOr<json> added = CniError{};
+  Result<json> added = Status::Internal("not run");
   RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(), Context()); });
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   EXPECT_TRUE(vf_ops_.calls().empty());
-  MaybeError deleted;
+  Status deleted;
   RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
-  EXPECT_FALSE(deleted);
+  EXPECT_TRUE(deleted.ok());
   EXPECT_TRUE(vf_ops_.calls().empty());
 }
 
 TEST_F(CniAttachTest, HostLocalIpamAddressesInThePodAnd11ResultShape) {
-  CniOr<json> added = CniError{};
+  Result<json> added = Status::Internal("not run");
   RunIn(*host_ns_, [&] {
     added = CmdAdd(Env("ADD"), Conf({{"cniVersion", "1.1.0"}, {"ipam", HostLocal()}}), Context());
   });
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   EXPECT_EQ((*added)["interfaces"][0]["pciID"], "0000:3b:00.2");
   ASSERT_EQ((*added)["ips"].size(), 1u);
   EXPECT_EQ((*added)["ips"][0]["address"], "10.77.0.2/24");
@@ -94,11 +94,11 @@ TEST_F(CniAttachTest, HostLocalIpamAddressesInThePodAnd11ResultShape) {
   EXPECT_TRUE(Sh("ip -n " + pod_ns_->name() + " route show 10.88.0.0/16 | grep -q 10.77.0.1"));
   EXPECT_TRUE(fs::exists(tmp_.path() + "/ipam/rdma-net/10.77.0.2"));
 
-  MaybeError deleted;
+  Status deleted;
   RunIn(*host_ns_, [&] {
     deleted = CmdDel(Env("DEL"), Conf({{"ipam", HostLocal()}}, Verb::kDel), Context());
   });
-  ASSERT_FALSE(deleted) << deleted->msg;
+  ASSERT_TRUE(deleted.ok()) << deleted.message();
   EXPECT_FALSE(fs::exists(tmp_.path() + "/ipam/rdma-net/10.77.0.2")) << "IPAM released";
 }
 
@@ -116,7 +116,7 @@ TEST_F(CniAttachTest, IpamFailureRollsEverythingBack) {
                 VfSettings{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u});
   const VfSettings original = vf_ops_.settings("pf0", 0);
   auto before = LinkIn(*host_ns_, vf_netdevs_[0]);
-  CniOr<json> added = json();
+  Result<json> added = json();
   RunIn(*host_ns_, [&] {
     added = CmdAdd(
         Env("ADD"),
@@ -124,8 +124,8 @@ TEST_F(CniAttachTest, IpamFailureRollsEverythingBack) {
         Context());
   });
   ASSERT_FALSE(added.ok());
-  EXPECT_EQ(added.error().code, 11) << "the IPAM plugin's own code is passed on";
-  EXPECT_NE(added.error().msg.find("failing-ipam"), std::string::npos);
+  EXPECT_EQ(CniCodeOf(added.status()), 11) << "the IPAM plugin's own code is passed on";
+  EXPECT_NE(added.status().message().find("failing-ipam"), std::string::npos);
   auto after = LinkIn(*host_ns_, vf_netdevs_[0]);
   ASSERT_TRUE(after.ok()) << "the netdev is back in the host under its name";
   EXPECT_EQ(after->mac, before->mac);
@@ -138,15 +138,16 @@ TEST_F(CniAttachTest, PfSettingFailureMidwayRollsBackTheEarlierOnes) {
   const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
   vf_ops_.AddVf("pf0", 0, original);
   vf_ops_.FailSet(3, Status::IoError("simulated driver failure"));  // vlan, spoofchk, then trust
-  CniOr<json> added = json();
+  Result<json> added = json();
   RunIn(*host_ns_, [&] {
     added = CmdAdd(Env("ADD"),
                    Conf({{"vlan", 100}, {"vlanQoS", 3}, {"spoofchk", "off"}, {"trust", "on"}}),
                    Context());
   });
   ASSERT_FALSE(added.ok());
-  EXPECT_EQ(added.error().code, kErrIo);
-  EXPECT_NE(added.error().msg.find("cannot set trust"), std::string::npos) << added.error().msg;
+  EXPECT_EQ(CniCodeOf(added.status()), kErrIo);
+  EXPECT_NE(added.status().message().find("cannot set trust"), std::string::npos)
+      << added.status().message();
   EXPECT_TRUE(vf_ops_.settings("pf0", 0) == original);
   EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[0]).ok()) << "the netdev never moved";
   EXPECT_EQ(StateFiles(), 0u);
@@ -158,9 +159,9 @@ TEST_F(CniAttachTest, PfSettingsAppliedAndResetOnDel) {
   json extra = {{"vlan", 100},        {"vlanQoS", 3},        {"vlanProto", "802.1ad"},
                 {"spoofchk", "off"},  {"trust", "on"},       {"link_state", "enable"},
                 {"min_tx_rate", 100}, {"max_tx_rate", 1000}, {"mac", "02:00:00:00:00:bb"}};
-  CniOr<json> added = CniError{};
+  Result<json> added = Status::Internal("not run");
   RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(extra), Context()); });
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   const VfSettings& now = vf_ops_.settings("pf0", 0);
   EXPECT_EQ(now.vlan, 100u);
   EXPECT_EQ(now.qos, 3u);
@@ -171,9 +172,9 @@ TEST_F(CniAttachTest, PfSettingsAppliedAndResetOnDel) {
   EXPECT_EQ(now.min_tx_rate, 100u);
   EXPECT_EQ(now.max_tx_rate, 1000u);
   EXPECT_EQ(now.mac, "02:00:00:00:00:bb") << "the admin MAC too, as the PF reports the VF";
-  MaybeError deleted;
+  Status deleted;
   RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
-  ASSERT_FALSE(deleted) << deleted->msg;
+  ASSERT_TRUE(deleted.ok()) << deleted.message();
   EXPECT_TRUE(vf_ops_.settings("pf0", 0) == original);
 }
 
@@ -181,17 +182,17 @@ TEST_F(CniAttachTest, DelWithTheNetnsGoneOrEmptySucceedsAndClearsState) {
   for (const char* how : {"deleted", "empty"}) {
     SCOPED_TRACE(how);
     if (!pod_ns_->ok()) pod_ns_ = std::make_unique<NamedNetns>(Unique("hcp"));
-    CniOr<json> added = CniError{};
+    Result<json> added = Status::Internal("not run");
     RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(), Context()); });
-    ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+    ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
     const std::string netns = pod_ns_->path();
     pod_ns_->Delete();  // a veth is destroyed with its namespace
-    MaybeError deleted;
+    Status deleted;
     RunIn(*host_ns_, [&] {
       deleted = CmdDel(Env("DEL", "net1", "c0ffee", std::string(how) == "empty" ? "-" : netns),
                        Conf({}, Verb::kDel), Context());
     });
-    ASSERT_FALSE(deleted) << deleted->msg << ": " << deleted->details;
+    ASSERT_TRUE(deleted.ok()) << deleted.message() << ": " << deleted.details();
     EXPECT_EQ(StateFiles(), 0u);
     // The next test round needs a VF netdev again.
     ASSERT_TRUE(node_->RemovePciFunction("0000:3b:00.2").ok());
@@ -206,11 +207,11 @@ TEST_F(CniAttachTest, PrevResultIsKeptWhenChained) {
                {"interfaces", json::array({{{"name", "eth0"}, {"sandbox", pod_ns_->path()}}})},
                {"ips", json::array({{{"address", "10.0.0.5/24"}, {"interface", 0}}})},
                {"dns", {{"nameservers", json::array({"10.0.0.10"})}}}};
-  CniOr<json> added = CniError{};
+  Result<json> added = Status::Internal("not run");
   RunIn(*host_ns_, [&] {
     added = CmdAdd(Env("ADD"), Conf({{"prevResult", prev}, {"ipam", HostLocal()}}), Context());
   });
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   ASSERT_EQ((*added)["interfaces"].size(), 2u);
   EXPECT_EQ((*added)["interfaces"][0]["name"], "eth0");
   EXPECT_EQ((*added)["interfaces"][1]["name"], "net1");
@@ -218,30 +219,30 @@ TEST_F(CniAttachTest, PrevResultIsKeptWhenChained) {
   EXPECT_EQ((*added)["ips"][0]["interface"], 0);
   EXPECT_EQ((*added)["ips"][1]["interface"], 1);
   EXPECT_EQ((*added)["dns"]["nameservers"][0], "10.0.0.10");
-  MaybeError checked;
+  Status checked;
   RunIn(*host_ns_, [&] {
     checked =
         CmdCheck(Env("CHECK"), Conf({{"prevResult", *added}, {"ipam", HostLocal()}}, Verb::kCheck),
                  Context());
   });
-  EXPECT_FALSE(checked) << checked->msg << ": " << checked->details;
+  EXPECT_TRUE(checked.ok()) << checked.message() << ": " << checked.details();
 }
 
 // A DEL that fails keeps the state, so that a retry completes it.
 TEST_F(CniAttachTest, FailedDelKeepsStateAndRetryCompletes) {
   const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
   vf_ops_.AddVf("pf0", 0, original);
-  CniOr<json> added = CniError{};
+  Result<json> added = Status::Internal("not run");
   RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf({{"vlan", 7}}), Context()); });
-  ASSERT_TRUE(added.ok()) << added.error().msg;
+  ASSERT_TRUE(added.ok()) << added.status().message();
   vf_ops_.FailSet(1, Status::Unavailable("PF busy"));
-  MaybeError deleted;
+  Status deleted;
   RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
-  ASSERT_TRUE(deleted);
-  EXPECT_NE(deleted->msg.find("PF-side settings"), std::string::npos) << deleted->msg;
+  ASSERT_FALSE(deleted.ok());
+  EXPECT_NE(deleted.message().find("PF-side settings"), std::string::npos) << deleted.message();
   EXPECT_EQ(StateFiles(), 2u) << "state and marker kept for the retry";
   RunIn(*host_ns_, [&] { deleted = CmdDel(Env("DEL"), Conf({}, Verb::kDel), Context()); });
-  EXPECT_FALSE(deleted);
+  EXPECT_TRUE(deleted.ok());
   EXPECT_TRUE(vf_ops_.settings("pf0", 0) == original);
   EXPECT_EQ(StateFiles(), 0u);
   EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[0]).ok()) << "the netdev came back on the first try";
@@ -249,16 +250,16 @@ TEST_F(CniAttachTest, FailedDelKeepsStateAndRetryCompletes) {
 
 // CNI_NETNS naming something that is not a network namespace: DEL still succeeds.
 TEST_F(CniAttachTest, DelWithANetnsPathThatIsNotANetns) {
-  CniOr<json> added = CniError{};
+  Result<json> added = Status::Internal("not run");
   RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf(), Context()); });
-  ASSERT_TRUE(added.ok()) << added.error().msg;
+  ASSERT_TRUE(added.ok()) << added.status().message();
   const std::string not_netns = tmp_.path() + "/not-a-netns";
   std::ofstream(not_netns) << "x";
-  MaybeError deleted;
+  Status deleted;
   RunIn(*host_ns_, [&] {
     deleted = CmdDel(Env("DEL", "net1", "c0ffee", not_netns), Conf({}, Verb::kDel), Context());
   });
-  EXPECT_FALSE(deleted) << deleted->msg;
+  EXPECT_TRUE(deleted.ok()) << deleted.message();
   EXPECT_EQ(StateFiles(), 0u);
 }
 
@@ -266,34 +267,34 @@ TEST_F(CniAttachTest, TwoAttachmentsOfOneResourceGetDifferentDevices) {
   pod_devices_.source = "test";
   pod_devices_.by_resource["rdma/vf_pool_a"] = {"0000:3b:00.2", "0000:3b:00.3"};
   json by_resource = {{"deviceID", nullptr}, {"resourceName", "rdma/vf_pool_a"}};
-  CniOr<json> a = CniError{}, b = CniError{}, c = json();
+  Result<json> a = Status::Internal("not run"), b = Status::Internal("not run"), c = json();
   RunIn(*host_ns_, [&] {
     a = CmdAdd(Env("ADD", "net1"), Conf(by_resource), Context());
     b = CmdAdd(Env("ADD", "net2"), Conf(by_resource), Context());
     c = CmdAdd(Env("ADD", "net3"), Conf(by_resource), Context());
   });
-  ASSERT_TRUE(a.ok()) << a.error().msg;
-  ASSERT_TRUE(b.ok()) << b.error().msg;
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_EQ((*a)["interfaces"][0]["name"], "net1");
   EXPECT_TRUE(LinkIn(*pod_ns_, "net1").ok());
   EXPECT_TRUE(LinkIn(*pod_ns_, "net2").ok());
   EXPECT_EQ(store_->OwnerOf("0000:3b:00.2")->ifname, "net1");
   EXPECT_EQ(store_->OwnerOf("0000:3b:00.3")->ifname, "net2");
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().code, kErrDeviceBusy);
+  EXPECT_EQ(CniCodeOf(c.status()), kErrDeviceBusy);
 }
 
 TEST_F(CniAttachTest, MissingResourceErrorNamesPodResourceAndWhatWasFound) {
   pod_devices_.source = "v1 Get";
   pod_devices_.by_resource["nvidia.com/gpu"] = {"GPU-1"};
-  CniOr<json> added = json();
+  Result<json> added = json();
   RunIn(*host_ns_, [&] {
     added = CmdAdd(Env("ADD"), Conf({{"deviceID", nullptr}, {"resourceName", "rdma/vf_pool_a"}}),
                    Context());
   });
   ASSERT_FALSE(added.ok());
-  EXPECT_EQ(added.error().code, kErrDeviceNotFound);
-  EXPECT_EQ(added.error().msg,
+  EXPECT_EQ(CniCodeOf(added.status()), kErrDeviceNotFound);
+  EXPECT_EQ(added.status().message(),
             "pod ns/p has no devices of rdma/vf_pool_a (resources present: nvidia.com/gpu (1)); "
             "does the pod request it and does the NAD carry the "
             "k8s.v1.cni.cncf.io/resourceName annotation?");
@@ -301,18 +302,19 @@ TEST_F(CniAttachTest, MissingResourceErrorNamesPodResourceAndWhatWasFound) {
 }
 
 TEST_F(CniAttachTest, NotAVfAndDpdkDriverAreClearErrors) {
-  CniOr<json> pf = json();
+  Result<json> pf = json();
   RunIn(*host_ns_, [&] {
     pf = CmdAdd(Env("ADD"), Conf({{"deviceID", "0000:3b:00.0"}}), Context());
   });
   ASSERT_FALSE(pf.ok());
-  EXPECT_NE(pf.error().details.find("not an SR-IOV VF"), std::string::npos) << pf.error().details;
-  CniOr<json> missing = json();
+  EXPECT_NE(pf.status().details().find("not an SR-IOV VF"), std::string::npos)
+      << pf.status().details();
+  Result<json> missing = json();
   RunIn(*host_ns_, [&] {
     missing = CmdAdd(Env("ADD"), Conf({{"deviceID", "0000:99:00.1"}}), Context());
   });
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, kErrDeviceNotFound);
+  EXPECT_EQ(CniCodeOf(missing.status()), kErrDeviceNotFound);
   EXPECT_EQ(StateFiles(), 0u);
 }
 
@@ -328,7 +330,8 @@ TEST_F(CniAttachTest, ConcurrentAddsOnOneVfOneWins) {
                         Context());
         if (r.ok()) {
           ++ok;
-        } else if (r.error().code == kErrDeviceBusy || r.error().code == kErrTryAgainLater) {
+        } else if (CniCodeOf(r.status()) == kErrDeviceBusy ||
+                   CniCodeOf(r.status()) == kErrTryAgainLater) {
           ++busy;
         }
       });
@@ -346,19 +349,20 @@ TEST_F(CniAttachTest, ConcurrentAddsOnOneVfOneWins) {
 TEST_F(CniAttachTest, SharedPoolIdInNetdevModePointsToTheChildLinkModes) {
   pod_devices_.source = "v1 Get";
   pod_devices_.by_resource["rdma/hca_shared_devices_a"] = {"0"};
-  CniOr<json> added = json();
+  Result<json> added = json();
   RunIn(*host_ns_, [&] {
     added = CmdAdd(Env("ADD"),
                    Conf({{"deviceID", nullptr}, {"resourceName", "rdma/hca_shared_devices_a"}}),
                    Context());
   });
   ASSERT_FALSE(added.ok());
-  EXPECT_EQ(added.error().code, kErrInvalidNetConf);
-  EXPECT_NE(added.error().msg.find("rdma/hca_shared_devices_a is a shared pool"), std::string::npos)
-      << added.error().msg;
-  EXPECT_NE(added.error().details.find("\"mode\": \"macvlan\""), std::string::npos);
-  EXPECT_NE(added.error().details.find("\"mode\": \"ipoib\""), std::string::npos);
-  EXPECT_EQ(added.error().msg.find("auxiliary"), std::string::npos);
+  EXPECT_EQ(CniCodeOf(added.status()), kErrInvalidNetConf);
+  EXPECT_NE(added.status().message().find("rdma/hca_shared_devices_a is a shared pool"),
+            std::string::npos)
+      << added.status().message();
+  EXPECT_NE(added.status().details().find("\"mode\": \"macvlan\""), std::string::npos);
+  EXPECT_NE(added.status().details().find("\"mode\": \"ipoib\""), std::string::npos);
+  EXPECT_EQ(added.status().message().find("auxiliary"), std::string::npos);
   EXPECT_EQ(StateFiles(), 0u);
 }
 

@@ -18,6 +18,7 @@
 
 #include "cni/attach.h"
 #include "cni/env.h"
+#include "cni/error.h"
 #include "cni/netconf.h"
 #include "common/host.h"
 #include "common/netdev.h"
@@ -153,7 +154,7 @@ class CniAttachTest : public ::testing::Test {
                 {"CNI_ARGS", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=p;K8S_POD_UID=uid-1"}};
     if (netns == "-") m.erase("CNI_NETNS");
     auto env = ParseCniEnv(m);
-    EXPECT_TRUE(env.ok()) << (env.ok() ? "" : env.error().msg + ": " + env.error().details);
+    EXPECT_TRUE(env.ok()) << env.status().ToString();
     return env.ok() ? *env : CniEnv{};
   }
 
@@ -170,7 +171,7 @@ class CniAttachTest : public ::testing::Test {
       }
     }
     auto parsed = ParseNetConf(conf.dump(), verb);
-    EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().details);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
     return parsed.ok() ? *parsed : NetConf{};
   }
 

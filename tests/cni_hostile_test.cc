@@ -244,7 +244,7 @@ TEST(CniHostileEnvTest, NulBytesInTheEnvironmentAreCode4) {
     env[var] += nul;
     auto parsed = ParseCniEnv(env);
     ASSERT_FALSE(parsed.ok());
-    EXPECT_EQ(parsed.error().code, kErrInvalidEnv);
+    EXPECT_EQ(CniCodeOf(parsed.status()), kErrInvalidEnv);
   }
 }
 

@@ -36,11 +36,12 @@ using nlohmann::json;
          << "\"" << haystack << "\" does not contain \"" << needle << "\"";
 }
 
-// Asserts that `result` failed with `code` and that msg + details mention `text`.
+// Asserts that `result` failed with `code` and that msg + details mention `text`, as the
+// plugin prints them.
 template <typename T>
-::testing::AssertionResult FailsWith(const CniOr<T>& result, int code, const std::string& text) {
+::testing::AssertionResult FailsWith(const Result<T>& result, int code, const std::string& text) {
   if (result.ok()) return ::testing::AssertionFailure() << "succeeded, expected code " << code;
-  const CniError& e = result.error();
+  const CniError e = FromStatus(result.status());
   if (e.code != code) {
     return ::testing::AssertionFailure()
            << "code " << e.code << " (" << e.msg << " / " << e.details << "), expected " << code;
@@ -91,7 +92,8 @@ TEST(CniErrorTest, StatusCodesMapToCniCodes) {
   EXPECT_EQ(plain.code, 100);
   EXPECT_EQ(plain.msg, "no VF 0000:3b:00.2");
   EXPECT_EQ(plain.details, "");
-  const CniError summarised = FromStatus(Status::IoError("write: EIO"), "cannot save state");
+  const CniError summarised =
+      FromStatus(Summarize(Status::IoError("write: EIO"), "cannot save state"));
   EXPECT_EQ(summarised.code, 5);
   EXPECT_EQ(summarised.msg, "cannot save state");
   EXPECT_EQ(summarised.details, "write: EIO");
@@ -163,32 +165,32 @@ TEST(CniVersionTest, VerbsNeedMinimumVersions) {
   EXPECT_EQ(MinimumVersionFor(Verb::kGc), "1.1.0");
   EXPECT_EQ(MinimumVersionFor(Verb::kAdd), "0.1.0");
 
-  EXPECT_FALSE(CheckConfigVersion(std::string("0.3.0"), Verb::kAdd));
-  EXPECT_FALSE(CheckConfigVersion(std::string("0.3.1"), Verb::kDel));
-  EXPECT_FALSE(CheckConfigVersion(std::string("0.4.0"), Verb::kCheck));
-  EXPECT_FALSE(CheckConfigVersion(std::string("1.1.0"), Verb::kStatus));
-  EXPECT_FALSE(CheckConfigVersion(std::string("1.1.0"), Verb::kGc));
-  EXPECT_FALSE(CheckConfigVersion(std::nullopt, Verb::kVersion));
+  EXPECT_TRUE(CheckConfigVersion(std::string("0.3.0"), Verb::kAdd).ok());
+  EXPECT_TRUE(CheckConfigVersion(std::string("0.3.1"), Verb::kDel).ok());
+  EXPECT_TRUE(CheckConfigVersion(std::string("0.4.0"), Verb::kCheck).ok());
+  EXPECT_TRUE(CheckConfigVersion(std::string("1.1.0"), Verb::kStatus).ok());
+  EXPECT_TRUE(CheckConfigVersion(std::string("1.1.0"), Verb::kGc).ok());
+  EXPECT_TRUE(CheckConfigVersion(std::nullopt, Verb::kVersion).ok());
 
-  const auto check_old = CheckConfigVersion(std::string("0.3.1"), Verb::kCheck);
-  ASSERT_TRUE(check_old);
-  EXPECT_EQ(check_old->code, kErrIncompatibleVersion);
-  EXPECT_EQ(check_old->msg, "CHECK is not supported by cniVersion \"0.3.1\"");
-  EXPECT_EQ(check_old->details, "CHECK needs cniVersion 0.4.0 or later");
-  EXPECT_EQ(CheckConfigVersion(std::string("1.0.0"), Verb::kStatus).value().code, 1);
-  EXPECT_EQ(CheckConfigVersion(std::string("1.0.0"), Verb::kGc).value().code, 1);
+  const Status check_old = CheckConfigVersion(std::string("0.3.1"), Verb::kCheck);
+  ASSERT_FALSE(check_old.ok());
+  EXPECT_EQ(CniCodeOf(check_old), kErrIncompatibleVersion);
+  EXPECT_EQ(check_old.message(), "CHECK is not supported by cniVersion \"0.3.1\"");
+  EXPECT_EQ(check_old.details(), "CHECK needs cniVersion 0.4.0 or later");
+  EXPECT_EQ(CniCodeOf(CheckConfigVersion(std::string("1.0.0"), Verb::kStatus)), 1);
+  EXPECT_EQ(CniCodeOf(CheckConfigVersion(std::string("1.0.0"), Verb::kGc)), 1);
 
-  const auto unsupported = CheckConfigVersion(std::string("0.2.0"), Verb::kAdd);
-  ASSERT_TRUE(unsupported);
-  EXPECT_EQ(unsupported->code, 1);
-  EXPECT_EQ(unsupported->msg, "unsupported cniVersion \"0.2.0\"");
-  EXPECT_EQ(unsupported->details, "supported versions: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0");
+  const Status unsupported = CheckConfigVersion(std::string("0.2.0"), Verb::kAdd);
+  ASSERT_FALSE(unsupported.ok());
+  EXPECT_EQ(CniCodeOf(unsupported), 1);
+  EXPECT_EQ(unsupported.message(), "unsupported cniVersion \"0.2.0\"");
+  EXPECT_EQ(unsupported.details(), "supported versions: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0");
 
   for (Verb verb : {Verb::kAdd, Verb::kDel, Verb::kCheck, Verb::kStatus, Verb::kGc}) {
-    const auto absent = CheckConfigVersion(std::nullopt, verb);
-    ASSERT_TRUE(absent) << VerbName(verb);
-    EXPECT_EQ(absent->code, kErrInvalidNetConf);
-    EXPECT_EQ(absent->details, "cniVersion: required");
+    const Status absent = CheckConfigVersion(std::nullopt, verb);
+    ASSERT_FALSE(absent.ok()) << VerbName(verb);
+    EXPECT_EQ(CniCodeOf(absent), kErrInvalidNetConf);
+    EXPECT_EQ(absent.details(), "cniVersion: required");
   }
 }
 
@@ -369,8 +371,8 @@ EnvMap Without(EnvMap env, const std::string& name) {
 }
 
 TEST(CniEnvTest, ParsesAValidAddEnvironment) {
-  const CniOr<CniEnv> env = ParseCniEnv(AddEnv());
-  ASSERT_TRUE(env.ok()) << env.error().msg;
+  const Result<CniEnv> env = ParseCniEnv(AddEnv());
+  ASSERT_TRUE(env.ok()) << env.status().message();
   EXPECT_EQ(env->verb, Verb::kAdd);
   EXPECT_EQ(env->command, "ADD");
   EXPECT_EQ(env->container_id, "8f3c9a0b1d2e");
@@ -406,7 +408,7 @@ TEST(CniEnvTest, AddAndCheckRequireTheirVariables) {
       EXPECT_TRUE(FailsWith(ParseCniEnv(With(base, var, "")), 4, expected)) << var;
     }
     // CNI_ARGS is optional.
-    const CniOr<CniEnv> no_args = ParseCniEnv(Without(base, "CNI_ARGS"));
+    const Result<CniEnv> no_args = ParseCniEnv(Without(base, "CNI_ARGS"));
     ASSERT_TRUE(no_args.ok());
     EXPECT_TRUE(no_args->cni_args.empty());
     EXPECT_EQ(no_args->PodName(), "");
@@ -415,8 +417,8 @@ TEST(CniEnvTest, AddAndCheckRequireTheirVariables) {
 
 TEST(CniEnvTest, DelToleratesAMissingNetns) {
   const EnvMap del = With(AddEnv(), "CNI_COMMAND", "DEL");
-  const CniOr<CniEnv> no_netns = ParseCniEnv(Without(del, "CNI_NETNS"));
-  ASSERT_TRUE(no_netns.ok()) << no_netns.error().msg;
+  const Result<CniEnv> no_netns = ParseCniEnv(Without(del, "CNI_NETNS"));
+  ASSERT_TRUE(no_netns.ok()) << no_netns.status().message();
   EXPECT_EQ(no_netns->netns, "");
   EXPECT_TRUE(ParseCniEnv(With(del, "CNI_NETNS", "")).ok());
   // A netns that is present is still checked.
@@ -429,14 +431,14 @@ TEST(CniEnvTest, DelToleratesAMissingNetns) {
 }
 
 TEST(CniEnvTest, StatusGcAndVersionNeedLittle) {
-  const CniOr<CniEnv> version = ParseCniEnv({{"CNI_COMMAND", "VERSION"}});
+  const Result<CniEnv> version = ParseCniEnv({{"CNI_COMMAND", "VERSION"}});
   ASSERT_TRUE(version.ok());
   EXPECT_EQ(version->verb, Verb::kVersion);
-  const CniOr<CniEnv> status = ParseCniEnv({{"CNI_COMMAND", "STATUS"}});
+  const Result<CniEnv> status = ParseCniEnv({{"CNI_COMMAND", "STATUS"}});
   ASSERT_TRUE(status.ok());
   EXPECT_EQ(status->verb, Verb::kStatus);
   // Variables the verb does not use are neither checked nor kept.
-  const CniOr<CniEnv> status_junk =
+  const Result<CniEnv> status_junk =
       ParseCniEnv({{"CNI_COMMAND", "STATUS"}, {"CNI_IFNAME", "eth 0"}, {"CNI_CONTAINERID", "a/b"}});
   ASSERT_TRUE(status_junk.ok());
   EXPECT_EQ(status_junk->ifname, "");
@@ -445,7 +447,7 @@ TEST(CniEnvTest, StatusGcAndVersionNeedLittle) {
   // STATUS checks a CNI_PATH it is given.
   EXPECT_TRUE(FailsWith(ParseCniEnv({{"CNI_COMMAND", "STATUS"}, {"CNI_PATH", "bin"}}), 4,
                         "CNI_PATH \"bin\" has a directory"));
-  const CniOr<CniEnv> gc = ParseCniEnv({{"CNI_COMMAND", "GC"}, {"CNI_PATH", "/opt/cni/bin"}});
+  const Result<CniEnv> gc = ParseCniEnv({{"CNI_COMMAND", "GC"}, {"CNI_PATH", "/opt/cni/bin"}});
   ASSERT_TRUE(gc.ok());
   EXPECT_EQ(gc->path, "/opt/cni/bin");
 }
@@ -466,7 +468,7 @@ TEST(CniEnvTest, RejectsHostileInterfaceNames) {
       {"eth0:1", "must not contain ':'"},
   };
   for (const auto& c : cases) {
-    const CniOr<CniEnv> env = ParseCniEnv(With(AddEnv(), "CNI_IFNAME", c.ifname));
+    const Result<CniEnv> env = ParseCniEnv(With(AddEnv(), "CNI_IFNAME", c.ifname));
     EXPECT_TRUE(FailsWith(env, 4, "CNI_IFNAME")) << c.ifname;
     EXPECT_TRUE(FailsWith(env, 4, c.problem)) << c.ifname;
   }
@@ -487,7 +489,7 @@ TEST(CniEnvTest, RejectsHostileContainerIds) {
       {std::string(257, 'a'), "is longer than 256 bytes"},
   };
   for (const auto& c : cases) {
-    const CniOr<CniEnv> env = ParseCniEnv(With(AddEnv(), "CNI_CONTAINERID", c.id));
+    const Result<CniEnv> env = ParseCniEnv(With(AddEnv(), "CNI_CONTAINERID", c.id));
     EXPECT_TRUE(FailsWith(env, 4, "CNI_CONTAINERID")) << c.id;
     EXPECT_TRUE(FailsWith(env, 4, c.problem)) << c.id;
   }
@@ -507,19 +509,19 @@ TEST(CniEnvTest, ReportsEveryProblemAtOnce) {
   EnvMap env = With(AddEnv(), "CNI_IFNAME", "eth 0");
   env = Without(env, "CNI_NETNS");
   env = With(env, "CNI_ARGS", "K8S_POD_NAME");
-  const CniOr<CniEnv> parsed = ParseCniEnv(env);
+  const Result<CniEnv> parsed = ParseCniEnv(env);
   EXPECT_TRUE(FailsWith(parsed, 4, "CNI_NETNS is required for ADD"));
   EXPECT_TRUE(FailsWith(parsed, 4, "CNI_IFNAME \"eth 0\""));
   EXPECT_TRUE(FailsWith(parsed, 4, "CNI_ARGS has a malformed pair \"K8S_POD_NAME\""));
 }
 
 TEST(CniEnvTest, HostileBytesStillMakeValidErrorJson) {
-  const CniOr<CniEnv> env = ParseCniEnv(With(AddEnv(), "CNI_CONTAINERID", "ab\xff\xfe"));
+  const Result<CniEnv> env = ParseCniEnv(With(AddEnv(), "CNI_CONTAINERID", "ab\xff\xfe"));
   ASSERT_FALSE(env.ok());
-  EXPECT_EQ(env.error().code, 4);
+  EXPECT_EQ(CniCodeOf(env.status()), 4);
   // dump() throws on invalid UTF-8; the quoted value must have been sanitised.
   std::string text;
-  EXPECT_NO_THROW(text = ToJson(env.error(), "1.0.0").dump());
+  EXPECT_NO_THROW(text = ToJson(FromStatus(env.status()), "1.0.0").dump());
   EXPECT_TRUE(Contains(text, "CNI_CONTAINERID"));
 }
 
@@ -615,8 +617,8 @@ TEST(CniStdinTest, OverTheDefaultCapStopsReading) {
   const auto data = ReadStdin(p.read_end.get());
   writer.join();
   ASSERT_FALSE(data.ok());
-  EXPECT_EQ(data.error().code, kErrDecode);
-  EXPECT_EQ(data.error().msg, "network configuration on stdin exceeds 1048576 bytes");
+  EXPECT_EQ(CniCodeOf(data.status()), kErrDecode);
+  EXPECT_EQ(data.status().message(), "network configuration on stdin exceeds 1048576 bytes");
   // Exactly cap + 1 bytes were consumed; the other kExtra are still in the pipe.
   char rest[2 * kExtra];
   size_t left = 0;
@@ -642,7 +644,7 @@ json BaseConf() {
   })");
 }
 
-CniOr<NetConf> Parse(const json& conf, Verb verb = Verb::kAdd) {
+Result<NetConf> Parse(const json& conf, Verb verb = Verb::kAdd) {
   return ParseNetConf(conf.dump(), verb);
 }
 
@@ -654,8 +656,8 @@ json BaseWith(const std::string& key, const std::string& value_json) {
 }
 
 TEST(CniNetConfTest, MinimalConfigGetsDefaults) {
-  const CniOr<NetConf> conf = Parse(BaseConf());
-  ASSERT_TRUE(conf.ok()) << conf.error().details;
+  const Result<NetConf> conf = Parse(BaseConf());
+  ASSERT_TRUE(conf.ok()) << conf.status().details();
   EXPECT_EQ(conf->cni_version, "1.0.0");
   EXPECT_EQ(conf->name, "rdma-net-a");
   EXPECT_EQ(conf->type, "hcashare-cni");
@@ -718,8 +720,8 @@ TEST(CniNetConfTest, FullConfigIsNormalised) {
     "args": {"cni": {"x": 1}},
     "dns": {}
   })");
-  const CniOr<NetConf> conf = Parse(full);
-  ASSERT_TRUE(conf.ok()) << conf.error().details;
+  const Result<NetConf> conf = Parse(full);
+  ASSERT_TRUE(conf.ok()) << conf.status().details();
   EXPECT_EQ(conf->device.value().value, "0000:af:06.1");
   EXPECT_EQ(conf->resource_name, "nvidia.com/hca_vfs");
   EXPECT_EQ(conf->vlan, 100);
@@ -756,15 +758,15 @@ TEST(CniNetConfTest, EachPfSideSettingCounts) {
                                                         {"link_state", "\"auto\""},
                                                         {"min_tx_rate", "0"},
                                                         {"max_tx_rate", "0"}}) {
-    const CniOr<NetConf> conf = Parse(BaseWith(key, value));
-    ASSERT_TRUE(conf.ok()) << key << ": " << conf.error().details;
+    const Result<NetConf> conf = Parse(BaseWith(key, value));
+    ASSERT_TRUE(conf.ok()) << key << ": " << conf.status().details();
     EXPECT_TRUE(conf->RequestsPfSideSettings()) << key;
   }
-  const CniOr<NetConf> mtu_only = Parse(BaseWith("mtu", "1500"));
+  const Result<NetConf> mtu_only = Parse(BaseWith("mtu", "1500"));
   ASSERT_TRUE(mtu_only.ok());
   EXPECT_FALSE(mtu_only->RequestsPfSideSettings());
   // A null counts as absent, as in Go.
-  const CniOr<NetConf> null_vlan = Parse(BaseWith("vlan", "null"));
+  const Result<NetConf> null_vlan = Parse(BaseWith("vlan", "null"));
   ASSERT_TRUE(null_vlan.ok());
   EXPECT_FALSE(null_vlan->vlan);
 }
@@ -837,11 +839,11 @@ TEST(CniNetConfTest, CollectsEveryErrorInOneCode7) {
   conf["mac"] = "01:00:5e:00:00:01";
   conf["spoofchk"] = "yes";
   conf["ipam"] = {{"type", "../host-local"}};
-  const CniOr<NetConf> parsed = Parse(conf);
+  const Result<NetConf> parsed = Parse(conf);
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error().code, 7);
-  EXPECT_EQ(parsed.error().msg, "invalid network configuration");
-  EXPECT_EQ(parsed.error().details,
+  EXPECT_EQ(CniCodeOf(parsed.status()), 7);
+  EXPECT_EQ(parsed.status().message(), "invalid network configuration");
+  EXPECT_EQ(parsed.status().details(),
             "vlan: must be 0..4094, got 5000; "
             "mac: must be a unicast address, got \"01:00:5e:00:00:01\"; "
             "spoofchk: must be \"on\" or \"off\", got \"yes\"; "
@@ -870,10 +872,10 @@ TEST(CniNetConfTest, WrongJsonTypesNameThePath) {
       {"min_tx_rate", "1.5", "min_tx_rate: must be an integer, got number 1.5"},
   };
   for (const auto& c : cases) {
-    const CniOr<NetConf> parsed = Parse(BaseWith(c.key, c.value));
+    const Result<NetConf> parsed = Parse(BaseWith(c.key, c.value));
     ASSERT_FALSE(parsed.ok()) << c.key << "=" << c.value;
-    EXPECT_EQ(parsed.error().code, 7) << c.key;
-    EXPECT_EQ(parsed.error().details, c.detail);
+    EXPECT_EQ(CniCodeOf(parsed.status()), 7) << c.key;
+    EXPECT_EQ(parsed.status().details(), c.detail);
   }
   json runtime_type = BaseConf();
   runtime_type.erase("deviceID");
@@ -890,10 +892,10 @@ TEST(CniNetConfTest, RejectsHostileDeviceIds) {
             "deviceID: must be a PCI address (DDDD:BB:DD.F) or an auxiliary device name "
             "(e.g. mlx5_core.sf.4), got ") +
         json(bad).dump();
-    const CniOr<NetConf> parsed = Parse(BaseWith("deviceID", json(bad).dump()));
+    const Result<NetConf> parsed = Parse(BaseWith("deviceID", json(bad).dump()));
     ASSERT_FALSE(parsed.ok()) << bad;
-    EXPECT_EQ(parsed.error().code, 7) << bad;
-    EXPECT_EQ(parsed.error().details, expected);
+    EXPECT_EQ(CniCodeOf(parsed.status()), 7) << bad;
+    EXPECT_EQ(parsed.status().details(), expected);
   }
   json via_pci_bus = BaseConf();
   via_pci_bus.erase("deviceID");
@@ -904,10 +906,10 @@ TEST(CniNetConfTest, RejectsHostileDeviceIds) {
 }
 
 TEST(CniNetConfTest, DeviceIdForms) {
-  const CniOr<NetConf> short_pci = Parse(BaseWith("deviceID", "\"3B:00.2\""));
+  const Result<NetConf> short_pci = Parse(BaseWith("deviceID", "\"3B:00.2\""));
   ASSERT_TRUE(short_pci.ok());
   EXPECT_EQ(short_pci->device.value().value, "0000:3b:00.2");
-  const CniOr<NetConf> sf = Parse(BaseWith("deviceID", "\"mlx5_core.sf.4\""));
+  const Result<NetConf> sf = Parse(BaseWith("deviceID", "\"mlx5_core.sf.4\""));
   ASSERT_TRUE(sf.ok());
   EXPECT_EQ(sf->device.value().value, "mlx5_core.sf.4");
   EXPECT_EQ(sf->device.value().kind, DeviceKind::kAuxDevice);
@@ -917,19 +919,19 @@ TEST(CniNetConfTest, DeviceIdPrecedence) {
   json conf = BaseConf();
   conf["pciBusID"] = "0000:3b:00.3";
   conf["runtimeConfig"] = {{"deviceID", "0000:3b:00.4"}};
-  const CniOr<NetConf> all = Parse(conf);
+  const Result<NetConf> all = Parse(conf);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->device.value().value, "0000:3b:00.2");
   EXPECT_EQ(all->device.value().source, DeviceIdSource::kDeviceId);
 
   conf.erase("deviceID");
-  const CniOr<NetConf> pci_bus = Parse(conf);
+  const Result<NetConf> pci_bus = Parse(conf);
   ASSERT_TRUE(pci_bus.ok());
   EXPECT_EQ(pci_bus->device.value().value, "0000:3b:00.3");
   EXPECT_EQ(pci_bus->device.value().source, DeviceIdSource::kPciBusId);
 
   conf.erase("pciBusID");
-  const CniOr<NetConf> runtime = Parse(conf);
+  const Result<NetConf> runtime = Parse(conf);
   ASSERT_TRUE(runtime.ok());
   EXPECT_EQ(runtime->device.value().value, "0000:3b:00.4");
   EXPECT_EQ(runtime->device.value().source, DeviceIdSource::kRuntimeConfig);
@@ -950,14 +952,14 @@ TEST(CniNetConfTest, DeviceIdRequiredForAddWithoutResourceNameOnly) {
   EXPECT_TRUE(FailsWith(Parse(conf), 7, "deviceID: required when there is no resourceName"));
   json by_resource = conf;
   by_resource["resourceName"] = "rdma/vf_pool_a";
-  const CniOr<NetConf> add = Parse(by_resource);
+  const Result<NetConf> add = Parse(by_resource);
   ASSERT_TRUE(add.ok());
   EXPECT_FALSE(add->device);
   EXPECT_EQ(add->resource_name, "rdma/vf_pool_a");
   json check = conf;
   check["prevResult"] = {{"cniVersion", "1.0.0"}};
   EXPECT_TRUE(Parse(check, Verb::kCheck).ok()) << "CHECK uses the device ADD recorded";
-  const CniOr<NetConf> del = Parse(conf, Verb::kDel);
+  const Result<NetConf> del = Parse(conf, Verb::kDel);
   ASSERT_TRUE(del.ok());
   EXPECT_FALSE(del->device);
   json status = conf;
@@ -998,9 +1000,9 @@ TEST(CniNetConfTest, VlanCrossFieldRules) {
   // An invalid vlan does not also produce "requires vlan".
   json invalid_vlan = BaseWith("vlan", "\"x\"");
   invalid_vlan["vlanQoS"] = 1;
-  const CniOr<NetConf> parsed = Parse(invalid_vlan);
+  const Result<NetConf> parsed = Parse(invalid_vlan);
   ASSERT_FALSE(parsed.ok());
-  EXPECT_EQ(parsed.error().details, "vlan: must be an integer, got string \"x\"");
+  EXPECT_EQ(parsed.status().details(), "vlan: must be an integer, got string \"x\"");
 }
 
 TEST(CniNetConfTest, MacMtuAndSwitches) {
@@ -1042,11 +1044,11 @@ TEST(CniNetConfTest, TxRates) {
 }
 
 TEST(CniNetConfTest, Ipam) {
-  const CniOr<NetConf> empty = Parse(BaseWith("ipam", "{}"));
+  const Result<NetConf> empty = Parse(BaseWith("ipam", "{}"));
   ASSERT_TRUE(empty.ok());
   EXPECT_FALSE(empty->ipam);
   EXPECT_EQ(empty->ipam_type, "");
-  const CniOr<NetConf> whereabouts =
+  const Result<NetConf> whereabouts =
       Parse(BaseWith("ipam", R"({"type":"whereabouts","range":"10.0.0.0/16"})"));
   ASSERT_TRUE(whereabouts.ok());
   EXPECT_EQ(whereabouts->ipam_type, "whereabouts");
@@ -1063,10 +1065,10 @@ TEST(CniNetConfTest, Ipam) {
       {R"({"type":5})", "ipam.type: must be a string, got number 5"},
   };
   for (const auto& c : cases) {
-    const CniOr<NetConf> parsed = Parse(BaseWith("ipam", c.ipam));
+    const Result<NetConf> parsed = Parse(BaseWith("ipam", c.ipam));
     ASSERT_FALSE(parsed.ok()) << c.ipam;
-    EXPECT_EQ(parsed.error().code, 7);
-    EXPECT_EQ(parsed.error().details, c.detail);
+    EXPECT_EQ(CniCodeOf(parsed.status()), 7);
+    EXPECT_EQ(parsed.status().details(), c.detail);
   }
 }
 
@@ -1081,7 +1083,7 @@ TEST(CniNetConfTest, HostPathsAndLogging) {
                         "logFile: must be an absolute path, got \"cni.log\""));
   EXPECT_EQ(Parse(BaseWith("logLevel", "\"debug\""))->log_level, LogLevel::kDebug);
   // An unknown level is a warning (sriov-cni falls back to info), not an error.
-  const CniOr<NetConf> verbose = Parse(BaseWith("logLevel", "\"verbose\""));
+  const Result<NetConf> verbose = Parse(BaseWith("logLevel", "\"verbose\""));
   ASSERT_TRUE(verbose.ok());
   EXPECT_FALSE(verbose->log_level);
   EXPECT_EQ(verbose->warnings,
@@ -1097,8 +1099,8 @@ TEST(CniNetConfTest, TypoWarnings) {
   conf["completelyUnrelatedKey"] = 1;
   conf["cniVersions"] = {"1.0.0"};
   conf["disableCheck"] = true;
-  const CniOr<NetConf> parsed = Parse(conf);
-  ASSERT_TRUE(parsed.ok()) << parsed.error().details;
+  const Result<NetConf> parsed = Parse(conf);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().details();
   EXPECT_EQ(parsed->warnings, (std::vector<std::string>{
                                   "unknown key \"MTU\"; did you mean \"mtu\"?",
                                   "unknown key \"spoofChk\"; did you mean \"spoofchk\"?",
@@ -1119,8 +1121,8 @@ TEST(CniNetConfTest, PrevResultAndRuntimeConfigArePreserved) {
   conf["prevResult"] = prev;
   conf["runtimeConfig"] = {{"ips", {"10.1.2.3/24"}}, {"portMappings", json::array()}};
   conf["capabilities"] = "tolerated even when odd";
-  const CniOr<NetConf> parsed = Parse(conf, Verb::kCheck);
-  ASSERT_TRUE(parsed.ok()) << parsed.error().details;
+  const Result<NetConf> parsed = Parse(conf, Verb::kCheck);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().details();
   EXPECT_EQ(parsed->prev_result, prev);
   EXPECT_EQ(parsed->runtime_config, conf["runtimeConfig"]);
   EXPECT_EQ(parsed->raw, conf);
@@ -1137,21 +1139,21 @@ TEST(CniNetConfTest, GcValidAttachments) {
   EXPECT_TRUE(FailsWith(Parse(conf, Verb::kGc), 7, "cni.dev/valid-attachments: required"));
   conf["cni.dev/valid-attachments"] =
       json::parse(R"([{"containerID":"c1","ifname":"net1"},{"containerID":"c2","ifname":"net2"}])");
-  const CniOr<NetConf> gc = Parse(conf, Verb::kGc);
-  ASSERT_TRUE(gc.ok()) << gc.error().details;
+  const Result<NetConf> gc = Parse(conf, Verb::kGc);
+  ASSERT_TRUE(gc.ok()) << gc.status().details();
   ASSERT_TRUE(gc->valid_attachments);
   ASSERT_EQ(gc->valid_attachments->size(), 2u);
   EXPECT_EQ((*gc->valid_attachments)[1].container_id, "c2");
   EXPECT_EQ((*gc->valid_attachments)[1].ifname, "net2");
   conf["cni.dev/valid-attachments"] = json::parse(R"([] )");
-  const CniOr<NetConf> none = Parse(conf, Verb::kGc);
+  const Result<NetConf> none = Parse(conf, Verb::kGc);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->valid_attachments->empty());
   conf["cni.dev/valid-attachments"] = json::parse(R"([{"containerID":"c1"}, 5])");
-  const CniOr<NetConf> bad = Parse(conf, Verb::kGc);
+  const Result<NetConf> bad = Parse(conf, Verb::kGc);
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, 7);
-  EXPECT_EQ(bad.error().details,
+  EXPECT_EQ(CniCodeOf(bad.status()), 7);
+  EXPECT_EQ(bad.status().details(),
             "cni.dev/valid-attachments[0].ifname: required; "
             "cni.dev/valid-attachments[1]: must be an object, got number 5");
 }
@@ -1159,15 +1161,15 @@ TEST(CniNetConfTest, GcValidAttachments) {
 TEST(CniNetConfTest, MacPrecedence) {
   json conf = BaseWith("mac", "\"0a:00:00:00:00:03\"");
   const std::map<std::string, std::string> args_mac = {{"MAC", "0A:00:00:00:00:02"}};
-  const CniOr<NetConf> config_only = Parse(conf);
+  const Result<NetConf> config_only = Parse(conf);
   ASSERT_TRUE(config_only.ok());
   EXPECT_EQ(*SelectMac(*config_only, {}), "0a:00:00:00:00:03");
   EXPECT_EQ(*SelectMac(*config_only, args_mac), "0a:00:00:00:00:02");
   conf["runtimeConfig"] = {{"mac", "0a:00:00:00:00:01"}};
-  const CniOr<NetConf> with_runtime = Parse(conf);
+  const Result<NetConf> with_runtime = Parse(conf);
   ASSERT_TRUE(with_runtime.ok());
   EXPECT_EQ(*SelectMac(*with_runtime, args_mac), "0a:00:00:00:00:01");
-  const CniOr<NetConf> none = Parse(BaseConf());
+  const Result<NetConf> none = Parse(BaseConf());
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(SelectMac(*none, {})->has_value());
   EXPECT_TRUE(FailsWith(SelectMac(*config_only, {{"MAC", "01:00:00:00:00:01"}}), 4,
@@ -1214,7 +1216,7 @@ TEST(CniResultTest, ChainResultAppendsOursAfterPrev) {
 
 TEST(CniResultTest, LegacyShapes) {
   for (const char* version : {"0.3.0", "0.3.1", "0.4.0"}) {
-    const CniOr<json> out = ToJson(FullResult(), version);
+    const Result<json> out = ToJson(FullResult(), version);
     ASSERT_TRUE(out.ok()) << version;
     EXPECT_EQ(*out, json::parse(R"({
       "cniVersion": ")" + std::string(version) +
@@ -1231,7 +1233,7 @@ TEST(CniResultTest, LegacyShapes) {
 }
 
 TEST(CniResultTest, Version100Shape) {
-  const CniOr<json> out = ToJson(FullResult(), "1.0.0");
+  const Result<json> out = ToJson(FullResult(), "1.0.0");
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(*out, json::parse(R"({
     "cniVersion": "1.0.0",
@@ -1245,7 +1247,7 @@ TEST(CniResultTest, Version100Shape) {
 }
 
 TEST(CniResultTest, Version110Shape) {
-  const CniOr<json> out = ToJson(FullResult(), "1.1.0");
+  const Result<json> out = ToJson(FullResult(), "1.1.0");
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(*out, json::parse(R"({
     "cniVersion": "1.1.0",
@@ -1264,7 +1266,7 @@ TEST(CniResultTest, Version110Shape) {
 TEST(CniResultTest, EmptyPartsAreOmittedButDnsStays) {
   CniResult r;
   r.interfaces.push_back({"net1", "", "", std::nullopt, std::nullopt, std::nullopt});
-  const CniOr<json> out = ToJson(r, "1.1.0");
+  const Result<json> out = ToJson(r, "1.1.0");
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(*out, json::parse(R"({"cniVersion":"1.1.0","interfaces":[{"name":"net1"}],
                                   "dns":{}})"));
@@ -1278,13 +1280,13 @@ TEST(CniResultTest, UnsupportedOutputVersion) {
 
 TEST(CniResultTest, ParsesHostLocalOutput) {
   // host-local's output at 0.3.1 (0.4.0 is identical) and at 1.0.0.
-  const CniOr<CniResult> legacy = ParseResultText(R"({
+  const Result<CniResult> legacy = ParseResultText(R"({
     "cniVersion": "0.3.1",
     "ips": [{"version": "4", "address": "10.56.217.7/24", "gateway": "10.56.217.1"}],
     "routes": [{"dst": "0.0.0.0/0"}],
     "dns": {}
   })");
-  ASSERT_TRUE(legacy.ok()) << legacy.error().details;
+  ASSERT_TRUE(legacy.ok()) << legacy.status().details();
   EXPECT_EQ(legacy->cni_version, "0.3.1");
   ASSERT_EQ(legacy->ips.size(), 1u);
   EXPECT_EQ(legacy->ips[0].address, "10.56.217.7/24");
@@ -1295,12 +1297,12 @@ TEST(CniResultTest, ParsesHostLocalOutput) {
   EXPECT_FALSE(legacy->routes[0].gw);
   EXPECT_TRUE(legacy->interfaces.empty());
 
-  const CniOr<CniResult> current = ParseResultText(R"({
+  const Result<CniResult> current = ParseResultText(R"({
     "cniVersion": "1.0.0",
     "ips": [{"address": "fd00::7/64", "gateway": "fd00::1"}],
     "dns": {"nameservers": ["fd00::53"], "search": ["a.b"]}
   })");
-  ASSERT_TRUE(current.ok()) << current.error().details;
+  ASSERT_TRUE(current.ok()) << current.status().details();
   EXPECT_EQ(current->ips[0].address, "fd00::7/64");
   EXPECT_EQ(current->dns.nameservers, std::vector<std::string>{"fd00::53"});
   EXPECT_EQ(current->dns.search, std::vector<std::string>{"a.b"});
@@ -1312,14 +1314,14 @@ TEST(CniResultTest, ParsesHostLocalOutput) {
 
 TEST(CniResultTest, RoundTripsEveryVersion) {
   for (const std::string& version : SupportedVersions()) {
-    const CniOr<json> out = ToJson(FullResult(), version);
+    const Result<json> out = ToJson(FullResult(), version);
     ASSERT_TRUE(out.ok());
-    const CniOr<CniResult> back = ParseResult(*out);
-    ASSERT_TRUE(back.ok()) << version << ": " << back.error().details;
+    const Result<CniResult> back = ParseResult(*out);
+    ASSERT_TRUE(back.ok()) << version << ": " << back.status().details();
     EXPECT_EQ(back->cni_version, version);
     EXPECT_EQ(*ToJson(*back, version), *out) << version;
   }
-  const CniOr<CniResult> full = ParseResult(*ToJson(FullResult(), "1.1.0"));
+  const Result<CniResult> full = ParseResult(*ToJson(FullResult(), "1.1.0"));
   ASSERT_TRUE(full.ok());
   EXPECT_EQ(full->interfaces[0].pci_id, "0000:3b:00.2");
   EXPECT_EQ(full->interfaces[0].mtu, 9000);
@@ -1375,7 +1377,7 @@ TEST(CniResultTest, MergesIpamIntoOurInterface) {
   CniResult ours;
   ours.interfaces.push_back({"net1", "0a:00:00:00:00:01", "/var/run/netns/cni-1", std::nullopt,
                              std::nullopt, std::string("0000:3b:00.2")});
-  const CniOr<CniResult> ipam = ParseResultText(R"({
+  const Result<CniResult> ipam = ParseResultText(R"({
     "cniVersion": "1.0.0",
     "ips": [{"address": "10.1.2.3/24", "gateway": "10.1.2.1"},
             {"address": "fd00::3/64", "interface": 4}],

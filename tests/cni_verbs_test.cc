@@ -34,21 +34,21 @@ class CniVerbsTest : public CniAttachTest {
     });
     return names;
   }
-  CniOr<json> Add(json extra, const std::string& ifname = "net1",
-                  const std::string& container = "c0ffee") {
-    CniOr<json> out = CniError{};
+  Result<json> Add(json extra, const std::string& ifname = "net1",
+                   const std::string& container = "c0ffee") {
+    Result<json> out = Status::Internal("not run");
     RunIn(*host_ns_, [&] { out = CmdAdd(Env("ADD", ifname, container), Conf(extra), Context()); });
     return out;
   }
-  MaybeError Del(json extra = json::object(), const std::string& ifname = "net1",
-                 const std::string& container = "c0ffee") {
-    MaybeError out;
+  Status Del(json extra = json::object(), const std::string& ifname = "net1",
+             const std::string& container = "c0ffee") {
+    Status out;
     RunIn(*host_ns_,
           [&] { out = CmdDel(Env("DEL", ifname, container), Conf(extra, Verb::kDel), Context()); });
     return out;
   }
-  MaybeError Check(json extra) {
-    MaybeError out;
+  Status Check(json extra) {
+    Status out;
     RunIn(*host_ns_, [&] { out = CmdCheck(Env("CHECK"), Conf(extra, Verb::kCheck), Context()); });
     return out;
   }
@@ -56,12 +56,12 @@ class CniVerbsTest : public CniAttachTest {
 
 TEST_F(CniVerbsTest, RdmaDeviceFollowsTheNetdevIntoThePodAndBack) {
   auto added = Add({{"deviceID", kRdmaVf}});
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   EXPECT_EQ(RdmaIn(*pod_ns_), std::vector<std::string>{"mlx5_vf2"});
   EXPECT_TRUE(RdmaIn(*host_ns_).empty());
   EXPECT_EQ(store_->Load("c0ffee", "net1")->rdma_device, "mlx5_vf2");
-  EXPECT_FALSE(Check({{"deviceID", kRdmaVf}, {"prevResult", *added}}));
-  ASSERT_FALSE(Del());
+  EXPECT_TRUE(Check({{"deviceID", kRdmaVf}, {"prevResult", *added}}).ok());
+  ASSERT_TRUE(Del().ok());
   EXPECT_EQ(RdmaIn(*host_ns_), std::vector<std::string>{"mlx5_vf2"});
   EXPECT_EQ(rdma_.moves(), (std::vector<std::string>{"mlx5_vf2", "mlx5_vf2"}));
 }
@@ -70,7 +70,7 @@ TEST_F(CniVerbsTest, FailedRdmaMoveRollsTheNetdevBack) {
   rdma_.FailMove(1, Status::FailedPrecondition("simulated: device in use"));
   auto added = Add({{"deviceID", kRdmaVf}, {"mtu", 1500}});
   ASSERT_FALSE(added.ok());
-  EXPECT_NE(added.error().msg.find("cannot move RDMA device mlx5_vf2"), std::string::npos);
+  EXPECT_NE(added.status().message().find("cannot move RDMA device mlx5_vf2"), std::string::npos);
   EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[2]).ok()) << "the netdev is back in the host";
   EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
   EXPECT_EQ(RdmaIn(*host_ns_), std::vector<std::string>{"mlx5_vf2"});
@@ -81,16 +81,16 @@ TEST_F(CniVerbsTest, RdmaModeSharedAutoLeavesItMoveRefuses) {
   rdma_.set_answer(RdmaNetnsMode::kShared);
   auto refused = Add({{"deviceID", kRdmaVf}, {"rdma", "move"}});
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().code, kErrHostSetupFailed);
-  EXPECT_NE(refused.error().details.find("rdma system set netns exclusive"), std::string::npos);
+  EXPECT_EQ(CniCodeOf(refused.status()), kErrHostSetupFailed);
+  EXPECT_NE(refused.status().details().find("rdma system set netns exclusive"), std::string::npos);
   EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[2]).ok()) << "refused before touching anything";
   EXPECT_EQ(StateFiles(), 0u);
 
   auto added = Add({{"deviceID", kRdmaVf}});  // auto
-  ASSERT_TRUE(added.ok()) << added.error().msg;
+  ASSERT_TRUE(added.ok()) << added.status().message();
   EXPECT_TRUE(rdma_.moves().empty());
   EXPECT_EQ(store_->Load("c0ffee", "net1")->rdma_device, "");
-  EXPECT_FALSE(Del());
+  EXPECT_TRUE(Del().ok());
 }
 
 // A Soft-RoCE device on the VF's netdev is the VF's RDMA device; the kernel cannot move it,
@@ -102,9 +102,9 @@ TEST_F(CniVerbsTest, SoftRoceOnTheVfNetdevCannotMoveAndNothingChanges) {
   for (const char* mode : {"auto", "move"}) {
     auto refused = Add({{"deviceID", "0000:3b:00.5"}, {"rdma", mode}, {"mtu", 1400}});
     ASSERT_FALSE(refused.ok()) << mode;
-    EXPECT_EQ(refused.error().code, kErrHostSetupFailed);
-    EXPECT_EQ(refused.error().msg, "cannot move RDMA device rxe0 into the pod");
-    EXPECT_NE(refused.error().details.find("Soft-RoCE"), std::string::npos);
+    EXPECT_EQ(CniCodeOf(refused.status()), kErrHostSetupFailed);
+    EXPECT_EQ(refused.status().message(), "cannot move RDMA device rxe0 into the pod");
+    EXPECT_NE(refused.status().details().find("Soft-RoCE"), std::string::npos);
     EXPECT_TRUE(LinkIn(*host_ns_, vf_netdevs_[3]).ok()) << "refused before touching anything";
     EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
     EXPECT_EQ(StateFiles(), 0u);
@@ -112,9 +112,9 @@ TEST_F(CniVerbsTest, SoftRoceOnTheVfNetdevCannotMoveAndNothingChanges) {
   }
   rdma_.set_answer(RdmaNetnsMode::kShared);
   auto added = Add({{"deviceID", "0000:3b:00.5"}});
-  ASSERT_TRUE(added.ok()) << added.error().msg;
+  ASSERT_TRUE(added.ok()) << added.status().message();
   EXPECT_EQ(store_->Load("c0ffee", "net1")->rdma_device, "");
-  EXPECT_FALSE(Del());
+  EXPECT_TRUE(Del().ok());
 }
 
 // When the pod's namespace was deleted before DEL, the kernel hands a physical VF back to
@@ -153,9 +153,9 @@ TEST_F(CniVerbsTest, RestoresAVfTheKernelReturnedUnderItsPodName) {
 
 TEST_F(CniVerbsTest, RdmaOffNeverTouchesIt) {
   auto added = Add({{"deviceID", kRdmaVf}, {"rdma", "off"}});
-  ASSERT_TRUE(added.ok()) << added.error().msg;
+  ASSERT_TRUE(added.ok()) << added.status().message();
   EXPECT_TRUE(rdma_.moves().empty());
-  EXPECT_FALSE(Del());
+  EXPECT_TRUE(Del().ok());
 }
 
 TEST_F(CniVerbsTest, DpdkVfGetsPfSettingsOnlyAndDelResetsThem) {
@@ -163,14 +163,14 @@ TEST_F(CniVerbsTest, DpdkVfGetsPfSettingsOnlyAndDelResetsThem) {
   const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
   vf_ops_.AddVf("pf0", 3, original);
   auto added = Add({{"deviceID", "0000:3b:00.5"}, {"vlan", 42}, {"ipam", HostLocal()}});
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   EXPECT_EQ(vf_ops_.settings("pf0", 3).vlan, 42u);
   EXPECT_EQ((*added)["interfaces"][0]["name"], "net1");
   EXPECT_FALSE((*added)["interfaces"][0].contains("mac"));
   ASSERT_EQ((*added)["ips"].size(), 1u) << "IPAM is reported";
   EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound()) << "and not applied";
   EXPECT_TRUE(store_->Load("c0ffee", "net1")->dpdk);
-  ASSERT_FALSE(Del({{"deviceID", "0000:3b:00.5"}, {"ipam", HostLocal()}}));
+  ASSERT_TRUE(Del({{"deviceID", "0000:3b:00.5"}, {"ipam", HostLocal()}}).ok());
   EXPECT_TRUE(vf_ops_.settings("pf0", 3) == original);
   EXPECT_EQ(StateFiles(), 0u);
 }
@@ -180,16 +180,16 @@ TEST_F(CniVerbsTest, CheckDetectsEachKindOfDrift) {
   vf_ops_.AddVf("pf0", 0, original);
   const json conf = {{"mtu", 1400}, {"spoofchk", "off"}, {"ipam", HostLocal()}};
   auto added = Add(conf);
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   json check = conf;
   check["prevResult"] = *added;
-  ASSERT_FALSE(Check(check)) << "fresh attachment passes";
+  ASSERT_TRUE(Check(check).ok()) << "fresh attachment passes";
 
   auto expect_drift = [&](const std::string& text) {
-    MaybeError e = Check(check);
-    ASSERT_TRUE(e) << "expected drift: " << text;
-    EXPECT_EQ(e->code, kErrHostSetupFailed);
-    EXPECT_NE(e->details.find(text), std::string::npos) << e->details;
+    Status e = Check(check);
+    ASSERT_FALSE(e.ok()) << "expected drift: " << text;
+    EXPECT_EQ(CniCodeOf(e), kErrHostSetupFailed);
+    EXPECT_NE(e.details().find(text), std::string::npos) << e.details();
   };
   // An address removed.
   ASSERT_TRUE(Sh("ip -n " + pod_ns_->name() + " addr del 10.77.0.2/24 dev net1"));
@@ -221,16 +221,16 @@ TEST_F(CniVerbsTest, CheckDetectsEachKindOfDrift) {
 
 TEST_F(CniVerbsTest, CheckDetectsAMissingRdmaDevice) {
   auto added = Add({{"deviceID", kRdmaVf}});
-  ASSERT_TRUE(added.ok()) << added.error().msg;
+  ASSERT_TRUE(added.ok()) << added.status().message();
   RunIn(*pod_ns_, [&] {
     auto host = Netns::Open(host_ns_->path());
     ASSERT_TRUE(host.ok());
     ASSERT_TRUE(rdma_.MoveToNetns("mlx5_vf2", host->fd()).ok());
   });
-  MaybeError e = Check({{"deviceID", kRdmaVf}, {"prevResult", *added}});
-  ASSERT_TRUE(e);
-  EXPECT_NE(e->details.find("RDMA device mlx5_vf2 is not in the pod"), std::string::npos)
-      << e->details;
+  Status e = Check({{"deviceID", kRdmaVf}, {"prevResult", *added}});
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.details().find("RDMA device mlx5_vf2 is not in the pod"), std::string::npos)
+      << e.details();
 }
 
 TEST_F(CniVerbsTest, GcReleasesStaleAttachmentsAndKeepsLiveOnes) {
@@ -242,10 +242,10 @@ TEST_F(CniVerbsTest, GcReleasesStaleAttachmentsAndKeepsLiveOnes) {
       {"type", "hcashare-cni"},
       {"cni.dev/valid-attachments", json::array({{{"containerID", "live"}, {"ifname", "net1"}}})}};
   auto conf = ParseNetConf(gc.dump(), Verb::kGc);
-  ASSERT_TRUE(conf.ok()) << conf.error().details;
-  MaybeError e;
+  ASSERT_TRUE(conf.ok()) << conf.status().details();
+  Status e;
   RunIn(*host_ns_, [&] { e = CmdGc(Env("GC"), *conf, Context()); });
-  ASSERT_FALSE(e) << e->msg;
+  ASSERT_TRUE(e.ok()) << e.message();
   EXPECT_TRUE(store_->Load("live", "net1").ok());
   EXPECT_TRUE(store_->Load("gone", "net2").status().IsNotFound());
   EXPECT_TRUE(LinkIn(*pod_ns_, "net1").ok());
@@ -259,12 +259,12 @@ TEST_F(CniVerbsTest, RecoveryReleasesStaleAndUnfinishedAttachments) {
   ASSERT_TRUE(Add({{"deviceID", "0000:3b:00.2"}}, "net1", "live").ok());
   NamedNetns doomed(Unique("hcp"));
   ASSERT_TRUE(doomed.ok());
-  CniOr<json> second = CniError{};
+  Result<json> second = Status::Internal("not run");
   RunIn(*host_ns_, [&] {
     second = CmdAdd(Env("ADD", "net1", "gone", doomed.path()), Conf({{"deviceID", "0000:3b:00.3"}}),
                     Context());
   });
-  ASSERT_TRUE(second.ok()) << second.error().msg;
+  ASSERT_TRUE(second.ok()) << second.status().message();
   doomed.Delete();
   ASSERT_TRUE(Add({{"deviceID", kRdmaVf}}, "net2", "crashed").ok());
   auto crashed = store_->Load("crashed", "net2");
@@ -300,37 +300,37 @@ TEST_F(CniVerbsTest, StatusBothWays) {
                {"stateDir", tmp_.path() + "/state"}};
   auto status = [&](json conf) {
     auto parsed = ParseNetConf(conf.dump(), Verb::kStatus);
-    EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.error().details);
+    EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.status().details());
     return CmdStatus(Env("STATUS"), *parsed);
   };
-  EXPECT_FALSE(status(base));
+  EXPECT_TRUE(status(base).ok());
   json unwritable = base;
   unwritable["stateDir"] = "/proc/hcashare-no-such-dir";
-  MaybeError e = status(unwritable);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->code, kErrPluginNotAvailable);
+  Status e = status(unwritable);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(CniCodeOf(e), kErrPluginNotAvailable);
   json no_ipam = base;
   no_ipam["ipam"] = {{"type", "no-such-ipam"}};
   e = status(no_ipam);
-  ASSERT_TRUE(e);
-  EXPECT_NE(e->msg.find("no-such-ipam"), std::string::npos);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.message().find("no-such-ipam"), std::string::npos);
   json no_kubelet = base;
   no_kubelet["resourceName"] = "rdma/vf_pool_a";
   no_kubelet["kubeletRootDir"] = tmp_.path() + "/no-kubelet";
   e = status(no_kubelet);
-  ASSERT_TRUE(e);
-  EXPECT_EQ(e->code, kErrPluginNotAvailable);
-  EXPECT_NE(e->msg.find("resourceName"), std::string::npos);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(CniCodeOf(e), kErrPluginNotAvailable);
+  EXPECT_NE(e.message().find("resourceName"), std::string::npos);
 }
 
 TEST_F(CniVerbsTest, DeviceInfoFileWrittenOnAddRemovedOnDel) {
   const std::string file = tmp_.path() + "/devinfo/net1.json";
   auto added = Add({{"deviceID", kRdmaVf}, {"runtimeConfig", {{"CNIDeviceInfoFile", file}}}});
-  ASSERT_TRUE(added.ok()) << added.error().msg;
+  ASSERT_TRUE(added.ok()) << added.status().message();
   EXPECT_EQ(testing::ReadTextFile(file),
             R"({"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:3b:00.4",)"
             R"("rdma-device":"mlx5_vf2","pf-pci-address":"0000:3b:00.0"}})");
-  ASSERT_FALSE(Del());
+  ASSERT_TRUE(Del().ok());
   EXPECT_FALSE(fs::exists(file));
 }
 
@@ -345,7 +345,7 @@ TEST_F(CniVerbsTest, MacvlanOnAPoolNetdevForSeveralPods) {
                      {"mtu", 1400},
                      {"ipam", HostLocal()}};
   auto added = Add(conf);
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   auto link = LinkIn(*pod_ns_, "net1");
   ASSERT_TRUE(link.ok());
   EXPECT_EQ(link->mtu, 1400u);
@@ -353,24 +353,24 @@ TEST_F(CniVerbsTest, MacvlanOnAPoolNetdevForSeveralPods) {
   EXPECT_TRUE(Sh("ip -n " + pod_ns_->name() + " addr show dev net1 | grep -q 10.77.0.2/24"));
   json check = conf;
   check["prevResult"] = *added;
-  EXPECT_FALSE(Check(check));
+  EXPECT_TRUE(Check(check).ok());
 
   NamedNetns other(Unique("hcp"));
   ASSERT_TRUE(other.ok());
-  CniOr<json> second = CniError{};
+  Result<json> second = Status::Internal("not run");
   RunIn(*host_ns_,
         [&] { second = CmdAdd(Env("ADD", "net1", "other", other.path()), Conf(conf), Context()); });
-  ASSERT_TRUE(second.ok()) << second.error().msg << ": " << second.error().details;
+  ASSERT_TRUE(second.ok()) << second.status().message() << ": " << second.status().details();
   EXPECT_TRUE(LinkIn(other, "net1").ok()) << "a shared master serves several pods";
   EXPECT_TRUE(LinkIn(*host_ns_, master).ok()) << "the master stays in the host";
 
-  ASSERT_FALSE(Del(conf));
+  ASSERT_TRUE(Del(conf).ok());
   EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
-  MaybeError e;
+  Status e;
   RunIn(*host_ns_, [&] {
     e = CmdDel(Env("DEL", "net1", "other", other.path()), Conf(conf, Verb::kDel), Context());
   });
-  EXPECT_FALSE(e);
+  EXPECT_TRUE(e.ok());
   EXPECT_EQ(StateFiles(), 0u);
 }
 
@@ -394,18 +394,18 @@ TEST_F(CniVerbsTest, MacvlanParentFromThePoolDescription) {
                      {"resourceName", "rdma/hca_a"},
                      {"poolInfoDir", pools}};
   auto added = Add(conf);
-  ASSERT_TRUE(added.ok()) << added.error().msg << ": " << added.error().details;
+  ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   EXPECT_EQ(store_->Load("c0ffee", "net1")->device, vf_netdevs_[1]);
   EXPECT_TRUE(Sh("ip -n " + pod_ns_->name() + " -d link show net1 | grep -q macvlan"));
-  ASSERT_FALSE(Del(conf));
+  ASSERT_TRUE(Del(conf).ok());
 
   auto missing = Add({{"deviceID", nullptr},
                       {"mode", "macvlan"},
                       {"resourceName", "rdma/other"},
                       {"poolInfoDir", pools}});
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, kErrDeviceNotFound);
-  EXPECT_NE(missing.error().details.find("--pool-info-dir"), std::string::npos);
+  EXPECT_EQ(CniCodeOf(missing.status()), kErrDeviceNotFound);
+  EXPECT_NE(missing.status().details().find("--pool-info-dir"), std::string::npos);
 }
 
 // IPoIB mode needs InfiniBand: on a veth parent the kernel refuses the child, and ADD
@@ -414,9 +414,9 @@ TEST_F(CniVerbsTest, IpoibChildOnANonIbParentFailsCleanly) {
   auto added =
       Add({{"deviceID", nullptr}, {"mode", "ipoib"}, {"master", vf_netdevs_[0]}, {"pkey", 0x8001}});
   ASSERT_FALSE(added.ok());
-  EXPECT_NE(added.error().msg.find("cannot create an IPoIB child of " + vf_netdevs_[0]),
+  EXPECT_NE(added.status().message().find("cannot create an IPoIB child of " + vf_netdevs_[0]),
             std::string::npos)
-      << added.error().msg;
+      << added.status().message();
   EXPECT_TRUE(LinkIn(*pod_ns_, "net1").status().IsNotFound());
   EXPECT_EQ(StateFiles(), 0u);
 }
@@ -424,12 +424,12 @@ TEST_F(CniVerbsTest, IpoibChildOnANonIbParentFailsCleanly) {
 TEST_F(CniVerbsTest, MacvlanNeedsAnExistingMaster) {
   auto missing = Add({{"deviceID", nullptr}, {"mode", "macvlan"}, {"master", "nosuchdev0"}});
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, kErrDeviceNotFound);
+  EXPECT_EQ(CniCodeOf(missing.status()), kErrDeviceNotFound);
   auto no_master = ParseNetConf(
       R"({"cniVersion":"1.0.0","name":"n","type":"hcashare-cni","mode":"macvlan"})", Verb::kAdd);
   ASSERT_FALSE(no_master.ok());
-  EXPECT_EQ(no_master.error().code, kErrInvalidNetConf);
-  EXPECT_NE(no_master.error().details.find("master: required"), std::string::npos);
+  EXPECT_EQ(CniCodeOf(no_master.status()), kErrInvalidNetConf);
+  EXPECT_NE(no_master.status().details().find("master: required"), std::string::npos);
   EXPECT_EQ(StateFiles(), 0u);
 }
 
