@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cni/json_fields.h"
+#include "config/json_fields.h"
 
 namespace hcashare::cni {
 
@@ -17,10 +17,10 @@ json ToJson(const CniError& error, std::string_view cni_version) {
 
 std::optional<CniError> ParseErrorJson(const json& j) {
   if (!j.is_object()) return std::nullopt;
-  std::vector<std::string> problems;
-  FieldReader reader(j, "", &problems);
-  const auto code = reader.Integer("code", INT32_MIN, INT32_MAX, Need::kRequired);
-  auto msg = reader.String("msg", Need::kRequired);
+  std::vector<config::ConfigIssue> problems;
+  config::FieldReader reader(j, "", &problems);
+  const auto code = reader.Integer("code", INT32_MIN, INT32_MAX, config::Need::kRequired);
+  auto msg = reader.String("msg", config::Need::kRequired);
   auto details = reader.String("details");
   if (!problems.empty()) return std::nullopt;
   return CniError{static_cast<int>(*code), std::move(*msg), details.value_or("")};
@@ -83,9 +83,12 @@ StatusCode StatusCodeForCni(int code) {
 }  // namespace
 
 Status CniStatus(int code, std::string msg, std::string details) {
-  const StatusCode status_code = StatusCodeForCni(code);
-  Status out = Status(status_code, std::move(msg)).WithDetails(std::move(details));
-  return CniCodeFor(status_code) == code ? out : out.WithProtocolCode(code);
+  return WithCniCode(Status(StatusCodeForCni(code), std::move(msg)).WithDetails(std::move(details)),
+                     code);
+}
+
+Status WithCniCode(const Status& status, int code) {
+  return CniCodeFor(status.code()) == code ? status : status.WithProtocolCode(code);
 }
 
 int CniCodeOf(const Status& status) {

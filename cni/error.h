@@ -60,6 +60,9 @@ int CniCodeFor(StatusCode code);
 // plugin's own) are carried explicitly (Status::protocol_code()).
 Status CniStatus(int code, std::string msg, std::string details = "");
 
+// `status` (message and details kept) reported as CNI error `code`.
+Status WithCniCode(const Status& status, int code);
+
 // The CNI code the edge reports for a non-OK `status`: the code it carries explicitly, else
 // CniCodeFor(status.code()).
 int CniCodeOf(const Status& status);

@@ -5,14 +5,15 @@
 
 #include "cni/env.h"
 #include "cni/error.h"
-#include "cni/json_fields.h"
 #include "cni/version.h"
-#include "common/strings.h"
 #include "config/document.h"
+#include "config/json_fields.h"
 #include "config/suggest.h"
 
 namespace hcashare::cni {
 
+using config::FieldReader;
+using config::Need;
 using nlohmann::json;
 
 namespace {
@@ -36,7 +37,8 @@ const std::vector<std::string>& KnownKeys() {
 // Reads the configuration into a NetConf, collecting problems in `errors`.
 class NetConfReader {
  public:
-  NetConfReader(const json& root, Verb verb, NetConf* conf, std::vector<std::string>* errors)
+  NetConfReader(const json& root, Verb verb, NetConf* conf,
+                std::vector<config::ConfigIssue>* errors)
       : top_(root, "", errors), verb_(verb), conf_(*conf), errors_(*errors) {}
 
   void ReadAll() {
@@ -56,7 +58,7 @@ class NetConfReader {
 
  private:
   // REQUIRES: runtime_ != nullptr.
-  FieldReader RuntimeReader() { return FieldReader(*runtime_, "runtimeConfig", &errors_); }
+  FieldReader RuntimeReader() { return top_.At(*runtime_, top_.PathOf("runtimeConfig")); }
 
   // CHECK and DEL act on the device recorded by ADD; a macvlan/IPoIB child has no device.
   bool NeedsDevice() const { return verb_ == Verb::kAdd && conf_.mode == AttachMode::kNetdev; }
@@ -124,10 +126,10 @@ class NetConfReader {
       if (!candidate.value) continue;
       const std::optional<DeviceName> name = ParseDeviceName(*candidate.value);
       if (!name) {
-        errors_.push_back(std::string(candidate.path) +
-                          ": must be a PCI address (DDDD:BB:DD.F) or an auxiliary device name "
-                          "(e.g. mlx5_core.sf.4), got " +
-                          config::Quote(*candidate.value));
+        errors_.push_back({candidate.path,
+                           "must be a PCI address (DDDD:BB:DD.F) or an auxiliary device name "
+                           "(e.g. mlx5_core.sf.4), got " +
+                               config::Quote(*candidate.value)});
         return;
       }
       conf_.device = DeviceId{name->value, name->kind, candidate.source};
@@ -137,11 +139,11 @@ class NetConfReader {
     const bool any_given = top_.Find("deviceID") || top_.Find("pciBusID") ||
                            (runtime_ && RuntimeReader().Find("deviceID"));
     if (NeedsDevice() && !any_given && !conf_.resource_name) {
-      errors_.push_back(
-          "deviceID: required when there is no resourceName (Multus sets it from the pod's "
-          "device allocation when the NetworkAttachmentDefinition carries the "
-          "k8s.v1.cni.cncf.io/resourceName annotation; or set deviceID, pciBusID or "
-          "runtimeConfig.deviceID, or resourceName to look the pod's devices up)");
+      top_.Fail("deviceID",
+                "required when there is no resourceName (Multus sets it from the pod's "
+                "device allocation when the NetworkAttachmentDefinition carries the "
+                "k8s.v1.cni.cncf.io/resourceName annotation; or set deviceID, pciBusID or "
+                "runtimeConfig.deviceID, or resourceName to look the pod's devices up)");
     }
   }
 
@@ -201,7 +203,7 @@ class NetConfReader {
   void ReadIpam() {
     const json* ipam = top_.Object("ipam");
     if (!ipam) return;
-    FieldReader ipam_reader(*ipam, "ipam", &errors_);
+    FieldReader ipam_reader = top_.At(*ipam, top_.PathOf("ipam"));
     const std::optional<std::string> type = Checked(ipam_reader, "type", CheckPluginName);
     if (!type) return;
     conf_.ipam = *ipam;
@@ -243,7 +245,7 @@ class NetConfReader {
     const Need need = verb_ == Verb::kGc ? Need::kRequired : Need::kOptional;
     if (!top_.Find(kValidAttachmentsKey) && need == Need::kOptional) return;
     std::vector<Attachment> attachments;
-    ForEachObject(top_, kValidAttachmentsKey, need, [&attachments](FieldReader& entry) {
+    config::ForEachObject(top_, kValidAttachmentsKey, need, [&attachments](FieldReader& entry) {
       auto container_id = entry.String("containerID", Need::kRequired);
       auto ifname = entry.String("ifname", Need::kRequired);
       if (container_id && ifname) attachments.push_back({*container_id, *ifname});
@@ -266,7 +268,7 @@ class NetConfReader {
   FieldReader top_;
   Verb verb_;
   NetConf& conf_;
-  std::vector<std::string>& errors_;
+  std::vector<config::ConfigIssue>& errors_;
   std::optional<std::string> pool_info_dir_;  // `poolInfoDir` when given
   const json* runtime_ = nullptr;             // "runtimeConfig" when it is an object
 };
@@ -279,15 +281,15 @@ bool NetConf::RequestsPfSideSettings() const {
 }
 
 Result<NetConf> ParseNetConf(std::string_view text, Verb verb) {
-  Result<json> root = DecodeJson(text, "network configuration");
-  if (!root.ok()) return root.status();
+  Result<json> root = config::DecodeJson(text, "network configuration");
+  if (!root.ok()) return WithCniCode(root.status(), kErrDecode);
   if (!root->is_object()) {
     return CniStatus(kErrDecode, "cannot decode network configuration",
-                     "must be a JSON object, got " + DescribeValue(*root));
+                     "must be a JSON object, got " + config::DescribeValue(*root));
   }
   NetConf conf;
   conf.raw = std::move(root).value();
-  std::vector<std::string> errors;
+  std::vector<config::ConfigIssue> errors;
   const std::optional<std::string> version =
       FieldReader(conf.raw, "", &errors).String("cniVersion", Need::kRequired);
   if (version) {
@@ -296,7 +298,8 @@ Result<NetConf> ParseNetConf(std::string_view text, Verb verb) {
   }
   NetConfReader(conf.raw, verb, &conf, &errors).ReadAll();
   if (!errors.empty()) {
-    return CniStatus(kErrInvalidNetConf, "invalid network configuration", Join(errors, "; "));
+    return CniStatus(kErrInvalidNetConf, "invalid network configuration",
+                     config::JoinIssues(errors));
   }
   return conf;
 }

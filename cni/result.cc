@@ -4,14 +4,15 @@
 #include <utility>
 
 #include "cni/error.h"
-#include "cni/json_fields.h"
 #include "cni/syntax.h"
 #include "cni/version.h"
-#include "common/strings.h"
 #include "config/document.h"
+#include "config/json_fields.h"
 
 namespace hcashare::cni {
 
+using config::FieldReader;
+using config::Need;
 using nlohmann::json;
 
 namespace {
@@ -84,7 +85,7 @@ ResultDns ReadDns(FieldReader& top) {
   ResultDns out;
   const json* dns = top.Object("dns");
   if (!dns) return out;
-  FieldReader r(*dns, "dns", top.errors());
+  FieldReader r = top.At(*dns, top.PathOf("dns"));
   out.nameservers = r.Strings("nameservers").value_or(std::vector<std::string>{});
   out.domain = r.String("domain").value_or("");
   out.search = r.Strings("search").value_or(std::vector<std::string>{});
@@ -161,42 +162,45 @@ bool IsEmpty(const ResultDns& dns) {
 
 Result<CniResult> ParseResult(const json& j) {
   if (!j.is_object()) {
-    return CniStatus(kErrDecode, kDecodeMsg, "must be a JSON object, got " + DescribeValue(j));
+    return CniStatus(kErrDecode, kDecodeMsg,
+                     "must be a JSON object, got " + config::DescribeValue(j));
   }
-  std::vector<std::string> errors;
+  std::vector<config::ConfigIssue> errors;
   FieldReader top(j, "", &errors);
   const std::optional<std::string> version = top.String("cniVersion", Need::kRequired);
-  if (!version) return CniStatus(kErrDecode, kDecodeMsg, Join(errors, "; "));
+  if (!version) return CniStatus(kErrDecode, kDecodeMsg, config::JoinIssues(errors));
   RETURN_IF_ERROR(CheckConfigVersion(version, Verb::kAdd));
 
   CniResult result;
   result.cni_version = *version;
   const bool legacy = !VersionAtLeast(*version, "1.0.0");
-  ForEachObject(top, "interfaces", Need::kOptional,
-                [&result](FieldReader& r) { result.interfaces.push_back(ReadInterface(r)); });
-  ForEachObject(top, "ips", Need::kOptional, [&result, legacy](FieldReader& r) {
+  config::ForEachObject(top, "interfaces", Need::kOptional, [&result](FieldReader& r) {
+    result.interfaces.push_back(ReadInterface(r));
+  });
+  config::ForEachObject(top, "ips", Need::kOptional, [&result, legacy](FieldReader& r) {
     result.ips.push_back(ReadIpEntry(r, legacy));
   });
-  ForEachObject(top, "routes", Need::kOptional,
-                [&result](FieldReader& r) { result.routes.push_back(ReadRoute(r)); });
+  config::ForEachObject(top, "routes", Need::kOptional,
+                        [&result](FieldReader& r) { result.routes.push_back(ReadRoute(r)); });
   result.dns = ReadDns(top);
   // An IPAM result has no interfaces, so an index can only be checked against a list.
   const size_t interface_count = result.interfaces.size();
   for (size_t i = 0; i < result.ips.size(); ++i) {
     const std::optional<int> index = result.ips[i].interface;
     if (index && interface_count > 0 && static_cast<size_t>(*index) >= interface_count) {
-      errors.push_back(IndexPath("ips", i) + ".interface: " + std::to_string(*index) +
-                       " is not an index into interfaces (" + std::to_string(interface_count) +
-                       " entries)");
+      errors.push_back({config::JoinKey(config::JoinIndex("ips", i), "interface"),
+                        std::to_string(*index) + " is not an index into interfaces (" +
+                            std::to_string(interface_count) + " entries)"});
     }
   }
-  if (!errors.empty()) return CniStatus(kErrDecode, kDecodeMsg, Join(errors, "; "));
+  if (!errors.empty()) return CniStatus(kErrDecode, kDecodeMsg, config::JoinIssues(errors));
   return result;
 }
 
 Result<CniResult> ParseResultText(std::string_view text) {
-  ASSIGN_OR_RETURN(const json j, DecodeJson(text, "CNI result"));
-  return ParseResult(j);
+  Result<json> j = config::DecodeJson(text, "CNI result");
+  if (!j.ok()) return WithCniCode(j.status(), kErrDecode);
+  return ParseResult(*j);
 }
 
 Result<json> ToJson(const CniResult& result, std::string_view cni_version) {

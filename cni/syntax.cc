@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/strings.h"
 #include "config/names.h"
 
 namespace hcashare::cni {
@@ -80,12 +81,6 @@ std::optional<int> AddressFamily(std::string_view s) {
 }
 
 }  // namespace
-
-std::string ToLowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 Problem CheckIdentifier(std::string_view s) {
   if (s.empty()) return "is empty";

@@ -72,7 +72,4 @@ bool IsIpAddress(std::string_view s);
 // "fd00::5/64"); std::nullopt when `s` is not one.
 std::optional<int> CidrFamily(std::string_view s);
 
-// ASCII lower-case copy of `s`.
-std::string ToLowerAscii(std::string_view s);
-
 }  // namespace hcashare::cni

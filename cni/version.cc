@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "cni/error.h"
-#include "cni/json_fields.h"
 #include "common/strings.h"
 #include "config/document.h"
+#include "config/json_fields.h"
 
 namespace hcashare::cni {
 
@@ -106,7 +106,7 @@ std::string RequestedVersion(std::string_view version_stdin) {
   if (version_stdin.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return std::string(kLatestVersion);
   }
-  const Result<json> request = DecodeJson(version_stdin, "VERSION request");
+  const Result<json> request = config::DecodeJson(version_stdin, "VERSION request");
   if (request.ok() && request->is_object()) {
     const auto it = request->find("cniVersion");
     if (it != request->end() && it->is_string() && IsSupportedVersion(it->get<std::string>())) {

@@ -14,6 +14,12 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
+std::string ToLowerAscii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::string ReplaceAny(std::string s, const std::string& chars, char with) {
   for (auto& c : s) {
     if (chars.find(c) != std::string::npos) c = with;

@@ -2,12 +2,16 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hcashare {
 
 // Joins `parts` with `sep` between them ("" for no parts).
 std::string Join(const std::vector<std::string>& parts, const std::string& sep = ",");
+
+// ASCII lower-case copy of `s` (other bytes are kept).
+std::string ToLowerAscii(std::string_view s);
 
 // `s` with every character that appears in `chars` replaced by `with`.
 std::string ReplaceAny(std::string s, const std::string& chars, char with);

@@ -14,6 +14,8 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include "config/json_fields.h"
+
 namespace hcashare::config {
 namespace {
 
@@ -21,23 +23,6 @@ using nlohmann::json;
 
 // Longest value quoted verbatim in a message.
 constexpr size_t kMaxQuotedLength = 80;
-
-bool IsIdentifier(const std::string& key) {
-  if (key.empty() || std::isdigit(static_cast<unsigned char>(key[0]))) return false;
-  for (char c : key) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-  }
-  return true;
-}
-
-// Drops nlohmann's "[json.exception.parse_error.101] " prefix from an exception message.
-std::string StripJsonExceptionId(const std::string& what) {
-  if (what.rfind("[json.exception.", 0) == 0) {
-    const size_t end = what.find("] ");
-    if (end != std::string::npos) return what.substr(end + 2);
-  }
-  return what;
-}
 
 Document SyntaxError(std::string message) {
   Document doc;
@@ -335,15 +320,6 @@ std::string DescribeYamlError(const YAML::Exception& e) {
 
 }  // namespace
 
-std::string JoinKey(const std::string& parent, const std::string& key) {
-  if (IsIdentifier(key)) return parent + "." + key;
-  return parent + "[" + json(key).dump(-1, ' ', false, json::error_handler_t::replace) + "]";
-}
-
-std::string JoinIndex(const std::string& parent, size_t index) {
-  return parent + "[" + std::to_string(index) + "]";
-}
-
 std::string Quote(const std::string& s) {
   const bool long_value = s.size() > kMaxQuotedLength;
   json value = long_value ? s.substr(0, kMaxQuotedLength) : s;
@@ -364,7 +340,7 @@ Document ParseJsonText(const std::string& text) {
     doc.parsed = true;
     return doc;
   } catch (const json::exception& e) {
-    return SyntaxError("invalid JSON: " + StripJsonExceptionId(e.what()));
+    return SyntaxError("invalid JSON: " + WithoutJsonExceptionId(e.what()));
   } catch (const std::exception& e) {
     return SyntaxError(std::string("cannot parse JSON: ") + e.what());
   }

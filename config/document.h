@@ -1,5 +1,5 @@
-// Configuration text (JSON or YAML) -> nlohmann::json tree, plus the JSON-path and
-// quoting helpers the validator shares. Internal to the config module.
+// Configuration text (JSON or YAML) -> nlohmann::json tree, plus the quoting helper for
+// messages (also used by hcashare-cni). JSON paths are in config/json_fields.h.
 //
 // Nothing here throws: syntax problems come back as ConfigIssues with path "$".
 #pragma once
@@ -37,10 +37,6 @@ Document ParseJsonText(const std::string& text);
 // quoted and block scalars, and those tagged !!str, are always strings.
 Document ParseYamlText(const std::string& text);
 
-// `parent` + ".key", or `parent` + `["key"]` when the key is not identifier-like.
-std::string JoinKey(const std::string& parent, const std::string& key);
-// `parent` + "[index]".
-std::string JoinIndex(const std::string& parent, size_t index);
 // `s` as a JSON string literal for messages; long values are shortened with "...".
 std::string Quote(const std::string& s);
 

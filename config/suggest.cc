@@ -1,19 +1,14 @@
 #include "config/suggest.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "common/strings.h"
 
 namespace hcashare::config {
 namespace {
 
 // Keys longer than this are never compared (keeps the quadratic table small).
 constexpr size_t kMaxComparedLength = 256;
-
-std::string ToLowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/document.h"
+#include "config/json_fields.h"
 #include "config/names.h"
 #include "config/selector_values.h"
 #include "config/suggest.h"
@@ -103,17 +104,44 @@ struct PfNameSelectorLess {
   }
 };
 
-// The member `key` of `object`, or nullptr when it is absent or null (null means unset).
-const json* FindSet(const json& object, const std::string& key) {
-  auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
+// The YAML hint for a string given where a boolean is expected: "true"/"false" were
+// quoted; anything else (yes, on, ...) is a string under YAML 1.2.
+std::string YamlBooleanHint(const std::string& text) {
+  if (text == "true" || text == "false") return " (remove the quotes in YAML)";
+  return " (YAML booleans are written true or false)";
+}
+
+// How the configuration words a value of the wrong type, in "must be <expected>, got
+// <got>": its type, the value where it helps, and in YAML a quoting hint.
+std::string DescribeMismatchIn(const json& value, std::string_view expected, bool yaml) {
+  std::string got = value.type_name();
+  const bool want_integer = expected == "an integer";
+  const bool want_boolean = expected == "a boolean";
+  if (want_integer && value.is_number_float()) {
+    got = std::isfinite(value.get<double>()) ? value.dump() : "a non-finite number";
+  } else if ((want_integer || want_boolean) && value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    got += " " + Quote(text);
+    if (yaml) got += want_integer ? " (remove the quotes in YAML)" : YamlBooleanHint(text);
+  } else if (yaml && expected == "a string" && (value.is_number() || value.is_boolean())) {
+    got += " (quote the value in YAML)";
+  }
+  return got;
+}
+
+std::string DescribeMismatchInJson(const json& value, std::string_view expected) {
+  return DescribeMismatchIn(value, expected, /*yaml=*/false);
+}
+
+std::string DescribeMismatchInYaml(const json& value, std::string_view expected) {
+  return DescribeMismatchIn(value, expected, /*yaml=*/true);
 }
 
 // Walks a parsed document, collecting every problem, and builds the config.
 class Validator {
  public:
-  explicit Validator(bool yaml) : yaml_(yaml) {}
+  explicit Validator(bool yaml)
+      : describe_(yaml ? DescribeMismatchInYaml : DescribeMismatchInJson) {}
 
   PluginConfig Validate(const json& root);
 
@@ -125,47 +153,41 @@ class Validator {
     errors_.push_back({path, std::move(message)});
   }
 
-  std::set<std::string> CheckKeys(const json& object, const std::string& path,
-                                  const std::vector<std::string>& known);
-  void TypeError(const json& value, const std::string& path, const std::string& expected);
-  bool ExpectString(const json& value, const std::string& path);
-  const std::string* ExpectNonEmptyString(const json& value, const std::string& path);
-  std::optional<std::int64_t> ExpectInteger(const json& value, const std::string& path);
-  std::optional<bool> ParseOptionalBool(const json& object, const std::string& object_path,
-                                        const std::string& key);
+  std::set<std::string> CheckKeys(const FieldReader& object, const std::vector<std::string>& known);
+  const std::string* ExpectNonEmptyString(FieldReader& reader, const json& value,
+                                          const std::string& path);
 
-  int ParseInterval(const json& root);
-  std::vector<ResourceConfig> ParseConfigList(const json& root, bool suppress_required);
-  ResourceConfig ParseEntry(const json& entry, const std::string& path);
+  int ParseInterval(FieldReader& root);
+  std::vector<ResourceConfig> ParseConfigList(FieldReader& root, bool suppress_required);
+  ResourceConfig ParseEntry(FieldReader& entry);
   void CheckTotals(const std::vector<ResourceConfig>& resources, const std::string& path);
-  std::string ParseResourceName(const json& entry, const std::string& path, bool required);
-  std::string ParseResourcePrefix(const json& entry, const std::string& path);
-  std::string ParseCdiKind(const json& entry, const std::string& path);
-  ModeCheck ParseMode(const json& entry, const std::string& path);
-  int ParseRdmaHcaMax(const json& entry, const std::string& path, ModeCheck mode, bool required);
-  int CheckRdmaHcaMax(const json& value, const std::string& path);
-  void ParseTopology(const json& entry, const std::string& path, ModeCheck mode,
-                     ResourceConfig* out);
-  bool ParseExclusiveOptIn(const json& entry, const std::string& path, ModeCheck mode,
-                           const std::string& key);
-  Selectors ParseDeviceSelection(const json& entry, const std::string& path, bool required);
-  bool ParseSelectorObject(const json& object, const std::string& path, Selectors* out);
-  void ParseStringList(const json& list, const std::string& path, Normalizer normalize,
-                       std::vector<std::string>* out);
-  void ParsePfNames(const json& list, const std::string& path, std::vector<PfNameSelector>* out);
-  void ParseNumaNodes(const json& list, const std::string& path, std::vector<int>* out);
+  std::string ParseResourceName(FieldReader& entry, bool required);
+  std::string ParseResourcePrefix(FieldReader& entry);
+  std::string ParseCdiKind(FieldReader& entry);
+  ModeCheck ParseMode(FieldReader& entry);
+  int ParseRdmaHcaMax(FieldReader& entry, ModeCheck mode, bool required);
+  void ParseTopology(FieldReader& entry, ModeCheck mode, ResourceConfig* out);
+  bool ParseExclusiveOptIn(FieldReader& entry, ModeCheck mode, const std::string& key);
+  Selectors ParseDeviceSelection(FieldReader& entry, bool required);
+  bool ParseSelectorObject(FieldReader& selectors, Selectors* out);
+  void ParseStringList(FieldReader& reader, const json& list, const std::string& path,
+                       Normalizer normalize, std::vector<std::string>* out);
+  void ParsePfNames(FieldReader& reader, const json& list, const std::string& path,
+                    std::vector<PfNameSelector>* out);
+  void ParseNumaNodes(FieldReader& reader, const json& list, const std::string& path,
+                      std::vector<int>* out);
 
-  const bool yaml_;
+  const DescribeMismatch describe_;
   std::vector<ConfigIssue> errors_;
   std::vector<ConfigIssue> warnings_;
 };
 
-// Reports unknown keys of `object`. Returns the known keys suggested for typos, so that
-// "X is required" is not reported on top of "unknown key x (did you mean X?)".
-std::set<std::string> Validator::CheckKeys(const json& object, const std::string& path,
+// Reports unknown keys of the object `reader` reads. Returns the known keys suggested for
+// typos, so that "X is required" is not reported on top of "unknown key x (did you mean X?)".
+std::set<std::string> Validator::CheckKeys(const FieldReader& reader,
                                            const std::vector<std::string>& known) {
   std::set<std::string> suggested;
-  for (auto it = object.begin(); it != object.end(); ++it) {
+  for (auto it = reader.object().begin(); it != reader.object().end(); ++it) {
     const std::string& key = it.key();
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     std::string message = "unknown key " + Quote(key);
@@ -175,44 +197,18 @@ std::set<std::string> Validator::CheckKeys(const json& object, const std::string
     } else {
       message += " (known keys: " + Join(known) + ")";
     }
-    Error(JoinKey(path, key), std::move(message));
+    Error(reader.PathOf(key), std::move(message));
   }
   return suggested;
 }
 
-// The YAML hint for a string given where a boolean is expected: "true"/"false" were
-// quoted; anything else (yes, on, ...) is a string under YAML 1.2.
-std::string YamlBooleanHint(const std::string& text) {
-  if (text == "true" || text == "false") return " (remove the quotes in YAML)";
-  return " (YAML booleans are written true or false)";
-}
-
-// "must be <expected>, got <what>", with the value when it helps and a YAML quoting hint.
-void Validator::TypeError(const json& value, const std::string& path, const std::string& expected) {
-  std::string got = value.type_name();
-  const bool want_integer = expected == "an integer";
-  const bool want_boolean = expected == "a boolean";
-  if (want_integer && value.is_number_float()) {
-    got = std::isfinite(value.get<double>()) ? value.dump() : "a non-finite number";
-  } else if ((want_integer || want_boolean) && value.is_string()) {
-    const std::string& text = value.get_ref<const std::string&>();
-    got += " " + Quote(text);
-    if (yaml_) got += want_integer ? " (remove the quotes in YAML)" : YamlBooleanHint(text);
-  } else if (yaml_ && expected == "a string" && (value.is_number() || value.is_boolean())) {
-    got += " (quote the value in YAML)";
-  }
-  Error(path, "must be " + expected + ", got " + got);
-}
-
-bool Validator::ExpectString(const json& value, const std::string& path) {
-  if (value.is_string()) return true;
-  TypeError(value, path, "a string");
-  return false;
-}
-
 // The value as a non-empty string, or nullptr after reporting why it is not one.
-const std::string* Validator::ExpectNonEmptyString(const json& value, const std::string& path) {
-  if (!ExpectString(value, path)) return nullptr;
+const std::string* Validator::ExpectNonEmptyString(FieldReader& reader, const json& value,
+                                                   const std::string& path) {
+  if (!value.is_string()) {
+    reader.Mismatch(value, path, "a string");
+    return nullptr;
+  }
   const std::string& text = value.get_ref<const std::string&>();
   if (text.empty()) {
     Error(path, "must not be empty");
@@ -221,48 +217,23 @@ const std::string* Validator::ExpectNonEmptyString(const json& value, const std:
   return &text;
 }
 
-// The boolean member `key` of `object`; std::nullopt when it is absent, null or (reported)
-// not a boolean.
-std::optional<bool> Validator::ParseOptionalBool(const json& object, const std::string& object_path,
-                                                 const std::string& key) {
-  const json* value = FindSet(object, key);
-  if (value == nullptr) return std::nullopt;
-  if (value->is_boolean()) return value->get<bool>();
-  TypeError(*value, JoinKey(object_path, key), "a boolean");
-  return std::nullopt;
-}
-
-// The value as an integer; floats (even 1000.0), strings and booleans are type errors.
-std::optional<std::int64_t> Validator::ExpectInteger(const json& value, const std::string& path) {
-  if (value.is_number_unsigned()) {
-    const std::uint64_t u = value.get<std::uint64_t>();
-    return u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
-               ? std::numeric_limits<std::int64_t>::max()
-               : static_cast<std::int64_t>(u);
-  }
-  if (value.is_number_integer()) return value.get<std::int64_t>();
-  TypeError(value, path, "an integer");
-  return std::nullopt;
-}
-
 PluginConfig Validator::Validate(const json& root) {
   PluginConfig config;
+  FieldReader top(root, "$", &errors_, describe_);
   if (!root.is_object()) {
-    TypeError(root, "$", "an object");
+    top.Mismatch(root, "$", "an object");
     return config;
   }
-  const std::set<std::string> suggested = CheckKeys(root, "$", TopLevelKeys());
-  config.periodic_update_seconds = ParseInterval(root);
-  config.resources = ParseConfigList(root, suggested.count("configList") > 0);
+  const std::set<std::string> suggested = CheckKeys(top, TopLevelKeys());
+  config.periodic_update_seconds = ParseInterval(top);
+  config.resources = ParseConfigList(top, suggested.count("configList") > 0);
   return config;
 }
 
 // periodicUpdateInterval: seconds >= 0; absent or null -> the default; 0 disables.
-int Validator::ParseInterval(const json& root) {
-  const std::string path = "$.periodicUpdateInterval";
-  const json* value = FindSet(root, "periodicUpdateInterval");
-  if (value == nullptr) return kDefaultPeriodicUpdateSeconds;
-  const std::optional<std::int64_t> seconds = ExpectInteger(*value, path);
+int Validator::ParseInterval(FieldReader& root) {
+  const std::string path = root.PathOf("periodicUpdateInterval");
+  const std::optional<std::int64_t> seconds = root.Integer("periodicUpdateInterval");
   if (!seconds) return kDefaultPeriodicUpdateSeconds;
   if (*seconds < 0) {
     Error(path, "must be >= 0 seconds, got " + std::to_string(*seconds) +
@@ -278,18 +249,15 @@ int Validator::ParseInterval(const json& root) {
 }
 
 // configList: a non-empty array of resource entries with unique names.
-std::vector<ResourceConfig> Validator::ParseConfigList(const json& root, bool suppress_required) {
-  const std::string path = "$.configList";
+std::vector<ResourceConfig> Validator::ParseConfigList(FieldReader& root, bool suppress_required) {
+  const std::string path = root.PathOf("configList");
   std::vector<ResourceConfig> resources;
-  const json* list = FindSet(root, "configList");
-  if (list == nullptr) {
+  if (root.Find("configList") == nullptr) {
     if (!suppress_required) Error(path, "is required: list the resources to advertise");
     return resources;
   }
-  if (!list->is_array()) {
-    TypeError(*list, path, "an array");
-    return resources;
-  }
+  const json* list = root.Array("configList");
+  if (list == nullptr) return resources;
   if (list->empty()) {
     Error(path, "no resources configured (the list is empty)");
     return resources;
@@ -300,10 +268,11 @@ std::vector<ResourceConfig> Validator::ParseConfigList(const json& root, bool su
     const std::string entry_path = JoinIndex(path, i);
     const json& entry = (*list)[i];
     if (!entry.is_object()) {
-      TypeError(entry, entry_path, "an object");
+      root.Mismatch(entry, entry_path, "an object");
       continue;
     }
-    ResourceConfig resource = ParseEntry(entry, entry_path);
+    FieldReader entry_reader = root.At(entry, entry_path);
+    ResourceConfig resource = ParseEntry(entry_reader);
     if (!resource.resource_name.empty()) {
       auto [it, inserted] = first_index.emplace(resource.resource_name, i);
       if (!inserted) {
@@ -348,95 +317,86 @@ void Validator::CheckTotals(const std::vector<ResourceConfig>& resources, const 
 }
 
 // One configList entry. Fields with errors are left at their defaults.
-ResourceConfig Validator::ParseEntry(const json& entry, const std::string& path) {
-  const std::set<std::string> suggested = CheckKeys(entry, path, EntryKeys());
+ResourceConfig Validator::ParseEntry(FieldReader& entry) {
+  const std::set<std::string> suggested = CheckKeys(entry, EntryKeys());
   ResourceConfig resource;
-  resource.resource_name = ParseResourceName(entry, path, suggested.count("resourceName") == 0);
-  resource.resource_prefix = ParseResourcePrefix(entry, path);
+  resource.resource_name = ParseResourceName(entry, suggested.count("resourceName") == 0);
+  resource.resource_prefix = ParseResourcePrefix(entry);
   // A misspelt "mode" key may have meant either mode: check nothing that depends on it.
-  const ModeCheck mode = suggested.count("mode") > 0 ? ModeCheck::kUnknown : ParseMode(entry, path);
+  const ModeCheck mode = suggested.count("mode") > 0 ? ModeCheck::kUnknown : ParseMode(entry);
   resource.mode = mode == ModeCheck::kExclusive ? PoolMode::kExclusive : PoolMode::kShared;
-  resource.rdma_hca_max = ParseRdmaHcaMax(entry, path, mode, suggested.count("rdmaHcaMax") == 0);
-  ParseTopology(entry, path, mode, &resource);
-  resource.cdi_kind = ParseCdiKind(entry, path);
-  resource.allow_pf_with_vfs = ParseExclusiveOptIn(entry, path, mode, "allowPfWithVfs");
-  resource.allow_host_uplink = ParseExclusiveOptIn(entry, path, mode, "allowHostUplink");
-  resource.set_nccl_ib_hca = ParseOptionalBool(entry, path, "setNcclIbHca").value_or(false);
+  resource.rdma_hca_max = ParseRdmaHcaMax(entry, mode, suggested.count("rdmaHcaMax") == 0);
+  ParseTopology(entry, mode, &resource);
+  resource.cdi_kind = ParseCdiKind(entry);
+  resource.allow_pf_with_vfs = ParseExclusiveOptIn(entry, mode, "allowPfWithVfs");
+  resource.allow_host_uplink = ParseExclusiveOptIn(entry, mode, "allowHostUplink");
+  resource.set_nccl_ib_hca = entry.Bool("setNcclIbHca").value_or(false);
   const bool selection_required =
       suggested.count("selectors") == 0 && suggested.count("devices") == 0;
-  resource.selectors = ParseDeviceSelection(entry, path, selection_required);
+  resource.selectors = ParseDeviceSelection(entry, selection_required);
   return resource;
 }
 
 // resourceName: required; see ResourceNameProblems. Returns the name when it is a string
 // (even an invalid one), for the duplicate check.
-std::string Validator::ParseResourceName(const json& entry, const std::string& entry_path,
-                                         bool required) {
-  const std::string path = JoinKey(entry_path, "resourceName");
-  const json* value = FindSet(entry, "resourceName");
-  if (value == nullptr) {
+std::string Validator::ParseResourceName(FieldReader& entry, bool required) {
+  const std::string path = entry.PathOf("resourceName");
+  if (entry.Find("resourceName") == nullptr) {
     if (required) Error(path, "is required");
     return "";
   }
-  if (!ExpectString(*value, path)) return "";
-  const std::string& name = value->get_ref<const std::string&>();
-  for (std::string& problem : ResourceNameProblems(name)) Error(path, std::move(problem));
-  return name;
+  const std::optional<std::string> name = entry.String("resourceName");
+  if (!name) return "";
+  for (std::string& problem : ResourceNameProblems(*name)) Error(path, std::move(problem));
+  return *name;
 }
 
 // resourcePrefix: optional DNS subdomain, default "rdma".
-std::string Validator::ParseResourcePrefix(const json& entry, const std::string& entry_path) {
-  const std::string path = JoinKey(entry_path, "resourcePrefix");
-  const json* value = FindSet(entry, "resourcePrefix");
-  if (value == nullptr) return kDefaultResourcePrefix;
-  if (!ExpectString(*value, path)) return kDefaultResourcePrefix;
-  const std::string& prefix = value->get_ref<const std::string&>();
-  const std::string problem = ResourcePrefixProblem(prefix);
-  if (!problem.empty()) Error(path, problem);
-  return prefix;
+std::string Validator::ParseResourcePrefix(FieldReader& entry) {
+  const std::optional<std::string> prefix = entry.String("resourcePrefix");
+  if (!prefix) return kDefaultResourcePrefix;
+  const std::string problem = ResourcePrefixProblem(*prefix);
+  if (!problem.empty()) Error(entry.PathOf("resourcePrefix"), problem);
+  return *prefix;
 }
 
 // cdiKind: optional CDI kind ("" when absent or invalid, which is reported).
-std::string Validator::ParseCdiKind(const json& entry, const std::string& entry_path) {
-  const std::string path = JoinKey(entry_path, "cdiKind");
-  const json* value = FindSet(entry, "cdiKind");
-  if (value == nullptr || !ExpectString(*value, path)) return "";
-  const std::string& kind = value->get_ref<const std::string&>();
-  const std::string problem = CdiKindProblem(kind);
+std::string Validator::ParseCdiKind(FieldReader& entry) {
+  const std::optional<std::string> kind = entry.String("cdiKind");
+  if (!kind) return "";
+  const std::string problem = CdiKindProblem(*kind);
   if (!problem.empty()) {
-    Error(path, problem);
+    Error(entry.PathOf("cdiKind"), problem);
     return "";
   }
-  return kind;
+  return *kind;
 }
 
 // mode: "shared" (default when absent or null) or "exclusive", case-sensitive. Never
 // inferred from other keys. kUnknown when the value is invalid (reported).
-ModeCheck Validator::ParseMode(const json& entry, const std::string& entry_path) {
-  const std::string path = JoinKey(entry_path, "mode");
-  const json* value = FindSet(entry, "mode");
-  if (value == nullptr) return ModeCheck::kShared;
-  if (!ExpectString(*value, path)) return ModeCheck::kUnknown;
-  const std::string& mode = value->get_ref<const std::string&>();
-  if (mode == "shared") return ModeCheck::kShared;
-  if (mode == "exclusive") return ModeCheck::kExclusive;
-  Error(path, "unknown mode " + Quote(mode) +
-                  "; accepted values: \"shared\" (the default), \"exclusive\" (case-sensitive)");
+ModeCheck Validator::ParseMode(FieldReader& entry) {
+  if (entry.Find("mode") == nullptr) return ModeCheck::kShared;
+  const std::optional<std::string> mode = entry.String("mode");
+  if (!mode) return ModeCheck::kUnknown;
+  if (*mode == "shared") return ModeCheck::kShared;
+  if (*mode == "exclusive") return ModeCheck::kExclusive;
+  Error(entry.PathOf("mode"),
+        "unknown mode " + Quote(*mode) +
+            "; accepted values: \"shared\" (the default), \"exclusive\" (case-sensitive)");
   return ModeCheck::kUnknown;
 }
 
 // rdmaHcaMax: in shared mode a required integer in 1..kMaxRdmaHcaMax; in exclusive mode
 // not allowed. When `mode` is unknown (its own error) a given value is still range-checked
 // but a missing one is not reported. Returns 0 unless a valid value was given.
-int Validator::ParseRdmaHcaMax(const json& entry, const std::string& entry_path, ModeCheck mode,
-                               bool required) {
-  const std::string path = JoinKey(entry_path, "rdmaHcaMax");
-  const json* value = FindSet(entry, "rdmaHcaMax");
+int Validator::ParseRdmaHcaMax(FieldReader& entry, ModeCheck mode, bool required) {
+  const std::string path = entry.PathOf("rdmaHcaMax");
+  const bool given = entry.Find("rdmaHcaMax") != nullptr;
   if (mode == ModeCheck::kExclusive) {
-    if (value != nullptr) Error(path, kRdmaHcaMaxInExclusive);
+    if (given) Error(path, kRdmaHcaMaxInExclusive);
     return 0;
   }
-  if (value == nullptr) {
+  if (!given) {
     if (required && mode == ModeCheck::kShared) {
       Error(path, "is required in shared mode: the number of pods that may share each device (1.." +
                       std::to_string(kMaxRdmaHcaMax) +
@@ -444,12 +404,7 @@ int Validator::ParseRdmaHcaMax(const json& entry, const std::string& entry_path,
     }
     return 0;
   }
-  return CheckRdmaHcaMax(*value, path);
-}
-
-// A given rdmaHcaMax value: an integer in 1..kMaxRdmaHcaMax, else 0 (reported).
-int Validator::CheckRdmaHcaMax(const json& value, const std::string& path) {
-  const std::optional<std::int64_t> max = ExpectInteger(value, path);
+  const std::optional<std::int64_t> max = entry.Integer("rdmaHcaMax");
   if (!max) return 0;
   if (*max < 1) {
     Error(path, "must be at least 1, got " + std::to_string(*max));
@@ -467,19 +422,18 @@ int Validator::CheckRdmaHcaMax(const json& value, const std::string& path) {
 
 // topologyAware and excludeTopology: booleans, default false. topologyAware is only for
 // shared mode and contradicts excludeTopology; when it is rejected it stays false.
-void Validator::ParseTopology(const json& entry, const std::string& path, ModeCheck mode,
-                              ResourceConfig* out) {
-  const bool aware = ParseOptionalBool(entry, path, "topologyAware").value_or(false);
-  out->exclude_topology = ParseOptionalBool(entry, path, "excludeTopology").value_or(false);
+void Validator::ParseTopology(FieldReader& entry, ModeCheck mode, ResourceConfig* out) {
+  const bool aware = entry.Bool("topologyAware").value_or(false);
+  out->exclude_topology = entry.Bool("excludeTopology").value_or(false);
   if (!aware) return;
   if (mode == ModeCheck::kExclusive) {
-    Error(JoinKey(path, "topologyAware"),
+    Error(entry.PathOf("topologyAware"),
           "is only allowed in shared mode: exclusive devices already carry their own NUMA "
           "node, so there is nothing to spread");
     return;
   }
   if (out->exclude_topology) {
-    Error(path,
+    Error(entry.path(),
           "\"topologyAware\": true and \"excludeTopology\": true contradict each other: "
           "topology-aware IDs are spread over NUMA nodes, but excludeTopology hides the NUMA "
           "nodes from the kubelet; set only one");
@@ -490,11 +444,10 @@ void Validator::ParseTopology(const json& entry, const std::string& path, ModeCh
 
 // allowPfWithVfs / allowHostUplink: booleans, default false, only for exclusive mode (a
 // shared pool always uses the PF's HCA and never hands out its netdev).
-bool Validator::ParseExclusiveOptIn(const json& entry, const std::string& path, ModeCheck mode,
-                                    const std::string& key) {
-  const bool on = ParseOptionalBool(entry, path, key).value_or(false);
+bool Validator::ParseExclusiveOptIn(FieldReader& entry, ModeCheck mode, const std::string& key) {
+  const bool on = entry.Bool(key).value_or(false);
   if (on && mode == ModeCheck::kShared) {
-    Error(JoinKey(path, key),
+    Error(entry.PathOf(key),
           "is only allowed in exclusive mode: a shared pool grants the PF's RDMA device to "
           "every pod and never hands out a netdev, so there is nothing to opt in to");
     return false;
@@ -504,37 +457,35 @@ bool Validator::ParseExclusiveOptIn(const json& entry, const std::string& path, 
 
 // `devices` (deprecated, folded into ifNames) and `selectors`: exactly one must select
 // something. `required` is false when a misspelt key already explains the absence.
-Selectors Validator::ParseDeviceSelection(const json& entry, const std::string& path,
-                                          bool required) {
+Selectors Validator::ParseDeviceSelection(FieldReader& entry, bool required) {
   Selectors selectors;
   bool devices_set = false, selectors_set = false, shape_error = false;
-  const std::string devices_path = JoinKey(path, "devices");
-  if (const json* devices = FindSet(entry, "devices")) {
+  const std::string devices_path = entry.PathOf("devices");
+  if (entry.Find("devices") != nullptr) {
     warnings_.push_back({devices_path,
                          "\"devices\" is deprecated; list the interfaces in "
                          "\"selectors\": {\"ifNames\": [...]} instead"});
-    if (devices->is_array()) {
+    if (const json* devices = entry.Array("devices")) {
       devices_set = !devices->empty();
-      ParseStringList(*devices, devices_path, KeepAsIs, &selectors.if_names);
+      ParseStringList(entry, *devices, devices_path, KeepAsIs, &selectors.if_names);
     } else {
-      TypeError(*devices, devices_path, "an array");
       shape_error = true;
     }
   }
-  if (const json* object = FindSet(entry, "selectors")) {
-    if (object->is_object()) {
-      selectors_set = ParseSelectorObject(*object, JoinKey(path, "selectors"), &selectors);
+  if (entry.Find("selectors") != nullptr) {
+    if (const json* object = entry.Object("selectors")) {
+      FieldReader selectors_reader = entry.At(*object, entry.PathOf("selectors"));
+      selectors_set = ParseSelectorObject(selectors_reader, &selectors);
     } else {
-      TypeError(*object, JoinKey(path, "selectors"), "an object");
       shape_error = true;
     }
   }
   if (devices_set && selectors_set) {
-    Error(path,
+    Error(entry.path(),
           "both \"devices\" and \"selectors\" are set; move the devices into "
           "\"selectors.ifNames\"");
   } else if (!devices_set && !selectors_set && !shape_error && required) {
-    Error(path,
+    Error(entry.path(),
           "selects no devices: set at least one list in \"selectors\" (for example "
           "\"ifNames\" or \"vendors\")");
   }
@@ -544,42 +495,37 @@ Selectors Validator::ParseDeviceSelection(const json& entry, const std::string& 
 // Fills `out` from a selectors object. Returns true when any list was given a value (or a
 // non-list value, already reported) or isVF is set, i.e. the user did try to select
 // something.
-bool Validator::ParseSelectorObject(const json& object, const std::string& path, Selectors* out) {
+bool Validator::ParseSelectorObject(FieldReader& selectors, Selectors* out) {
   // A misspelt list name counts as an attempt to select (its error is enough).
-  bool any = !CheckKeys(object, path, SelectorKeys()).empty();
+  bool any = !CheckKeys(selectors, SelectorKeys()).empty();
   auto visit = [&](const std::string& key, auto&& parse) {
-    const json* list = FindSet(object, key);
-    if (list == nullptr) return;
-    const std::string list_path = JoinKey(path, key);
-    if (!list->is_array()) {
-      TypeError(*list, list_path, "an array");
-    } else {
-      parse(*list, list_path);
-    }
-    any = any || !list->is_array() || !list->empty();
+    const json* value = selectors.Find(key);
+    if (value == nullptr) return;
+    if (const json* list = selectors.Array(key)) parse(*list, selectors.PathOf(key));
+    any = any || !value->is_array() || !value->empty();
   };
   for (const StringSelector& s : kStringSelectors) {
     visit(s.key, [&](const json& list, const std::string& list_path) {
-      ParseStringList(list, list_path, s.normalize, &(out->*s.field));
+      ParseStringList(selectors, list, list_path, s.normalize, &(out->*s.field));
     });
   }
   visit(kPfNamesKey, [&](const json& list, const std::string& list_path) {
-    ParsePfNames(list, list_path, &out->pf_names);
+    ParsePfNames(selectors, list, list_path, &out->pf_names);
   });
   visit(kNumaNodesKey, [&](const json& list, const std::string& list_path) {
-    ParseNumaNodes(list, list_path, &out->numa_nodes);
+    ParseNumaNodes(selectors, list, list_path, &out->numa_nodes);
   });
-  out->is_vf = ParseOptionalBool(object, path, kIsVfKey);
-  return any || FindSet(object, kIsVfKey) != nullptr;
+  out->is_vf = selectors.Bool(kIsVfKey);
+  return any || selectors.Find(kIsVfKey) != nullptr;
 }
 
 // An array of non-empty strings, each normalised; duplicates collapse into one.
-void Validator::ParseStringList(const json& list, const std::string& path, Normalizer normalize,
-                                std::vector<std::string>* out) {
+void Validator::ParseStringList(FieldReader& reader, const json& list, const std::string& path,
+                                Normalizer normalize, std::vector<std::string>* out) {
   UniqueAppender<std::string> appender(out);
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string item_path = JoinIndex(path, i);
-    const std::string* value = ExpectNonEmptyString(list[i], item_path);
+    const std::string* value = ExpectNonEmptyString(reader, list[i], item_path);
     if (value == nullptr) continue;
     std::string normalized;
     std::string problem = normalize(*value, &normalized);
@@ -593,12 +539,12 @@ void Validator::ParseStringList(const json& list, const std::string& path, Norma
 
 // pfNames: an array of "NAME" or "NAME#RANGES" strings (see ParsePfNameSelectors);
 // entries that parse to the same selector collapse into one.
-void Validator::ParsePfNames(const json& list, const std::string& path,
+void Validator::ParsePfNames(FieldReader& reader, const json& list, const std::string& path,
                              std::vector<PfNameSelector>* out) {
   UniqueAppender<PfNameSelector, PfNameSelectorLess> appender(out);
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string item_path = JoinIndex(path, i);
-    const std::string* value = ExpectNonEmptyString(list[i], item_path);
+    const std::string* value = ExpectNonEmptyString(reader, list[i], item_path);
     if (value == nullptr) continue;
     std::vector<PfNameSelector> selectors;
     std::string problem = ParsePfNameSelectors(*value, &selectors);
@@ -611,11 +557,12 @@ void Validator::ParsePfNames(const json& list, const std::string& path,
 }
 
 // An array of NUMA node numbers (non-negative integers); duplicates collapse into one.
-void Validator::ParseNumaNodes(const json& list, const std::string& path, std::vector<int>* out) {
+void Validator::ParseNumaNodes(FieldReader& reader, const json& list, const std::string& path,
+                               std::vector<int>* out) {
   UniqueAppender<int> appender(out);
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string item_path = JoinIndex(path, i);
-    const std::optional<std::int64_t> node = ExpectInteger(list[i], item_path);
+    const std::optional<std::int64_t> node = reader.IntegerAt(list[i], item_path);
     if (!node) continue;
     if (*node < 0 || *node > std::numeric_limits<int>::max()) {
       Error(item_path, "must be a NUMA node number >= 0, got " + std::to_string(*node));

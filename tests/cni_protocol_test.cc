@@ -15,7 +15,6 @@
 
 #include "cni/env.h"
 #include "cni/error.h"
-#include "cni/json_fields.h"
 #include "cni/netconf.h"
 #include "cni/result.h"
 #include "cni/stdin.h"
@@ -23,6 +22,7 @@
 #include "cni/verb.h"
 #include "cni/version.h"
 #include "common/unique_fd.h"
+#include "config/json_fields.h"
 
 namespace hcashare::cni {
 namespace {
@@ -1409,12 +1409,18 @@ TEST(CniResultTest, MergesIpamIntoOurInterface) {
 }
 
 // ---------------------------------------------------------------------------------------
-// JSON field helpers
+// JSON field helpers (config/json_fields.h, the reader the device plugin's configuration
+// uses too)
 
 TEST(CniJsonFieldsTest, PathsAndDescriptions) {
-  EXPECT_EQ(JoinPath("", "vlan"), "vlan");
-  EXPECT_EQ(JoinPath("ipam", "type"), "ipam.type");
-  EXPECT_EQ(IndexPath("ips", 2), "ips[2]");
+  using config::DescribeValue;
+  EXPECT_EQ(config::JoinKey("", "vlan"), "vlan");
+  EXPECT_EQ(config::JoinKey("ipam", "type"), "ipam.type");
+  EXPECT_EQ(config::JoinIndex("ips", 2), "ips[2]");
+  // A top-level key is written as it is; below the top, one that is not identifier-like is
+  // quoted (as in the device plugin's "$.configList[0]" paths).
+  EXPECT_EQ(config::JoinKey("", "cni.dev/valid-attachments"), "cni.dev/valid-attachments");
+  EXPECT_EQ(config::JoinKey("runtimeConfig", "a b"), "runtimeConfig[\"a b\"]");
   EXPECT_EQ(DescribeValue(json("5")), "string \"5\"");
   EXPECT_EQ(DescribeValue(json(5.5)), "number 5.5");
   EXPECT_EQ(DescribeValue(json(true)), "boolean true");

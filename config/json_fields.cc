@@ -1,13 +1,13 @@
-#include "cni/json_fields.h"
+#include "config/json_fields.h"
 
+#include <cctype>
 #include <exception>
 #include <utility>
 
-#include "cni/error.h"
-#include "cni/syntax.h"
+#include "common/strings.h"
 #include "config/document.h"
 
-namespace hcashare::cni {
+namespace hcashare::config {
 
 using nlohmann::json;
 
@@ -16,10 +16,12 @@ namespace {
 // Thrown from the parser callback to stop at the nesting limit.
 struct TooDeep {};
 
-// Drops nlohmann's "[json.exception.parse_error.101] " prefix.
-std::string WithoutExceptionId(const std::string& what) {
-  const size_t end = what.rfind("[json.exception.", 0) == 0 ? what.find("] ") : std::string::npos;
-  return end == std::string::npos ? what : what.substr(end + 2);
+bool IsIdentifier(std::string_view key) {
+  if (key.empty() || std::isdigit(static_cast<unsigned char>(key[0]))) return false;
+  for (char c : key) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
 }
 
 // "a", "b" or "c".
@@ -27,12 +29,25 @@ std::string OneOfList(const std::vector<std::string>& allowed) {
   std::string out;
   for (size_t i = 0; i < allowed.size(); ++i) {
     if (i > 0) out += i + 1 == allowed.size() ? " or " : ", ";
-    out += config::Quote(allowed[i]);
+    out += Quote(allowed[i]);
   }
   return out;
 }
 
+// Beyond int64, an unsigned JSON integer reads as INT64_MAX.
+int64_t ClampedInteger(const json& value) {
+  if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    return INT64_MAX;
+  }
+  return value.get<int64_t>();
+}
+
 }  // namespace
+
+std::string WithoutJsonExceptionId(const std::string& what) {
+  const size_t end = what.rfind("[json.exception.", 0) == 0 ? what.find("] ") : std::string::npos;
+  return end == std::string::npos ? what : what.substr(end + 2);
+}
 
 Result<json> DecodeJson(std::string_view text, std::string_view what) {
   const std::string msg = "cannot decode " + std::string(what);
@@ -49,30 +64,44 @@ Result<json> DecodeJson(std::string_view text, std::string_view what) {
     if (!value.is_discarded()) return value;
     return json::parse(text.begin(), text.end(), limit_depth);
   } catch (const TooDeep&) {
-    return CniStatus(kErrDecode, msg,
-                     "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    return Status::InvalidArgument(msg).WithDetails("nested deeper than " +
+                                                    std::to_string(kMaxJsonDepth) + " levels");
   } catch (const json::exception& e) {
-    return CniStatus(kErrDecode, msg, WithoutExceptionId(e.what()));
+    return Status::InvalidArgument(msg).WithDetails(WithoutJsonExceptionId(e.what()));
   }
 }
 
-std::string JoinPath(std::string_view parent, std::string_view key) {
+std::string JoinKey(std::string_view parent, std::string_view key) {
   if (parent.empty()) return std::string(key);
-  return std::string(parent) + "." + std::string(key);
+  if (IsIdentifier(key)) return std::string(parent) + "." + std::string(key);
+  return std::string(parent) + "[" +
+         json(std::string(key)).dump(-1, ' ', false, json::error_handler_t::replace) + "]";
 }
 
-std::string IndexPath(std::string_view parent, size_t index) {
+std::string JoinIndex(std::string_view parent, size_t index) {
   return std::string(parent) + "[" + std::to_string(index) + "]";
 }
 
 std::string DescribeValue(const json& value) {
   if (value.is_object() || value.is_array() || value.is_null()) return value.type_name();
-  if (value.is_string()) return "string " + config::Quote(value.get<std::string>());
+  if (value.is_string()) return "string " + Quote(value.get<std::string>());
   return std::string(value.type_name()) + " " + value.dump();
 }
 
-FieldReader::FieldReader(const json& object, std::string path, std::vector<std::string>* errors)
-    : object_(object), path_(std::move(path)), errors_(errors) {}
+std::string JoinIssues(const std::vector<ConfigIssue>& issues) {
+  std::vector<std::string> lines;
+  lines.reserve(issues.size());
+  for (const ConfigIssue& issue : issues) lines.push_back(issue.ToString());
+  return Join(lines, "; ");
+}
+
+FieldReader::FieldReader(const json& object, std::string path, std::vector<ConfigIssue>* issues,
+                         DescribeMismatch describe)
+    : object_(object), path_(std::move(path)), issues_(issues), describe_(describe) {}
+
+FieldReader FieldReader::At(const json& object, std::string path) const {
+  return FieldReader(object, std::move(path), issues_, describe_);
+}
 
 const json* FieldReader::Find(std::string_view key) const {
   if (!object_.is_object()) return nullptr;
@@ -81,21 +110,38 @@ const json* FieldReader::Find(std::string_view key) const {
   return &*it;
 }
 
-std::string FieldReader::PathOf(std::string_view key) const { return JoinPath(path_, key); }
+std::string FieldReader::PathOf(std::string_view key) const { return JoinKey(path_, key); }
 
-void FieldReader::Fail(std::string_view key, const std::string& problem) {
-  errors_->push_back(PathOf(key) + ": " + problem);
+void FieldReader::Fail(std::string_view key, std::string problem) {
+  issues_->push_back({PathOf(key), std::move(problem)});
+}
+
+void FieldReader::Mismatch(const json& value, const std::string& path, std::string_view expected) {
+  const std::string got = describe_ ? describe_(value, expected) : DescribeValue(value);
+  issues_->push_back({path, "must be " + std::string(expected) + ", got " + got});
+}
+
+std::optional<std::string> FieldReader::StringAt(const json& value, const std::string& path) {
+  if (value.is_string()) return value.get<std::string>();
+  Mismatch(value, path, "a string");
+  return std::nullopt;
+}
+
+std::optional<int64_t> FieldReader::IntegerAt(const json& value, const std::string& path) {
+  if (value.is_number_integer()) return ClampedInteger(value);
+  Mismatch(value, path, "an integer");
+  return std::nullopt;
 }
 
 const json* FieldReader::Typed(std::string_view key, Need need, bool (*check)(const json&),
-                               const char* expected) {
+                               std::string_view expected) {
   const json* value = Find(key);
   if (!value) {
     if (need == Need::kRequired) Fail(key, "required");
     return nullptr;
   }
   if (!check(*value)) {
-    Fail(key, std::string("must be ") + expected + ", got " + DescribeValue(*value));
+    Mismatch(*value, PathOf(key), expected);
     return nullptr;
   }
   return value;
@@ -108,17 +154,20 @@ std::optional<std::string> FieldReader::String(std::string_view key, Need need) 
   return value->get<std::string>();
 }
 
-std::optional<int64_t> FieldReader::Integer(std::string_view key, int64_t min, int64_t max,
-                                            Need need) {
+std::optional<int64_t> FieldReader::Integer(std::string_view key, Need need) {
   const json* value = Typed(
       key, need, [](const json& v) { return v.is_number_integer(); }, "an integer");
   if (!value) return std::nullopt;
-  const bool too_big =
-      value->is_number_unsigned() && value->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
-  const int64_t n = too_big ? INT64_MAX : value->get<int64_t>();
-  if (too_big || n < min || n > max) {
-    Fail(key,
-         "must be " + std::to_string(min) + ".." + std::to_string(max) + ", got " + value->dump());
+  return ClampedInteger(*value);
+}
+
+std::optional<int64_t> FieldReader::Integer(std::string_view key, int64_t min, int64_t max,
+                                            Need need) {
+  const std::optional<int64_t> n = Integer(key, need);
+  if (!n) return std::nullopt;
+  if (*n < min || *n > max) {
+    Fail(key, "must be " + std::to_string(min) + ".." + std::to_string(max) + ", got " +
+                  Find(key)->dump());
     return std::nullopt;
   }
   return n;
@@ -147,14 +196,12 @@ std::optional<std::vector<std::string>> FieldReader::Strings(std::string_view ke
   std::vector<std::string> out;
   bool ok = true;
   for (size_t i = 0; i < array->size(); ++i) {
-    const json& item = (*array)[i];
-    if (!item.is_string()) {
-      errors_->push_back(IndexPath(PathOf(key), i) + ": must be a string, got " +
-                         DescribeValue(item));
+    std::optional<std::string> item = StringAt((*array)[i], JoinIndex(PathOf(key), i));
+    if (!item) {
       ok = false;
       continue;
     }
-    out.push_back(item.get<std::string>());
+    out.push_back(std::move(*item));
   }
   if (!ok) return std::nullopt;
   return out;
@@ -168,8 +215,8 @@ std::optional<size_t> FieldReader::Choice(std::string_view key,
   for (size_t i = 0; i < allowed.size(); ++i) {
     if (lower == ToLowerAscii(allowed[i])) return i;
   }
-  Fail(key, "must be " + OneOfList(allowed) + ", got " + config::Quote(*value));
+  Fail(key, "must be " + OneOfList(allowed) + ", got " + Quote(*value));
   return std::nullopt;
 }
 
-}  // namespace hcashare::cni
+}  // namespace hcashare::config
