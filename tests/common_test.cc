@@ -33,6 +33,7 @@
 #include "common/subprocess.h"
 #include "common/sysfs_attr.h"
 #include "common/temp_dir.h"
+#include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 
@@ -255,24 +256,33 @@ TEST(LogTest, JsonLines) {
   EXPECT_EQ(*ParseLogFormat("json"), LogFormat::kJson);
 }
 
-// inotify reports creations in a watched directory; Wake() interrupts a wait.
+// inotify reports creations in a watched directory; Wake() interrupts a wait, whether it
+// comes before the wait or while it blocks.
 TEST(InotifyTest, EventsAndWake) {
   TempDir tmp;
-  auto w = InotifyWatcher::Create();
-  ASSERT_TRUE(w.ok());
-  ASSERT_TRUE((*w)->AddWatch(tmp.path(), IN_CREATE | IN_DELETE).ok());
+  auto created = InotifyWatcher::Create();
+  ASSERT_TRUE(created.ok());
+  std::shared_ptr<InotifyWatcher> w = std::move(created).value();
+  ASSERT_TRUE(w->AddWatch(tmp.path(), IN_CREATE | IN_DELETE).ok());
   std::ofstream(tmp.path() + "/kubelet.sock") << "";
-  auto ev = (*w)->Wait(std::chrono::milliseconds(1000));
+  auto ev = w->Wait(testing::kBlockingTimeout);
   ASSERT_TRUE(ev.ok());
   ASSERT_FALSE(ev->empty());
   EXPECT_EQ((*ev)[0].name, "kubelet.sock");
   EXPECT_TRUE((*ev)[0].mask & IN_CREATE);
-  (*w)->Wake();
-  auto start = std::chrono::steady_clock::now();
-  auto none = (*w)->Wait(std::chrono::milliseconds(5000));
-  EXPECT_TRUE(none.ok() && none->empty());
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
-  EXPECT_TRUE((*w)->AddWatch(tmp.path() + "/missing", IN_CREATE).status().IsNotFound());
+  // Waits that only the wake-up can end before kBlockingTimeout.
+  using Wait = testing::BlockingCall<Result<std::vector<InotifyEvent>>>;
+  auto wait = [w] { return w->Wait(testing::kBlockingTimeout); };
+  w->Wake();
+  Wait pending(wait);
+  ASSERT_TRUE(pending.Returned()) << "a pending Wake() must end the next Wait()";
+  EXPECT_TRUE(pending.result().ok() && pending.result()->empty());
+  Wait blocked(wait);
+  ASSERT_TRUE(blocked.Blocked());
+  w->Wake();
+  ASSERT_TRUE(blocked.Returned()) << "Wake() must end a blocked Wait()";
+  EXPECT_TRUE(blocked.result().ok() && blocked.result()->empty());
+  EXPECT_TRUE(w->AddWatch(tmp.path() + "/missing", IN_CREATE).status().IsNotFound());
 }
 
 // A named network namespace, deleted on destruction.
@@ -339,16 +349,19 @@ TEST(LinkEventsTest, RealVethEventInNamespace) {
   ns.Within([&] {
     auto links = LinkEvents::Open();
     ASSERT_TRUE(links.ok()) << links.status().ToString();
+    std::shared_ptr<LinkEvents> events = std::move(links).value();
     ASSERT_TRUE(ns.InNs("link add hcle0 type veth peer name hcle1"));
-    auto t0 = std::chrono::steady_clock::now();
-    auto got = (*links)->Wait(std::chrono::seconds(2));
+    auto got = events->Wait(testing::kBlockingTimeout);  // the veth's messages end it
     ASSERT_TRUE(got.ok());
     EXPECT_TRUE(*got);
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
-    (*links)->Wake();
-    auto woken = (*links)->Wait(std::chrono::seconds(5));
-    ASSERT_TRUE(woken.ok());
-    EXPECT_FALSE(*woken);
+    // A wait that only Wake() can end before kBlockingTimeout.
+    testing::BlockingCall<Result<bool>> woken(
+        [events] { return events->Wait(testing::kBlockingTimeout); });
+    ASSERT_TRUE(woken.Blocked());
+    events->Wake();
+    ASSERT_TRUE(woken.Returned()) << "Wake() must end a blocked Wait()";
+    ASSERT_TRUE(woken.result().ok());
+    EXPECT_FALSE(*woken.result());
   });
 }
 

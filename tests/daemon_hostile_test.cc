@@ -25,15 +25,14 @@
 namespace hcashare::testing {
 namespace {
 
-using ::testing::HasSubstr;
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr long long kPromptMs = 500;  // sanitized binaries start and stop several times slower
-#else
-constexpr long long kPromptMs = 100;  // the bound for SIGTERM at any phase
-#endif
+// How long a test lets the daemon take to end or to refuse a config: a safety net, not a
+// measure of speed (bench/prompt_bench measures SIGTERM against the 100 ms). It
+// stays below what the bugs waited for: a FIFO's open() blocks for ever, and a stalled
+// registration runs into its 40 s deadline (10 s to connect + 30 s for the call).
+constexpr milliseconds kSafety{10000};
 
 class DaemonHostileTest : public DaemonTest {
  protected:
@@ -48,31 +47,28 @@ class DaemonHostileTest : public DaemonTest {
   }
   std::string Log() const { return ReadTextFile(tmp_.path() + "/plugin.log"); }
 
-  // Sends SIGTERM to `p` and returns how long it took to exit (-1: not within 5 s); the
-  // exit code goes to *code.
-  static long long TermAndTime(Subprocess& p, int* code) {
-    const auto t = Clock::now();
+  // Sends SIGTERM to `p` and returns its exit code (-1: it did not end within kSafety).
+  static int TermAndWait(Subprocess& p) {
     if (!p.Signal(SIGTERM).ok()) return -1;
-    auto rc = p.Wait(milliseconds(5000));
+    auto rc = p.Wait(kSafety);
     if (!rc.ok()) {
       (void)p.Signal(SIGKILL);
       return -1;
     }
-    *code = *rc;
-    return MsSince(t);
+    return *rc;
   }
 };
 
+// Refused at once: nobody ever writes to the FIFO, so a daemon that opened it to read
+// would block for ever and never exit.
 TEST_F(DaemonHostileTest, FifoConfigIsRefusedAtOnce) {
   ASSERT_EQ(::mkfifo(config_.c_str(), 0600), 0);
-  const auto t = Clock::now();
-  EXPECT_EQ(RunToEnd({"--config", config_}, milliseconds(3000)), 2);
-  EXPECT_LT(MsSince(t), 2000);
+  EXPECT_EQ(RunToEnd({"--config", config_}, kSafety), 2);
   EXPECT_THAT(Log(), HasSubstr("is a FIFO, not a regular file"));
   auto v = Subprocess::Spawn({BinDir() + "/hcashare", "validate", config_},
                              tmp_.path() + "/validate.txt");
   ASSERT_TRUE(v.ok());
-  EXPECT_EQ(v->Wait(milliseconds(3000)).value_or(-1), 2);
+  EXPECT_EQ(v->Wait(kSafety).value_or(-1), 2);
   EXPECT_THAT(ReadTextFile(tmp_.path() + "/validate.txt"), HasSubstr("a FIFO"));
 }
 
@@ -90,9 +86,7 @@ TEST_F(DaemonHostileTest, ConfigBeyondTheCapsIsRejectedWithTheNumbers) {
   EXPECT_TRUE(kubelet_->WaitFor(
       "rdma/r7", [](const fake::ResourceView& v) { return v.devices.size() == 50000; },
       milliseconds(30000)));
-  int code = -1;
-  EXPECT_GE(TermAndTime(*p, &code), 0);
-  EXPECT_EQ(code, 0);
+  EXPECT_EQ(TermAndWait(*p), 0);
 }
 
 // A bad --metrics-address is a usage error (2) found before anything is written.
@@ -117,18 +111,16 @@ TEST_F(DaemonHostileTest, EmptyEqualsValueDoesNotSwallowTheNextArgument) {
   EXPECT_THAT(ReadTextFile(out), ::testing::Not(HasSubstr("starting")));
 }
 
-// SIGTERM before the daemon has done anything.
+// SIGTERM before the daemon has done anything: it ends.
 TEST_F(DaemonHostileTest, SigtermDuringStartUpEndsPromptly) {
   WriteConfig(Config(4));
   auto p = Spawn({"--config", config_}, "plugin.log");
   ASSERT_TRUE(p.ok());
-  int code = -1;
-  const long long ms = TermAndTime(*p, &code);
-  EXPECT_GE(ms, 0);
-  EXPECT_LT(ms, kPromptMs);
+  EXPECT_NE(TermAndWait(*p), -1) << Log();
 }
 
-// SIGTERM while the kubelet accepts the registration connection but never answers.
+// SIGTERM while the kubelet accepts the registration connection but never answers: the
+// call is cancelled (waiting for its 40 s deadline would outlast kSafety), exit 0.
 TEST_F(DaemonHostileTest, SigtermDuringAStalledRegistrationEndsPromptly) {
   WriteConfig(Config(4));
   std::filesystem::create_directories(kubelet_->DevicePluginDir());
@@ -145,14 +137,10 @@ TEST_F(DaemonHostileTest, SigtermDuringAStalledRegistrationEndsPromptly) {
   // The daemon has dialled the kubelet once its connection is queued on the listener.
   pollfd pfd{listener.get(), POLLIN, 0};
   ASSERT_EQ(::poll(&pfd, 1, 10000), 1) << Log();
-  int code = -1;
-  const long long ms = TermAndTime(*p, &code);
-  EXPECT_GE(ms, 0) << Log();
-  EXPECT_LT(ms, kPromptMs) << Log();
-  EXPECT_EQ(code, 0) << Log();
+  EXPECT_EQ(TermAndWait(*p), 0) << Log();
 }
 
-// SIGTERM while the first ListAndWatch of 8 x 50,000 IDs is being sent.
+// SIGTERM while the first ListAndWatch of 8 x 50,000 IDs is being sent: a clean exit.
 TEST_F(DaemonHostileTest, SigtermDuringAHugeFirstListAndWatchEndsPromptly) {
   WriteConfig(ManySharedResources(8, 50000));
   ASSERT_TRUE(kubelet_->Start().ok());
@@ -161,11 +149,7 @@ TEST_F(DaemonHostileTest, SigtermDuringAHugeFirstListAndWatchEndsPromptly) {
   ASSERT_TRUE(kubelet_->WaitFor(
       "rdma/r0", [](const fake::ResourceView& v) { return v.registrations > 0; },
       milliseconds(10000)));
-  int code = -1;
-  const long long ms = TermAndTime(*p, &code);
-  EXPECT_GE(ms, 0) << Log();
-  EXPECT_LT(ms, kPromptMs) << Log();
-  EXPECT_EQ(code, 0) << Log();
+  EXPECT_EQ(TermAndWait(*p), 0) << Log();
 }
 
 }  // namespace

@@ -77,34 +77,38 @@ TEST_F(DaemonTest, SighupReload) {
   ASSERT_TRUE(WaitDevices(9)) << testing::ReadTextFile(tmp_.path() + "/hup.log");
   WriteConfig(R"({"configList": [{"resourceName": "hca_shared_devices_a"}]})");
   ASSERT_TRUE(p->Signal(SIGHUP).ok());
-  std::this_thread::sleep_for(milliseconds(500));
-  EXPECT_FALSE(p->Wait(milliseconds(10)).ok()) << "the daemon must survive a bad reload";
+  // The daemon has read the bad config and turned it down: only now can it be checked
+  // that the rejection changed nothing.
+  std::string log;
+  EXPECT_TRUE(testing::WaitUntil([&] {
+    log = testing::ReadTextFile(tmp_.path() + "/hup.log");
+    return log.find("new config rejected") != std::string::npos;
+  })) << log;
+  EXPECT_FALSE(p->Wait(milliseconds(0)).ok()) << "the daemon must survive a bad reload";
   EXPECT_EQ(kubelet_->View(kRes).devices.size(), 9u);
   EXPECT_TRUE(kubelet_->Allocate(kRes, {"8"}).ok());
-  std::string log = testing::ReadTextFile(tmp_.path() + "/hup.log");
-  EXPECT_NE(log.find("new config rejected"), std::string::npos) << log;
   ASSERT_TRUE(p->Signal(SIGTERM).ok());
   EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
   kubelet_->Stop();
 }
 
-// A kubelet restart against the real process: re-registered in under a second.
+// A kubelet restart against the real process: kubelet.sock's re-creation alone brings the
+// re-registration (no health poll, and the periodic rescan is a minute away), with the full
+// list. bench/dp_storm_bench measures how fast.
 TEST_F(DaemonTest, KubeletRestart) {
   WriteConfig(Config(5));
   ASSERT_TRUE(kubelet_->Start().ok());
-  auto p = Spawn({"--config", config_}, "restart.log");
+  auto p = Spawn({"--config", config_, "--health-poll-interval", "0"}, "restart.log");
   ASSERT_TRUE(p.ok());
   ASSERT_TRUE(WaitDevices(5));
-  auto t0 = std::chrono::steady_clock::now();
   ASSERT_TRUE(kubelet_->Restart().ok());
   ASSERT_TRUE(kubelet_->WaitFor(
       kRes,
       [](const fake::ResourceView& v) {
         return v.registrations >= 2 && v.connected && v.devices.size() == 5;
       },
-      milliseconds(5000)))
+      milliseconds(10000)))
       << testing::ReadTextFile(tmp_.path() + "/restart.log");
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
   ASSERT_TRUE(p->Signal(SIGTERM).ok());
   EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
   kubelet_->Stop();
@@ -114,10 +118,11 @@ TEST_F(DaemonTest, KubeletRestart) {
 // directories) run at once; the new one registers and its socket replaces the old one's;
 // then the old one terminates. Its shutdown must leave the new instance's socket, CDI spec
 // and pool description in place, and the kubelet keeps the new one's open ListAndWatch and
-// full list. The parameter is how long both run before the SIGTERM. The old one polls
-// health every 50 ms, so it republishes (and is tempted to rewrite the shared files)
-// meanwhile; the new one does not poll, so it would not repair a file deleted under it.
-class OverlapTest : public DaemonTest, public ::testing::WithParamInterface<int> {
+// full list. The parameter: whether the old one gets its SIGTERM only once it has noticed
+// the new one and stands by. The old one polls health every 50 ms, so it republishes (and
+// is tempted to rewrite the shared files) meanwhile; the new one does not poll, so it would
+// not repair a file deleted under it.
+class OverlapTest : public DaemonTest, public ::testing::WithParamInterface<bool> {
  protected:
   Result<Subprocess> SpawnInstance(const std::string& log, const std::string& health_poll) {
     return Spawn({"--config", config_, "--use-cdi", "--cdi-spec-dir", tmp_.path() + "/cdi",
@@ -146,14 +151,27 @@ TEST_P(OverlapTest, OldInstanceExitLeavesNewRegistration) {
         return v.registrations == 2 && v.connected && v.devices.size() == 5;
       },
       milliseconds(5000)));
-  std::this_thread::sleep_for(milliseconds(GetParam()));
+  const bool standing_by = GetParam();
+  if (standing_by) {
+    ASSERT_TRUE(testing::WaitUntil([&] {
+      return testing::ReadTextFile(tmp_.path() + "/old.log").find("standing by") !=
+             std::string::npos;
+    })) << testing::ReadTextFile(tmp_.path() + "/old.log");
+  }
   const auto before = kubelet_->View(kRes);
   const ino_t socket_inode = dp::InodeOf(Socket());
   ASSERT_NE(socket_inode, 0u);
 
   ASSERT_TRUE(old_p->Signal(SIGTERM).ok());
   EXPECT_EQ(*old_p->Wait(milliseconds(10000)), 0);
-  std::this_thread::sleep_for(milliseconds(300));  // for a late ListAndWatch end
+  // The new instance has handled what the old one's exit caused (file events in the
+  // directories it watches) once its loop has served a later request: a SIGHUP, whose
+  // reload of the same file it logs as unchanged.
+  ASSERT_TRUE(new_p->Signal(SIGHUP).ok());
+  EXPECT_TRUE(testing::WaitUntil([&] {
+    return testing::ReadTextFile(tmp_.path() + "/new.log").find("config file unchanged") !=
+           std::string::npos;
+  })) << testing::ReadTextFile(tmp_.path() + "/new.log");
   const std::string logs = "\nold:\n" + testing::ReadTextFile(tmp_.path() + "/old.log") +
                            "\nnew:\n" + testing::ReadTextFile(tmp_.path() + "/new.log");
   EXPECT_EQ(dp::InodeOf(Socket()), socket_inode) << "the new instance's socket" << logs;
@@ -164,7 +182,7 @@ TEST_P(OverlapTest, OldInstanceExitLeavesNewRegistration) {
   EXPECT_EQ(after.registrations, before.registrations) << "no re-registration needed" << logs;
   EXPECT_EQ(after.devices.size(), 5u);
   EXPECT_TRUE(kubelet_->Allocate(kRes, {"0"}).ok());
-  if (GetParam() > 0) {
+  if (standing_by) {
     EXPECT_NE(logs.find("standing by"), std::string::npos) << logs;
   }
   // The files are still the new instance's: its shutdown removes them, and the socket.
@@ -176,8 +194,8 @@ TEST_P(OverlapTest, OldInstanceExitLeavesNewRegistration) {
   kubelet_->Stop();
 }
 
-// SIGTERM at once (the old one may not have noticed the new one yet), and after 600 ms.
-INSTANTIATE_TEST_SUITE_P(Overlap, OverlapTest, ::testing::Values(0, 600));
+// SIGTERM at once (the old one may not have noticed the new one yet), and once it stands by.
+INSTANTIATE_TEST_SUITE_P(Overlap, OverlapTest, ::testing::Bool());
 
 // A plain HTTP GET to 127.0.0.1:`port`; returns the whole response ("" on failure).
 std::string HttpGet(int port, const std::string& path) {

@@ -10,6 +10,7 @@
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/plugin_service.h"
+#include "tests/test_util.h"
 
 namespace hcashare::dp {
 namespace {
@@ -50,8 +51,7 @@ class ListWatchTest : public ::testing::Test {
   }
 
   bool WaitOpen(int n) {
-    for (int i = 0; i < 500 && open_.load() != n; ++i) std::this_thread::sleep_for(milliseconds(5));
-    return open_.load() == n;
+    return testing::WaitUntil([&] { return open_.load() == n; });
   }
 
   TempDir tmp_{"hcashare-lw-"};
