@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -470,23 +471,31 @@ TEST_F(HttpServerTest, RequestHeadSizeIsCapped) {
   EXPECT_EQ(HttpGet(port_, "/metrics").status, 200);
 }
 
-// A silent client holds only its own connection: others are answered at once, and it is
-// closed (nothing sent) when its 2 s for a request head have passed.
+// True when nothing can be read from `fd` yet: the peer has neither sent nor closed.
+bool Pending(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 0;
+}
+
+// A silent client holds only its own connection: another client is answered while it is
+// still open (a server that waited for it would answer only after closing it, at its 2 s
+// for a request head), and it is closed (nothing sent) when those 2 s have passed.
 TEST_F(HttpServerTest, SilentClientDoesNotDelayOthers) {
+  const auto start = Clock::now();  // before the connection, so before its deadline starts
   UniqueFd idle = Connect(port_);
   ASSERT_TRUE(idle.valid());
-  auto start = Clock::now();
   Reply r = HttpGet(port_, "/metrics");
   EXPECT_EQ(r.status, 200);
-  EXPECT_LT(MsSince(start), 100);
-  start = Clock::now();
+  EXPECT_TRUE(Pending(idle.get())) << "the silent client was dropped before the other's answer";
   EXPECT_EQ(ReadAll(idle.get()), "");
   EXPECT_GE(MsSince(start), 1500);  // the head deadline, not an early close
 }
 
 // Issue 15: five stalled half-sent requests delayed /healthz by 10 s, past the liveness
 // probe's 3 s. With 100 stalled connections (more than the server holds at once) every
-// probe is still answered within 100 ms; a stalled client that sent part of a request gets
+// probe is still answered while the newest stalled request is pending (a server that
+// waited on stalled requests would have timed it out first; bench/prompt_bench measures
+// the probe against the issue's 100 ms); a stalled client that sent part of a request gets
 // 408 or is closed, never a hang.
 TEST_F(HttpServerTest, HundredStalledConnectionsDoNotDelayTheProbe) {
   std::vector<UniqueFd> stalled;
@@ -498,11 +507,10 @@ TEST_F(HttpServerTest, HundredStalledConnectionsDoNotDelayTheProbe) {
               static_cast<ssize_t>(part.size()));
   }
   for (int probe = 0; probe < 5; ++probe) {
-    const auto start = Clock::now();
     Reply r = HttpGet(port_, "/healthz");
     EXPECT_EQ(r.status, 404) << r.raw;  // the handler's answer: the server answered
-    EXPECT_LT(MsSince(start), 100) << "probe " << probe;
   }
+  EXPECT_TRUE(Pending(stalled.back().get())) << "the probes waited for the stalled requests";
   for (auto& fd : stalled) {
     const Reply r = ParseReply(ReadAll(fd.get()));
     EXPECT_TRUE(r.raw.empty() || r.status == 408) << r.raw;
@@ -510,13 +518,13 @@ TEST_F(HttpServerTest, HundredStalledConnectionsDoNotDelayTheProbe) {
   EXPECT_EQ(HttpGet(port_, "/metrics").status, 200);
 }
 
+// The destructor does not wait for a client: had it waited for the incomplete request's
+// deadline, the client would have been answered 408.
 TEST_F(HttpServerTest, DestructorIsPromptWithAnIdleClient) {
   UniqueFd idle = Connect(port_);
   ASSERT_TRUE(idle.valid());
   ASSERT_EQ(::send(idle.get(), "GET /met", 8, MSG_NOSIGNAL), 8);  // an incomplete request
-  auto start = Clock::now();
   server_.reset();
-  EXPECT_LT(MsSince(start), 1000);
   EXPECT_EQ(ReadAll(idle.get()), "");    // closed, nothing sent
   EXPECT_FALSE(Connect(port_).valid());  // no longer listening
 }
@@ -557,13 +565,17 @@ TEST(HttpServerStartTest, LocalhostAndIpv6Loopback) {
   EXPECT_EQ(Exchange((*v6)->port(), "GET /b HTTP/1.1\r\n\r\n", "::1").body, "/b");
 }
 
+// Idle, the server thread waits with no timeout at all: only the destructor's wake-up can
+// end it (a destructor that hangs fails the test, after a safety limit).
 TEST(HttpServerStartTest, DestructorIsPromptWhenIdle) {
   auto s = HttpServer::Start("127.0.0.1:0", [](const std::string&) { return HttpResponse{}; });
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  std::unique_ptr<HttpServer> server = std::move(s).value();
-  auto start = Clock::now();
-  server.reset();
-  EXPECT_LT(MsSince(start), 1000);
+  std::shared_ptr<HttpServer> server = std::move(s).value();
+  testing::BlockingCall<bool> destroyed([server = std::move(server)]() mutable {
+    server.reset();  // the last reference
+    return true;
+  });
+  EXPECT_TRUE(destroyed.Returned()) << "the destructor did not return";
 }
 
 }  // namespace

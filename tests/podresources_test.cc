@@ -282,22 +282,36 @@ TEST_F(PodResourcesTest, ResourceExhaustedForeverIsUnavailableAfterTheAttempts) 
   ExpectCalls(4, 0, 0);
 }
 
-// Back-off between attempts: 50 ms then 100 ms, each jittered to no less than half.
+// Back-off between attempts: 50 ms then 100 ms (as logged at debug), each slept and
+// jittered to no less than half: at least 25 + 50 ms in all (a lower bound that no slow
+// machine breaks).
 TEST_F(PodResourcesTest, ResourceExhaustedBacksOff) {
   StartFake();
   fake_->FailNextWithResourceExhausted(-1);
   opts_.resource_exhausted_attempts = 3;
   opts_.backoff_initial = milliseconds(50);
+  std::mutex mu;
+  std::vector<std::string> backoffs;  // "backoff_ms=N" of each retry, in order
+  SetLogSink([&](const std::string& line) {
+    const size_t at = line.find("backoff_ms=");
+    if (line.find("rate-limited, retrying") == std::string::npos || at == std::string::npos) return;
+    std::lock_guard<std::mutex> lock(mu);
+    backoffs.push_back(line.substr(at, line.find(' ', at) - at));
+  });
+  SetLogLevel(LogLevel::kDebug);
   auto start = steady_clock::now();
   auto r = Lookup();
   auto elapsed = steady_clock::now() - start;
+  SetLogLevel(LogLevel::kInfo);
+  SetLogSink(nullptr);
   ASSERT_FALSE(r.ok());
+  EXPECT_EQ(backoffs, (std::vector<std::string>{"backoff_ms=50", "backoff_ms=100"}));
   EXPECT_GE(elapsed, milliseconds(75));
-  EXPECT_LT(elapsed, milliseconds(3000));
   ExpectCalls(3, 0, 0);
 }
 
-// A peer that accepts connections (the kernel's backlog does) but never speaks HTTP/2.
+// A peer that accepts connections (the kernel's backlog does) but never speaks HTTP/2: the
+// call's deadline ends the lookup (not before it: a lower bound no slow machine breaks).
 TEST_F(PodResourcesTest, SilentServerIsUnavailableWithinTheDeadline) {
   const std::string path = PodResourcesSocketPath(tmp_.path());
   ASSERT_EQ(::mkdir((tmp_.path() + "/pod-resources").c_str(), 0755), 0);
@@ -319,10 +333,10 @@ TEST_F(PodResourcesTest, SilentServerIsUnavailableWithinTheDeadline) {
   EXPECT_TRUE(Contains(r.status().message(), path));
   EXPECT_TRUE(Contains(r.status().message(), "DEADLINE_EXCEEDED"));
   EXPECT_GE(elapsed, milliseconds(150));
-  EXPECT_LT(elapsed, milliseconds(2000));
 }
 
-// A socket file nobody listens on (a dead kubelet): no fallback to the checkpoint.
+// A socket file nobody listens on (a dead kubelet): refused at once, not after the call's
+// deadline, and no fallback to the checkpoint.
 TEST_F(PodResourcesTest, StaleSocketIsUnavailable) {
   const std::string path = PodResourcesSocketPath(tmp_.path());
   ASSERT_EQ(::mkdir((tmp_.path() + "/pod-resources").c_str(), 0755), 0);
@@ -338,13 +352,12 @@ TEST_F(PodResourcesTest, StaleSocketIsUnavailable) {
   ASSERT_TRUE(WriteFile(KubeletCheckpointPath(tmp_.path()),
                         R"({"Data": {"PodDeviceEntries": [{"PodUID": "uid-trainer",
                             "ResourceName": "r/x", "DeviceIDs": ["d"]}]}})"));
-  auto start = steady_clock::now();
   auto r = Lookup();
   ASSERT_FALSE(r.ok()) << Str(r);
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
   EXPECT_TRUE(Contains(r.status().message(), "v1 Get"));
   EXPECT_TRUE(Contains(r.status().message(), "UNAVAILABLE"));
-  EXPECT_LT(steady_clock::now() - start, milliseconds(3000));
+  EXPECT_FALSE(Contains(r.status().message(), "DEADLINE_EXCEEDED"));
 }
 
 // A fresh connection per lookup: a restarted kubelet (new socket inode) is reached.

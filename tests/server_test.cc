@@ -135,10 +135,7 @@ TEST_F(ServerTest, RegistersThroughPluginsRegistry) {
   auto* m = StartManager(TwoResources(), Options(RegistrationMode::kPluginsRegistry));
   ASSERT_TRUE(WaitListed(kResA, 8));
   EXPECT_EQ(kubelet_->View(kResA).endpoint, kubelet_root_ + "/plugins_registry/hca_a.sock");
-  for (int i = 0; i < 100 && !m->Servers()[kResA].registered; ++i) {
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  EXPECT_TRUE(m->Servers()[kResA].registered);
+  EXPECT_TRUE(testing::WaitUntil([&] { return m->Servers()[kResA].registered; }));
   EXPECT_EQ(m->Servers()[kResA].mode, RegistrationMode::kPluginsRegistry);
 }
 
@@ -195,22 +192,21 @@ TEST_F(ServerTest, AllocateAndBadId) {
 }
 
 // A kubelet restart (every socket deleted, kubelet.sock recreated) is followed by a full
-// re-registration in under a second.
-TEST_F(ServerTest, KubeletRestartReRegistersUnderOneSecond) {
+// re-registration, brought by the file events alone: no health poll, no periodic rescan
+// (bench/dp_storm_bench measures how fast).
+TEST_F(ServerTest, KubeletRestartReRegistersOnTheSocketEvents) {
   ASSERT_TRUE(kubelet_->Start().ok());
-  StartManager(TwoResources());
+  ManagerOptions opts = Options();
+  opts.health_poll_interval = milliseconds(0);  // its tick re-checks kubelet.sock too
+  StartManager(TwoResources(), opts);
   ASSERT_TRUE(WaitListed(kResA, 8));
   ASSERT_TRUE(WaitListed(kResB, 4));
-  auto t0 = std::chrono::steady_clock::now();
   ASSERT_TRUE(kubelet_->Restart().ok());
   auto again = [](const fake::ResourceView& v) {
     return v.registrations >= 2 && Listed(v, v.devices.size()) && !v.devices.empty();
   };
-  ASSERT_TRUE(kubelet_->WaitFor(kResA, again, milliseconds(5000)));
-  ASSERT_TRUE(kubelet_->WaitFor(kResB, again, milliseconds(5000)));
-  auto took = std::chrono::steady_clock::now() - t0;
-  EXPECT_LT(took, milliseconds(1000))
-      << "re-registration took " << std::chrono::duration_cast<milliseconds>(took).count() << " ms";
+  ASSERT_TRUE(kubelet_->WaitFor(kResA, again, milliseconds(10000)));
+  ASSERT_TRUE(kubelet_->WaitFor(kResB, again, milliseconds(10000)));
   EXPECT_EQ(kubelet_->View(kResA).devices.size(), 8u);
   EXPECT_TRUE(kubelet_->Allocate(kResA, {"0"}).ok());
 }
@@ -233,7 +229,7 @@ TEST_F(ServerTest, HotRemovalPushedByPeriodicRescan) {
   StartManager(TwoResources(8, /*interval=*/1));
   ASSERT_TRUE(WaitListed(kResB, 4));
   ASSERT_TRUE(node_->RemovePciFunction("0000:86:00.0").ok());
-  ASSERT_TRUE(WaitListed(kResB, 4, milliseconds(4000), "Unhealthy"));
+  ASSERT_TRUE(WaitListed(kResB, 4, milliseconds(10000), "Unhealthy"));
   auto resp = kubelet_->Allocate(kResA, {"0"});
   ASSERT_TRUE(resp.ok());
   for (const auto& d : resp->container_responses(0).devices()) {
@@ -253,12 +249,8 @@ TEST_F(ServerTest, UpdatesWithoutKubeletDoNotBlock) {
       ASSERT_TRUE(node_->RemovePciFunction("0000:86:00.0").ok());
     }
     m->RescanNow();
-    bool done = false;
-    for (int j = 0; j < 200 && !done; ++j) {
-      done = m->scans() > before;
-      if (!done) std::this_thread::sleep_for(milliseconds(5));
-    }
-    ASSERT_TRUE(done) << "rescan " << i << " blocked";
+    ASSERT_TRUE(testing::WaitUntil([&] { return m->scans() > before; }))
+        << "rescan " << i << " blocked";
   }
   ASSERT_TRUE(kubelet_->Start().ok());
   ASSERT_TRUE(WaitListed(kResB, 4, milliseconds(5000), "Unhealthy"));
@@ -276,9 +268,8 @@ TEST_F(ServerTest, ReloadAppliesChanges) {
   ASSERT_TRUE(WaitListed(kResA, 3));
   ASSERT_TRUE(WaitListed("rdma/hca_c", 2));
   EXPECT_EQ(kubelet_->View(kResA).registrations, 1) << "a changed resource keeps its registration";
-  for (int i = 0; i < 100 && fs::exists(kubelet_root_ + "/device-plugins/hca_b.sock"); ++i) {
-    std::this_thread::sleep_for(milliseconds(20));
-  }
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] { return !fs::exists(kubelet_root_ + "/device-plugins/hca_b.sock"); }));
   EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_b.sock"));
   auto resp = kubelet_->Allocate(kResA, {"2"});
   ASSERT_TRUE(resp.ok());
@@ -295,14 +286,17 @@ TEST_F(ServerTest, OverlappingInstancesNewestWins) {
   ASSERT_TRUE(kubelet_->WaitFor(
       kResA, [](const fake::ResourceView& v) { return v.registrations >= 2 && v.connected; },
       milliseconds(5000)));
-  for (int i = 0; i < 150 && !old_m->Servers()[kResA].standby; ++i) {
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  EXPECT_TRUE(old_m->Servers()[kResA].standby);
+  EXPECT_TRUE(testing::WaitUntil([&] { return old_m->Servers()[kResA].standby; }));
+  // The new instance's side of its registration (the kubelet counts it first).
+  EXPECT_TRUE(testing::WaitUntil([&] { return new_m->Servers()[kResA].registered; }));
   EXPECT_FALSE(new_m->Servers()[kResA].standby);
   old_m->Stop();
   EXPECT_TRUE(fs::exists(kubelet_root_ + "/device-plugins/hca_a.sock"));
-  std::this_thread::sleep_for(milliseconds(500));
+  // The new instance has looked at what the old one's stop left: a scan re-checks every
+  // socket it serves, after the file events that came before it.
+  const uint64_t scans = new_m->scans();
+  new_m->RescanNow();
+  ASSERT_TRUE(testing::WaitUntil([&] { return new_m->scans() > scans; }));
   auto v = kubelet_->View(kResA);
   EXPECT_TRUE(v.connected);
   EXPECT_TRUE(kubelet_->Allocate(kResA, {"0"}).ok());
@@ -325,10 +319,14 @@ TEST_F(ServerTest, ExclusiveNetnsModeAdvertisesNothing) {
 
 // A rejected registration is retried with back-off until the kubelet accepts it.
 TEST_F(ServerTest, RejectedRegistrationIsRetried) {
+  testing::CapturedLog log;
   kubelet_->SetRegisterError("simulated rejection");
   ASSERT_TRUE(kubelet_->Start().ok());
   auto* m = StartManager(TwoResources());
-  std::this_thread::sleep_for(milliseconds(300));
+  // The kubelet has turned the registration down, and the plugin has tried again.
+  EXPECT_TRUE(testing::WaitUntil([&] {
+    return log.Matching({"simulated rejection", "will retry", kResA}).size() >= 2;
+  })) << log.All();
   EXPECT_FALSE(m->Servers()[kResA].registered);
   kubelet_->SetRegisterError("");
   ASSERT_TRUE(WaitListed(kResA, 8));
@@ -503,11 +501,15 @@ TEST_F(ServerTest, ExclusiveDeviceInPodStaysAdvertised) {
   const char* res = "rdma/hca_vfs";
   ASSERT_TRUE(WaitListed(res, 2));
   ASSERT_TRUE(node_->MoveRdmaToPod("0000:5e:00.2").ok());
+  const uint64_t scans = m->scans();
   m->RescanNow();
-  std::this_thread::sleep_for(milliseconds(300));
+  // A scan has seen the move: its published state still offers both, Healthy.
+  ASSERT_TRUE(testing::WaitUntil([&] { return m->scans() > scans; }));
   EXPECT_TRUE(Listed(kubelet_->View(res), 2));
   auto snap = m->SnapshotOf(res);
   ASSERT_TRUE(snap);
+  EXPECT_EQ(snap->devices, 2);
+  EXPECT_EQ(snap->healthy_devices, 2);
   EXPECT_EQ(snap->pool.in_use.count("0000:5e:00.2"), 1u);
   ASSERT_TRUE(node_->RemovePciFunction("0000:5e:00.2").ok());
   m->RescanNow();
@@ -549,9 +551,11 @@ TEST_F(ServerTest, TopologyAwarePoolGrantsLocalHcas) {
   EXPECT_EQ(pref->container_responses(0).deviceids(1), "2") << "packed onto node 1";
 }
 
-// Kernel events drive rescans: with periodic rescans off, a hot-plugged HCA plus its
-// uevent reaches ListAndWatch within a second.
+// Kernel events drive rescans: with periodic rescans and the health poll off, only the
+// uevent of a hot-removed HCA can bring the change to ListAndWatch; an irrelevant event
+// before it asks for no rescan (bench/event_bench measures the latency).
 TEST_F(ServerTest, UeventTriggersRescan) {
+  testing::CapturedLog log;  // the manager logs each uevent it rescans for
   ASSERT_TRUE(kubelet_->Start().ok());
   ManagerOptions opts = Options();
   opts.health_poll_interval = milliseconds(0);  // the poll would see the removal too
@@ -561,41 +565,45 @@ TEST_F(ServerTest, UeventTriggersRescan) {
   ASSERT_TRUE(WaitListed(kResA, 2));
   ASSERT_TRUE(node_->RemovePciFunction("0000:3b:00.0").ok());
   ASSERT_TRUE(node_->RemovePciFunction("0000:86:00.0").ok());
-  // An irrelevant event changes nothing.
-  uevents_.Inject(Uevent{"add", "/devices/virtual/block/loop0", "block", {}});
-  std::this_thread::sleep_for(milliseconds(300));
   EXPECT_TRUE(Listed(kubelet_->View(kResA), 2, "Healthy"));
-  auto t0 = std::chrono::steady_clock::now();
+  // Events are handled in order: once the second has brought its rescan, the first has been
+  // looked at too, and it must have asked for nothing.
+  uevents_.Inject(Uevent{"add", "/devices/virtual/block/loop0", "block", {}});
   uevents_.Inject(Uevent{"remove", "/devices/pci0000:00/0000:00:01.0/0000:86:00.0", "pci", {}});
-  ASSERT_TRUE(WaitListed(kResA, 2, milliseconds(1000), "Unhealthy"));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
+  ASSERT_TRUE(WaitListed(kResA, 2, milliseconds(10000), "Unhealthy"));
+  const auto rescans = log.Matching({"uevent: rescanning"});
+  ASSERT_EQ(rescans.size(), 1u) << log.All();
+  EXPECT_NE(rescans[0].find("0000:86:00.0"), std::string::npos) << rescans[0];
 }
 
-// A port going DOWN turns the pool Unhealthy within a second (health poll), and recovery
-// is published after the debounce window.
+// A port going DOWN turns the pool Unhealthy (found by the health poll: there is no event),
+// and a recovery right after is held for the debounce window, then published
+// (bench/event_bench measures the latency; device_health_test the window's arithmetic).
 TEST_F(ServerTest, PortDownIsUnhealthyThenRecovers) {
   ASSERT_TRUE(kubelet_->Start().ok());
   ManagerOptions opts = Options();
   opts.health_poll_interval = milliseconds(100);
-  opts.health_debounce = milliseconds(500);
-  StartManager(R"({"configList": [
+  // Long enough that the scan below sees the flap back well inside it, even on a loaded
+  // machine.
+  opts.health_debounce = milliseconds(2000);
+  auto* m = StartManager(R"({"configList": [
     {"resourceName": "hca_b", "rdmaHcaMax": 3, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})",
-               opts);
+                         opts);
   ASSERT_TRUE(WaitListed(kResB, 3));
-  auto t0 = std::chrono::steady_clock::now();
   ASSERT_TRUE(node_->SetPortState("0000:86:00.0", 1, "1: DOWN").ok());
-  ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(1000), "Unhealthy"));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
-  // Flap back at once: held for the debounce window, then published.
-  auto t1 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(10000), "Unhealthy"));
+  // Flap back at once: a scan reads the port ACTIVE again, and the published state stays
+  // Unhealthy for the debounce window; then the recovery is published.
   ASSERT_TRUE(node_->SetPortState("0000:86:00.0", 1, "4: ACTIVE").ok());
-  std::this_thread::sleep_for(milliseconds(250));
+  const uint64_t scans = m->scans();
+  m->RescanNow();
+  ASSERT_TRUE(testing::WaitUntil([&] { return m->scans() > scans; }));
+  EXPECT_EQ(m->SnapshotOf(kResB)->healthy_devices, 0) << "recovery must be held";
   EXPECT_TRUE(Listed(kubelet_->View(kResB), 3, "Unhealthy")) << "recovery must be held";
-  ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(2000)));
-  EXPECT_GE(std::chrono::steady_clock::now() - t1, milliseconds(400));
+  ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(10000)));
   // A netdev going down counts too.
   ASSERT_TRUE(node_->SetOperState("0000:86:00.0", "ib1", "down").ok());
-  ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(2000), "Unhealthy"));
+  ASSERT_TRUE(WaitListed(kResB, 3, milliseconds(10000), "Unhealthy"));
 }
 
 // A veth pair in the test's own namespace, removed on destruction; creating it makes the
@@ -617,8 +625,9 @@ class ScopedVeth {
   bool ok_ = false;
 };
 
-// With watch_links, an rtnetlink link event re-reads device health at once (the poll is
-// far away): a netdev that went down is Unhealthy within a second.
+// With watch_links, an rtnetlink link event re-reads device health at once: the poll is a
+// minute away, so only the event can turn a netdev that went down Unhealthy here
+// (bench/event_bench measures the latency).
 TEST_F(ServerTest, LinkEventRefreshesHealth) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root for a veth";
   ASSERT_TRUE(kubelet_->Start().ok());
@@ -631,11 +640,9 @@ TEST_F(ServerTest, LinkEventRefreshesHealth) {
                opts);
   ASSERT_TRUE(WaitListed(kResB, 2));
   ASSERT_TRUE(node_->SetOperState("0000:86:00.0", "ib1", "down").ok());
-  auto t0 = std::chrono::steady_clock::now();
   ScopedVeth veth;  // the kernel's link notification stands in for ib1's carrier change
   ASSERT_TRUE(veth.ok());
-  ASSERT_TRUE(WaitListed(kResB, 2, milliseconds(1000), "Unhealthy"));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(1000));
+  ASSERT_TRUE(WaitListed(kResB, 2, milliseconds(10000), "Unhealthy"));
 }
 
 // The config file is watched: a ConfigMap-style "..data" symlink swap is applied without a
@@ -669,8 +676,7 @@ TEST_F(ServerTest, ConfigReloadThroughSymlinkSwap) {
   EXPECT_EQ(m->reloads_ok(), 1u);
 
   write_version("..v3", R"({"configList": [{"resourceName": "hca_a"}]})");
-  for (int i = 0; i < 100 && m->reloads_failed() == 0; ++i)
-    std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_TRUE(testing::WaitUntil([&] { return m->reloads_failed() > 0; }));
   EXPECT_EQ(m->reloads_failed(), 1u);
   EXPECT_TRUE(Listed(kubelet_->View(kResA), 5));
   EXPECT_TRUE(kubelet_->View(kResB).connected);
