@@ -6,11 +6,13 @@
 # (docs/testing.md). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# podman and runc build and run the container image (tests/deploy_image_test.sh), and
-# prometheus provides promtool, which lints the daemon's /metrics (tests/metrics_test.cc);
+# podman and runc build and run the container image (tests/deploy_image_test.sh),
+# prometheus provides promtool, which lints the daemon's /metrics (tests/metrics_test.cc),
+# and Go with sprig and sigs.k8s.io/yaml builds the Helm chart's renderer (tests/helm-render);
 # they are test tools, not build dependencies, so they stay out of install-deps.sh's own
 # list (which the image's build stage installs too).
-bash scripts/install-deps.sh podman runc prometheus
+bash scripts/install-deps.sh podman runc prometheus \
+  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev
 
 echo "== format (clang-format, config in .clang-format)"
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror

@@ -1,0 +1,3 @@
+module hcashare-helm-render
+
+go 1.19
