@@ -1,9 +1,12 @@
 // Tests of the Helm chart's own machinery, deploy/helm/hcashare: values.schema.json (which
 // helm checks every value against before it renders) describes values.yaml completely and
-// rejects mistyped values; the schema validator (tests/json_schema_lite.h) and the chart
-// renderer (tests/deploy_helm_render.h) that stand in for helm, which Debian 12 does not
-// package, do what helm does; templates/NOTES.txt names what was installed. The rendered
-// objects themselves are checked in tests/deploy_manifest_test.cc.
+// rejects mistyped values; the schema validator (tests/json_schema_lite.h) that stands in
+// for helm's does what helm's does; templates/NOTES.txt names what was installed; the
+// renderer (tests/helm-render: Go's text/template and sprig, plus Helm's own functions and
+// values handling) does what helm does. The rendered objects themselves are checked in
+// tests/deploy_manifest_test.cc and tests/deploy_overlays_test.cc.
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -11,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/deploy_helm_render.h"
+#include "common/temp_dir.h"
 #include "tests/deploy_support.h"
 #include "tests/json_schema_lite.h"
 #include "tests/test_util.h"
@@ -176,6 +179,7 @@ TEST(DeployChartSchema, CoversEveryKeyOfValuesYaml) {
 
 // What helm would refuse before rendering, the renderer refuses too, naming the value.
 TEST(DeployChartSchema, MistypedValuesFailTheRender) {
+  SKIP_WITHOUT_HELM();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"metrics": {"port": "9402"}})", "metrics.port: expected integer, got string \"9402\""},
       {R"({"metrics": {"port": 70000}})", "metrics.port: 70000 is more than 65535"},
@@ -224,6 +228,7 @@ TEST(DeployChartSchema, MistypedValuesFailTheRender) {
 
 // Every value an enum allows is one the daemon accepts on its command line.
 TEST(DeployChartSchema, EnumValuesAreAcceptedByTheDaemon) {
+  SKIP_WITHOUT_HELM();
   const json props = Schema()["properties"];
   int runs = 0;
   for (const char* key : {"registration", "logLevel", "logFormat"}) {
@@ -248,6 +253,7 @@ TEST(DeployChartSchema, EnumValuesAreAcceptedByTheDaemon) {
 }
 
 TEST(DeployChartSchema, MaxUnavailableIsAValue) {
+  SKIP_WITHOUT_HELM();
   for (const auto& [value, rendered] :
        std::vector<std::pair<json, json>>{{json(), 1}, {3, 3}, {"25%", "25%"}}) {
     SCOPED_TRACE(value.dump());
@@ -273,6 +279,7 @@ std::string Notes(const json& overrides = json::object()) {
 }
 
 TEST(DeployChartNotes, NameWhatWasInstalledAndHowToCheckIt) {
+  SKIP_WITHOUT_HELM();
   const std::string notes = Notes();
   ASSERT_FALSE(notes.empty());
   const auto objs = RenderHelm();
@@ -320,15 +327,19 @@ TEST(DeployChartNotes, NameWhatWasInstalledAndHowToCheckIt) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The renderer (against what Go's text/template and Helm do)
+// The renderer: Go's text/template and sprig as they are, and what Helm adds (include,
+// tpl, required, toYaml and the other YAML and JSON functions, the values) as Helm does it
 
+// Executes `tpl` with `dot` (numbers become float64, as in values) the way a chart
+// template is executed; throws with Go's message when it fails.
 std::string Render(const std::string& tpl, const json& dot = json::object()) {
-  TemplateSet set;
-  set.Add("t", tpl);
-  return set.Execute("t", dot);
+  const RunResult r = RunProcess({Bin("hcashare-helm-render"), "-eval=" + tpl}, dot.dump());
+  if (r.code != 0) throw std::runtime_error(r.err);
+  return r.out;
 }
 
 TEST(HelmRenderer, TrimMarkersAndComments) {
+  SKIP_WITHOUT_HELM();
   EXPECT_EQ(Render("a  {{- 1 -}}  b"), "a1b");
   EXPECT_EQ(Render("a\n  {{- /* gone */ -}}\n  b"), "ab");
   EXPECT_EQ(Render("a {{/* kept spaces */}} b"), "a  b");
@@ -337,28 +348,30 @@ TEST(HelmRenderer, TrimMarkersAndComments) {
 }
 
 TEST(HelmRenderer, ControlStructures) {
-  const json dot = json::parse(R"({"a": true, "n": 0, "s": "", "l": ["x", "y"],
+  SKIP_WITHOUT_HELM();
+  const json dot = json::parse(R"({"a": true, "n": 0, "s": "", "l": ["x", "y"], "e": [],
                                    "m": {"b": 2, "a": 1}, "v": {"k": "w"}})");
   EXPECT_EQ(Render("{{ if .a }}1{{ else }}2{{ end }}", dot), "1");
   EXPECT_EQ(Render("{{ if .n }}1{{ else if .s }}2{{ else }}3{{ end }}", dot), "3");
   EXPECT_EQ(Render("{{ if .missing }}1{{ end }}", dot), "");
   EXPECT_EQ(Render("{{ range $i, $v := .l }}{{ $i }}={{ $v }} {{ end }}", dot), "0=x 1=y ");
   EXPECT_EQ(Render("{{ range $k, $v := .m }}{{ $k }}{{ $v }}{{ end }}", dot), "a1b2");
-  EXPECT_EQ(Render("{{ range .s }}x{{ else }}empty{{ end }}", dot), "empty");
+  EXPECT_EQ(Render("{{ range .e }}x{{ else }}empty{{ end }}", dot), "empty");
   EXPECT_EQ(Render("{{ with .v }}{{ .k }}{{ $.a }}{{ end }}", dot), "wtrue");
   EXPECT_EQ(Render("{{ $x := .v.k }}{{ if .a }}{{ $x = \"z\" }}{{ end }}{{ $x }}", dot), "z");
 }
 
 TEST(HelmRenderer, Functions) {
+  SKIP_WITHOUT_HELM();
   const json dot = json::parse(R"({"e": "", "s": "ab+c", "n": 9402, "list": [1, 2]})");
   EXPECT_EQ(Render("{{ default \"d\" .e }}|{{ .e | default \"d\" }}|{{ default \"d\" .s }}", dot),
             "d|d|ab+c");
   EXPECT_EQ(Render("{{ .s | quote }} {{ quote .n }} {{ \"a\\\"b\" | quote }}", dot),
             "\"ab+c\" \"9402\" \"a\\\"b\"");
-  EXPECT_EQ(Render("{{ printf \"%s-%d:%v%%\" .s .n true | replace \"+\" \"_\" }}", dot),
+  EXPECT_EQ(Render("{{ printf \"%s-%v:%v%%\" .s .n true | replace \"+\" \"_\" }}", dot),
             "ab_c-9402:true%");
   EXPECT_EQ(Render("{{ \"abcdef-\" | trunc 4 }}{{ \"abc-\" | trimSuffix \"-\" }}", dot), "abcdabc");
-  EXPECT_EQ(Render("{{ toJson .list }} {{ eq .s \"ab+c\" }} {{ ne .n 9402 }} {{ not .e }}", dot),
+  EXPECT_EQ(Render("{{ toJson .list }} {{ eq .s \"ab+c\" }} {{ ne .n 9402.0 }} {{ not .e }}", dot),
             "[1,2] true false true");
   EXPECT_EQ(Render("{{ and .s .n }} {{ or .e .s }}", dot), "9402 ab+c");
   EXPECT_EQ(Render("x:{{ \"a: 1\\nb: 2\" | nindent 2 }}", dot), "x:\n  a: 1\n  b: 2");
@@ -369,7 +382,23 @@ TEST(HelmRenderer, Functions) {
             "[ab+c][9402]");
 }
 
+// The functions Helm adds to sprig's, as Helm defines them.
+TEST(HelmRenderer, HelmFunctions) {
+  SKIP_WITHOUT_HELM();
+  const json dot = json::parse(R"({"a": {"b": 1}, "t": "{{ .a.b }}-{{ include \"x\" . }}"})");
+  EXPECT_EQ(Render("{{ define \"x\" }}x{{ end }}{{ tpl .t . }}", dot), "1-x");
+  EXPECT_EQ(Render("{{ required \"need a.b\" .a.b }}", dot), "1");
+  // YAML 1.1, as sigs.k8s.io/yaml reads it: on is true, 0755 octal, and the key n false.
+  EXPECT_EQ(Render("{{ (fromYaml \"k: on\\nm: 0755\").k }} {{ (fromYaml \"m: 0755\").m }}", dot),
+            "true 493");
+  EXPECT_EQ(Render("{{ fromYaml \"n: 1\" | toJson }}", dot), "{\"false\":1}");
+  EXPECT_EQ(Render("{{ (fromYaml \"[\").Error | empty }}", dot), "false");
+  EXPECT_EQ(Render("{{ (fromJson \"{\\\"k\\\": [1]}\").k }}", dot), "[1]");
+  EXPECT_EQ(Render("{{ lookup \"v1\" \"Pod\" \"ns\" \"p\" | len }}", dot), "0");  // no cluster
+}
+
 TEST(HelmRenderer, ToYamlRoundTrips) {
+  SKIP_WITHOUT_HELM();
   const json v = json::parse(R"({
     "strings": ["true", "on", "1.0", "0755", "", " lead", "a: b", "- x", "#c", "null", "x:",
                 "plain/text", "ünï", "two\nlines"],
@@ -381,26 +410,50 @@ TEST(HelmRenderer, ToYamlRoundTrips) {
   EXPECT_NE(yaml.back(), '\n');  // Helm trims the trailing newline
 }
 
-TEST(HelmRenderer, ErrorsInsteadOfGuesses) {
+// Where Go's templates are lenient, what Helm prints: nothing for a missing value (Helm
+// removes Go's "<no value>"), Go's syntax for maps and lists, and a value's number as the
+// float64 it is (1e+06, not formatted by %d, not equal to an integer constant); the rest
+// are errors.
+TEST(HelmRenderer, WhatHelmPrintsAndWhatFails) {
+  SKIP_WITHOUT_HELM();
   const json dot = json::parse(R"({"a": {"b": 1}, "big": 1000000, "l": [1]})");
+  EXPECT_EQ(Render("[{{ .missing }}]", dot), "[]");
+  EXPECT_EQ(Render("{{ .a }} {{ .l }} {{ .big }}", dot), "map[b:1] [1] 1e+06");
+  EXPECT_EQ(Render("{{ printf \"%d\" .a.b }}", dot), "%!d(float64=1)");
   for (const char* bad :
-       {"{{ nosuchfunc 1 }}", "{{ .missing }}", "{{ .missing.x }}", "{{ .a }}", "{{ .l }}",
-        "{{ .big }}", "{{ if .a }}", "{{ end }}", "{{ .a.b", "{{ block \"x\" . }}{{ end }}",
-        "{{ $undefined }}", "{{ eq .a.b \"1\" }}", "{{ printf \"%x\" 1 }}"}) {
+       {"{{ nosuchfunc 1 }}", "{{ .missing.x }}", "{{ if .a }}", "{{ end }}", "{{ .a.b",
+        "{{ $undefined }}", "{{ eq .a.b \"1\" }}", "{{ eq .a.b 1 }}",
+        "{{ required \"need it\" .missing }}", "{{ required \"need it\" \"\" }}",
+        "{{ include \"nope\" . }}", "{{ env \"HOME\" }}", "{{ expandenv \"$HOME\" }}"}) {
     EXPECT_THROW(Render(bad, dot), std::runtime_error) << bad;
   }
 }
 
+// The YAML reader of these tests types scalars as Kubernetes does; the renderer reads
+// values.yaml the same way, and merges -f values into it as Helm does (tables merge,
+// anything else replaces, null deletes a default).
 TEST(HelmRenderer, ValuesAndYamlTyping) {
-  const json base = json::parse(R"({"a": {"x": 1, "y": 2}, "l": [1, 2], "s": "v"})");
-  EXPECT_EQ(MergeValues(base, json::parse(R"({"a": {"y": null, "z": 3}, "l": [9], "s": "w"})")),
-            json::parse(R"({"a": {"x": 1, "z": 3}, "l": [9], "s": "w"})"));
   const auto docs = ParseYamlDocuments(
       "a: on\nb: 'on'\nc: 0755\nd: 1.5\ne: ~\nf: \"1\"\ng: |\n  x\nh: 12\n---\n---\nz: 1\n");
   ASSERT_EQ(docs.size(), 2u);
   EXPECT_EQ(docs[0], json::parse(R"({"a": true, "b": "on", "c": 493, "d": 1.5, "e": null,
                                      "f": "1", "g": "x\n", "h": 12})"));
   EXPECT_THROW(ParseYamlDocuments("a: 1\na: 2\n"), std::runtime_error);
+
+  SKIP_WITHOUT_HELM();
+  TempDir chart("deploy-chart-");
+  std::ofstream(chart.path() + "/Chart.yaml") << "apiVersion: v2\nname: t\nversion: 0.0.1\n";
+  std::ofstream(chart.path() + "/values.yaml")
+      << "a: {x: 1, z: 2}\nl: [1, 2]\ns: v\nb: on\nc: 0755\nd: 'on'\n";
+  std::filesystem::create_directory(chart.path() + "/templates");
+  std::ofstream(chart.path() + "/templates/values.json") << "{{ toJson .Values }}";
+  RenderOptions opts;
+  opts.value_overrides = json::parse(R"({"a": {"x": null, "k": 3}, "l": [9], "s": "w"})");
+  const auto rendered = RenderChart(chart.path(), opts);
+  ASSERT_TRUE(rendered.count("values.json"));
+  EXPECT_EQ(json::parse(rendered.at("values.json")),
+            json::parse(R"({"a": {"z": 2, "k": 3}, "l": [9], "s": "w", "b": true, "c": 493,
+                            "d": "on"})"));
 }
 
 }  // namespace

@@ -1,0 +1,28 @@
+// The rules every DaemonSet of deploy/ must hold (the kustomize base and overlays, the
+// Helm chart with any values): the host paths it may mount and how, capabilities,
+// seccomp, probes, the rolling update, resources from the measured RSS, the image.
+// tests/deploy_rules_test.cc shows that the checker catches each broken rule.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tests/deploy_support.h"
+
+namespace hcashare::deploy {
+
+// The image repository of the manifests.
+extern const std::string kImageRepo;
+
+// What a DaemonSet is expected to say where the manifests differ.
+struct Expect {
+  std::string kubelet_root = "/var/lib/kubelet";
+  std::string cni_bin_dir = "/opt/cni/bin";
+  std::string image = kImageRepo + ":0.1.0";
+  bool install_cni = true;
+};
+
+// Our rules for the DaemonSet `ds`; returns every broken one ({} when it holds them all).
+std::vector<std::string> CheckDaemonSet(json ds, const Expect& e);
+
+}  // namespace hcashare::deploy

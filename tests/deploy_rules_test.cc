@@ -1,0 +1,98 @@
+// The DaemonSet rules checker (tests/deploy_rules.h) catches each broken rule: a check
+// that could not fail would pass every manifest.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/deploy_rules.h"
+#include "tests/deploy_support.h"
+
+namespace hcashare::deploy {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// The checker itself catches what it is there for.
+
+TEST(DeployInvariants, CheckerCatchesBrokenDaemonSets) {
+  const auto objs = BaseObjects();
+  ASSERT_TRUE(Find(objs, "DaemonSet"));
+  const json good = *Find(objs, "DaemonSet");
+  // "C/" is the device-plugin container, "S/" the pod spec.
+  const std::vector<std::pair<std::string, std::string>> breaks = {
+      {R"([{"op": "add", "path": "C/securityContext/privileged", "value": true}])", "privileged"},
+      {R"([{"op": "add", "path": "C/securityContext/capabilities/add", "value": ["SYS_ADMIN"]}])",
+       "capabilities added"},
+      {R"([{"op": "remove", "path": "S/volumes/4"}])", "/sys is not mounted"},
+      {R"([{"op": "replace", "path": "S/volumes/1/hostPath",
+            "value": {"path": "/var/lib/kubelet/device-plugins/kubelet.sock", "type": "Socket"}}])",
+       "socket file"},
+      {R"([{"op": "replace", "path": "C/readinessProbe/httpGet/port", "value": 9999}])",
+       "readinessProbe port"},
+      {R"([{"op": "remove", "path": "C/resources/limits"}])", "memory limit"},
+      {R"([{"op": "replace", "path": "C/image", "value": "registry.example.com/hcashare/hcashare:latest"}])",
+       "image"},
+      {R"([{"op": "remove", "path": "S/tolerations/2"}])", "nvidia.com/gpu"},
+      {R"([{"op": "remove", "path": "S/hostNetwork"}])", "hostNetwork"},
+      {R"([{"op": "replace", "path": "S/volumes/9/hostPath/path", "value": "/tmp"}])",
+       "install-cni"},
+      {R"([{"op": "replace", "path": "C/args/1", "value": "--kubelet-root-dir=/x"}])",
+       "--kubelet-root-dir"},
+      // The kubelet's directories.
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "k", "hostPath": {"path": "/var/lib/kubelet", "type": "Directory"}}}])",
+       "holds the whole kubelet root"},
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "k", "hostPath": {"path": "/var/lib/", "type": "Directory"}}}])",
+       "holds the whole kubelet root"},
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "k", "hostPath": {"path": "/var/lib/kubelet/pods/", "type": "Directory"}}}])",
+       "is in a pods/ directory"},
+      {R"([{"op": "replace", "path": "S/volumes/1/hostPath/path", "value": "/var/lib/kubelet"},
+           {"op": "replace", "path": "C/volumeMounts/1/mountPath", "value": "/var/lib/kubelet"}])",
+       "hostPath /var/lib/kubelet holds /var/lib/kubelet/pods/"},
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "k", "hostPath": {"path": "/var/lib/kubelet/plugins", "type": "Directory"}}}])",
+       "not in device-plugins/, plugins_registry/ or pod-resources/"},
+      {R"([{"op": "add", "path": "S/volumes/-",
+            "value": {"name": "pr", "hostPath": {"path": "/var/lib/kubelet/pod-resources", "type": "Directory"}}},
+           {"op": "add", "path": "C/volumeMounts/-",
+            "value": {"name": "pr", "mountPath": "/var/lib/kubelet/pod-resources"}}])",
+       "(pod-resources) is mounted writable in device-plugin"},
+      {R"([{"op": "remove", "path": "S/volumes/2"}])", "plugins_registry is not mounted"},
+      {R"([{"op": "add", "path": "C/args/-", "value": "--registration=kubelet"}])",
+       "plugins_registry is mounted, but --registration=kubelet never uses it"},
+      // Seccomp, the startup probe, the rolling update.
+      {R"([{"op": "remove", "path": "S/securityContext"}])",
+       "device-plugin: seccompProfile is not RuntimeDefault"},
+      {R"([{"op": "add", "path": "S/initContainers/0/securityContext/seccompProfile",
+            "value": {"type": "Unconfined"}}])",
+       "install-cni: seccompProfile is not RuntimeDefault"},
+      {R"([{"op": "remove", "path": "C/startupProbe"}])", "no startupProbe"},
+      {R"([{"op": "replace", "path": "C/startupProbe/failureThreshold", "value": 3}])",
+       "startupProbe gives up before 120 s"},
+      {R"([{"op": "replace", "path": "C/startupProbe/httpGet/path", "value": "/readyz"}])",
+       "startupProbe is not on /healthz"},
+      {R"([{"op": "remove", "path": "/spec/updateStrategy/rollingUpdate/maxUnavailable"}])",
+       "maxUnavailable"},
+  };
+  for (const auto& [patch_text, expected] : breaks) {
+    std::string p = patch_text;
+    for (const auto& [short_form, pointer] : std::map<std::string, std::string>{
+             {"\"C/", "/spec/template/spec/containers/0/"}, {"\"S/", "/spec/template/spec/"}}) {
+      for (size_t at = p.find(short_form); at != std::string::npos; at = p.find(short_form)) {
+        p.replace(at + 1, 2, pointer);
+      }
+    }
+    SCOPED_TRACE(p);
+    const json broken = good.patch(json::parse(p));
+    const auto problems = CheckDaemonSet(broken, Expect{});
+    ASSERT_FALSE(problems.empty());
+    const std::string all = Join(problems);
+    EXPECT_NE(all.find(expected), std::string::npos) << all;
+  }
+}
+
+}  // namespace
+}  // namespace hcashare::deploy
