@@ -145,6 +145,13 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
 
   // Host paths: the volume, and where the device-plugin container mounts it.
   const json volumes = spec.value("volumes", json::array());
+  // Every mount names a volume of the pod (the API server rejects the pod otherwise).
+  for (const auto& c : all) {
+    for (const auto& m : c.value("volumeMounts", json::array())) {
+      check(Item(volumes, m.value("name", "")) != nullptr,
+            c.value("name", "?") + ": volumeMount " + m.value("name", "") + " names no volume");
+    }
+  }
   auto host_mount = [&](const std::string& host_path) -> const json* {
     for (const auto& v : volumes) {
       if (!v.contains("hostPath") || v["hostPath"].value("path", "") != host_path) continue;

@@ -61,6 +61,8 @@ TEST(DeployInvariants, CheckerCatchesBrokenDaemonSets) {
             "value": {"name": "pr", "mountPath": "/var/lib/kubelet/pod-resources"}}])",
        "(pod-resources) is mounted writable in device-plugin"},
       {R"([{"op": "remove", "path": "S/volumes/2"}])", "plugins_registry is not mounted"},
+      {R"([{"op": "add", "path": "C/volumeMounts/-", "value": {"name": "nope", "mountPath": "/x"}}])",
+       "device-plugin: volumeMount nope names no volume"},
       {R"([{"op": "add", "path": "C/args/-", "value": "--registration=kubelet"}])",
        "plugins_registry is mounted, but --registration=kubelet never uses it"},
       // Seccomp, the startup probe, the rolling update.
