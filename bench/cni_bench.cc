@@ -19,9 +19,9 @@
 #include "common/exec.h"
 #include "common/netdev.h"
 #include "common/netns.h"
-#include "common/sim_node.h"
 #include "common/subprocess.h"
 #include "common/temp_dir.h"
+#include "testing/sim_node.h"
 
 namespace hcashare {
 namespace {
@@ -67,11 +67,11 @@ int Main(int argc, char** argv) {
       0) {
     return 1;
   }
-  SimNode node(tmp.path() + "/host");
-  SimPciFunction pf;
+  fake::SimNode node(tmp.path() + "/host");
+  fake::SimPciFunction pf;
   pf.address = "0000:3b:00.0";
   pf.netdevs = {"pf0"};
-  SimPciFunction vf;
+  fake::SimPciFunction vf;
   vf.address = "0000:3b:00.2";
   vf.physfn = pf.address;
   vf.netdevs = {"bvf0"};

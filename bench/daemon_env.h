@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "common/sim_node.h"
 #include "common/subprocess.h"
 #include "common/temp_dir.h"
+#include "testing/sim_node.h"
 
 namespace hcashare::bench {
 
@@ -18,7 +18,7 @@ struct DaemonEnv {
   std::string kubelet = tmp.path() + "/kubelet";
   std::string config = tmp.path() + "/config.json";
   std::string log = tmp.path() + "/plugin.log";
-  SimNode node{host};  // hot-plug through this one: it numbers the char devices
+  fake::SimNode node{host};  // hot-plug through this one: it numbers the char devices
 
   // Writes the demo node and `config_json`.
   Status Prepare(const std::string& config_json) {

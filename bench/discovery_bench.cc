@@ -5,10 +5,10 @@
 #include <cstdio>
 
 #include "common/host.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/discovery.h"
+#include "testing/sim_node.h"
 
 namespace hcashare {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 struct BigNode {
   explicit BigNode(int n) : node(tmp.path()) {
     for (int i = 0; i < n; ++i) {
-      SimPciFunction f;
+      fake::SimPciFunction f;
       char addr[32];
       std::snprintf(addr, sizeof(addr), "0000:%02x:%02x.%x", 1 + i / 64, (i / 8) % 8, i % 8);
       f.address = addr;
@@ -41,7 +41,7 @@ struct BigNode {
     }
   }
   TempDir tmp;
-  SimNode node;
+  fake::SimNode node;
 };
 
 void BM_DiscoveryScan(benchmark::State& state) {

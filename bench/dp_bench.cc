@@ -21,7 +21,7 @@
 
 #include "bench/bench_util.h"
 #include "bench/daemon_env.h"
-#include "tools/fake_kubelet.h"
+#include "testing/fake_kubelet.h"
 
 namespace hcashare {
 namespace {

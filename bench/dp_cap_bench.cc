@@ -14,8 +14,8 @@
 
 #include "bench/bench_util.h"
 #include "bench/daemon_env.h"
+#include "testing/fake_kubelet.h"
 #include "tests/support/dp_configs.h"
-#include "tools/fake_kubelet.h"
 
 namespace hcashare {
 namespace {

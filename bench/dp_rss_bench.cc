@@ -21,7 +21,7 @@
 
 #include "bench/bench_util.h"
 #include "bench/daemon_env.h"
-#include "tools/fake_kubelet.h"
+#include "testing/fake_kubelet.h"
 
 namespace hcashare {
 namespace {
@@ -96,7 +96,7 @@ int Main(int argc, char** argv) {
   auto rescan = [&]() -> Status {
     const bool add = round++ % 2 == 0;
     RETURN_IF_ERROR(
-        add ? env.node.AddPciFunction(SimNode::IbHca(kHotplugAddress, "ib9", "mlx5_9", 1))
+        add ? env.node.AddPciFunction(fake::SimNode::IbHca(kHotplugAddress, "ib9", "mlx5_9", 1))
             : env.node.RemovePciFunction(kHotplugAddress));
     const int lists = kubelet.View(kHotplugged).lists_received;
     env.WriteConfig(Config(add ? 3601 : 3600));  // always differs from the running one

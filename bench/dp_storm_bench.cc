@@ -14,8 +14,8 @@
 
 #include "bench/bench_util.h"
 #include "bench/daemon_env.h"
-#include "tools/fake_kubelet.h"
-#include "tools/restart_storm.h"
+#include "testing/fake_kubelet.h"
+#include "testing/restart_storm.h"
 
 namespace hcashare {
 namespace {

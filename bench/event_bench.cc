@@ -15,12 +15,14 @@
 #include "common/host.h"
 #include "common/log.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
 #include "deviceplugin/plugin_manager.h"
-#include "tools/fake_kubelet.h"
+#include "testing/fake_kubelet.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/fake_uevent_source.h"
+#include "testing/sim_node.h"
 
 namespace hcashare {
 namespace {
@@ -45,13 +47,13 @@ int Main(int argc, char** argv) {
   SetLogLevel(LogLevel::kError);
 
   TempDir tmp("hcashare-evbench-");
-  SimNode node(tmp.path() + "/host");
-  if (!node.AddPciFunction(SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok()) return 1;
+  fake::SimNode node(tmp.path() + "/host");
+  if (!node.AddPciFunction(fake::SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok()) return 1;
   auto host = NewRootedHost(tmp.path() + "/host");
   fake::FakeKubelet kubelet(tmp.path() + "/kubelet");
   if (!kubelet.Start().ok()) return 1;
-  FakeRdmaSystem rdma(Status::Unavailable("bench"));
-  FakeUeventSource uevents;
+  fake::FakeRdmaSystem rdma(Status::Unavailable("bench"));
+  fake::FakeUeventSource uevents;
   dp::ManagerOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
   opts.server.mode = dp::RegistrationMode::kKubelet;
@@ -77,7 +79,7 @@ int Main(int argc, char** argv) {
     if (remove) {
       (void)node.RemovePciFunction("0000:3b:00.0");
     } else {
-      (void)node.AddPciFunction(SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0));
+      (void)node.AddPciFunction(fake::SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0));
     }
     uevents.Inject(Uevent{
         remove ? "remove" : "add", "/devices/pci0000:00/0000:00:01.0/0000:3b:00.0", "pci", {}});

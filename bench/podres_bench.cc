@@ -11,7 +11,7 @@
 
 #include "cni/podresources.h"
 #include "common/temp_dir.h"
-#include "tools/fake_podresources.h"
+#include "testing/fake_podresources.h"
 
 namespace hcashare {
 namespace {

@@ -16,13 +16,15 @@
 #include "common/host.h"
 #include "common/log.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/plugin_manager.h"
-#include "tools/fake_kubelet.h"
+#include "testing/fake_kubelet.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/fake_uevent_source.h"
+#include "testing/sim_node.h"
 
 namespace hcashare {
 namespace {
@@ -46,14 +48,14 @@ int Main(int argc, char** argv) {
   SetLogLevel(LogLevel::kError);
 
   TempDir tmp("hcashare-unplug-");
-  SimNode node(tmp.path() + "/host");
-  if (!node.AddPciFunction(SimNode::IbHca(kHcaA, "ib0", "mlx5_0", 0)).ok()) return 1;
-  if (!node.AddPciFunction(SimNode::IbHca(kHcaB, "ib1", "mlx5_1", 1)).ok()) return 1;
+  fake::SimNode node(tmp.path() + "/host");
+  if (!node.AddPciFunction(fake::SimNode::IbHca(kHcaA, "ib0", "mlx5_0", 0)).ok()) return 1;
+  if (!node.AddPciFunction(fake::SimNode::IbHca(kHcaB, "ib1", "mlx5_1", 1)).ok()) return 1;
   auto host = NewRootedHost(tmp.path() + "/host");
   fake::FakeKubelet kubelet(tmp.path() + "/kubelet");
   if (!kubelet.Start().ok()) return 1;
-  FakeRdmaSystem rdma(Status::Unavailable("bench"));
-  FakeUeventSource uevents;  // never fires: the removal has no uevent
+  fake::FakeRdmaSystem rdma(Status::Unavailable("bench"));
+  fake::FakeUeventSource uevents;  // never fires: the removal has no uevent
   dp::ManagerOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
   opts.server.mode = dp::RegistrationMode::kKubelet;
@@ -86,7 +88,7 @@ int Main(int argc, char** argv) {
       return 1;
     }
     unplug.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    (void)node.AddPciFunction(SimNode::IbHca(kHcaB, "ib1", "mlx5_1", 1));
+    (void)node.AddPciFunction(fake::SimNode::IbHca(kHcaB, "ib1", "mlx5_1", 1));
     if (!kubelet.WaitFor("rdma/b", health_is(dp::kHealthy), milliseconds(120000))) return 1;
   }
   std::printf(

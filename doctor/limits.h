@@ -27,16 +27,4 @@ class ProcessLimits {
 // This process (getrlimit and capget).
 std::unique_ptr<ProcessLimits> NewProcessLimits();
 
-// A double with fixed answers.
-class FakeProcessLimits final : public ProcessLimits {
- public:
-  FakeProcessLimits(uint64_t memlock, bool ipc_lock) : memlock_(memlock), ipc_lock_(ipc_lock) {}
-  Result<uint64_t> MemlockBytes() const override { return memlock_; }
-  bool HasIpcLock() const override { return ipc_lock_; }
-
- private:
-  uint64_t memlock_;
-  bool ipc_lock_;
-};
-
 }  // namespace hcashare::doctor

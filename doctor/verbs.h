@@ -45,23 +45,4 @@ class Verbs {
 // life of the process, as the providers it loads expect.
 std::unique_ptr<Verbs> NewLibibverbs();
 
-// A double with fixed answers.
-class FakeVerbs final : public Verbs {
- public:
-  FakeVerbs() = default;
-  Status Load() override { return load_; }
-  Result<std::vector<std::string>> ListDevices() override;
-  Result<std::vector<VerbsPort>> QueryPorts(const std::string& name) override;
-
-  void set_load(Status s) { load_ = std::move(s); }
-  void set_devices(Result<std::vector<std::string>> d) { devices_ = std::move(d); }
-  // The answer QueryPorts gives for `name`.
-  void set_ports(const std::string& name, Result<std::vector<VerbsPort>> ports);
-
- private:
-  Status load_;
-  Result<std::vector<std::string>> devices_ = std::vector<std::string>{};
-  std::map<std::string, Result<std::vector<VerbsPort>>> ports_;
-};
-
 }  // namespace hcashare::doctor

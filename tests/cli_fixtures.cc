@@ -8,16 +8,16 @@
 namespace hcashare::testing {
 namespace {
 
-SimPciBridge RootPort(const std::string& address, const std::string& host_bridge, int numa) {
-  SimPciBridge b;
+fake::SimPciBridge RootPort(const std::string& address, const std::string& host_bridge, int numa) {
+  fake::SimPciBridge b;
   b.address = address;
   b.host_bridge = host_bridge;
   b.numa_node = numa;
   return b;
 }
 
-SimPciBridge Bridge(const std::string& address, const std::string& parent, int numa) {
-  SimPciBridge b;
+fake::SimPciBridge Bridge(const std::string& address, const std::string& parent, int numa) {
+  fake::SimPciBridge b;
   b.address = address;
   b.parent = parent;
   b.numa_node = numa;
@@ -26,13 +26,13 @@ SimPciBridge Bridge(const std::string& address, const std::string& parent, int n
   return b;
 }
 
-SimPciFunction Under(SimPciFunction f, const std::string& bridge) {
+fake::SimPciFunction Under(fake::SimPciFunction f, const std::string& bridge) {
   f.parent_bridge = bridge;
   return f;
 }
 
-SimPciFunction PlainNic(const std::string& address, const std::string& netdev, int numa) {
-  SimPciFunction f;
+fake::SimPciFunction PlainNic(const std::string& address, const std::string& netdev, int numa) {
+  fake::SimPciFunction f;
   f.address = address;
   f.vendor = "8086";
   f.device = "1533";
@@ -42,9 +42,9 @@ SimPciFunction PlainNic(const std::string& address, const std::string& netdev, i
   return f;
 }
 
-SimPciFunction RoceNic(const std::string& address, const std::string& netdev,
-                       const std::string& rdma, int numa) {
-  SimPciFunction f;
+fake::SimPciFunction RoceNic(const std::string& address, const std::string& netdev,
+                             const std::string& rdma, int numa) {
+  fake::SimPciFunction f;
   f.address = address;
   f.device = "1015";
   f.numa_node = numa;
@@ -54,8 +54,8 @@ SimPciFunction RoceNic(const std::string& address, const std::string& netdev,
   return f;
 }
 
-Status AddAll(SimNode* node, const std::vector<SimPciBridge>& bridges,
-              const std::vector<SimPciFunction>& functions) {
+Status AddAll(fake::SimNode* node, const std::vector<fake::SimPciBridge>& bridges,
+              const std::vector<fake::SimPciFunction>& functions) {
   for (const auto& b : bridges) RETURN_IF_ERROR(node->AddPciBridge(b));
   for (const auto& f : functions) RETURN_IF_ERROR(node->AddPciFunction(f));
   return Status::Ok();
@@ -63,7 +63,7 @@ Status AddAll(SimNode* node, const std::vector<SimPciBridge>& bridges,
 
 }  // namespace
 
-Status BuildTwoSocketHost(SimNode* node) {
+Status BuildTwoSocketHost(fake::SimNode* node) {
   return AddAll(node,
                 {
                     RootPort("0000:15:01.0", "pci0000:15", 0),
@@ -83,17 +83,17 @@ Status BuildTwoSocketHost(SimNode* node) {
                     Bridge("0000:b8:00.0", "0000:b7:00.0", 1),
                 },
                 {
-                    Under(SimNode::Gpu("0000:18:00.0", 0), "0000:17:00.0"),
-                    Under(SimNode::IbHca("0000:19:00.0", "ib0", "mlx5_0", 0), "0000:17:01.0"),
-                    Under(SimNode::Gpu("0000:1c:00.0", 0), "0000:1b:00.0"),
+                    Under(fake::SimNode::Gpu("0000:18:00.0", 0), "0000:17:00.0"),
+                    Under(fake::SimNode::IbHca("0000:19:00.0", "ib0", "mlx5_0", 0), "0000:17:01.0"),
+                    Under(fake::SimNode::Gpu("0000:1c:00.0", 0), "0000:1b:00.0"),
                     Under(PlainNic("0000:37:00.0", "eno1", 0), "0000:36:01.0"),
-                    Under(SimNode::Gpu("0000:9a:00.0", 1), "0000:99:00.0"),
-                    Under(SimNode::IbHca("0000:9b:00.0", "ib1", "mlx5_1", 1), "0000:99:01.0"),
-                    Under(SimNode::Gpu("0000:b9:00.0", 1), "0000:b8:00.0"),
+                    Under(fake::SimNode::Gpu("0000:9a:00.0", 1), "0000:99:00.0"),
+                    Under(fake::SimNode::IbHca("0000:9b:00.0", "ib1", "mlx5_1", 1), "0000:99:01.0"),
+                    Under(fake::SimNode::Gpu("0000:b9:00.0", 1), "0000:b8:00.0"),
                 });
 }
 
-Status BuildWorkstation(SimNode* node) {
+Status BuildWorkstation(fake::SimNode* node) {
   return AddAll(node,
                 {
                     RootPort("0000:00:01.0", "", -1),
@@ -102,17 +102,17 @@ Status BuildWorkstation(SimNode* node) {
                     RootPort("0000:00:1c.4", "", -1),
                 },
                 {
-                    Under(SimNode::Gpu("0000:01:00.0", -1), "0000:00:01.0"),
-                    Under(SimNode::Gpu("0000:02:00.0", -1), "0000:00:01.1"),
+                    Under(fake::SimNode::Gpu("0000:01:00.0", -1), "0000:00:01.0"),
+                    Under(fake::SimNode::Gpu("0000:02:00.0", -1), "0000:00:01.1"),
                     Under(PlainNic("0000:05:00.0", "enp5s0", -1), "0000:00:1c.0"),
                     Under(RoceNic("0000:06:00.0", "enp6s0f0np0", "mlx5_0", -1), "0000:00:1c.4"),
                     Under(RoceNic("0000:06:00.1", "enp6s0f1np1", "mlx5_1", -1), "0000:00:1c.4"),
                 });
 }
 
-Status BuildVfHost(SimNode* node) {
+Status BuildVfHost(fake::SimNode* node) {
   auto vf = [](const std::string& address, const std::string& netdev, const std::string& rdma) {
-    SimPciFunction f = RoceNic(address, netdev, rdma, 0);
+    fake::SimPciFunction f = RoceNic(address, netdev, rdma, 0);
     f.device = "101e";
     f.physfn = "0000:03:00.0";
     return f;
@@ -129,8 +129,8 @@ Status BuildVfHost(SimNode* node) {
                     Under(RoceNic("0000:03:00.0", "ens1f0np0", "mlx5_0", 0), "0000:02:00.0"),
                     vf("0000:03:00.2", "ens1f0v0", "mlx5_2"),
                     vf("0000:03:00.3", "ens1f0v1", "mlx5_3"),
-                    Under(SimNode::Gpu("0000:04:00.0", 0), "0000:02:01.0"),
-                    Under(SimNode::Gpu("0000:05:00.0", 0), "0000:00:05.0"),
+                    Under(fake::SimNode::Gpu("0000:04:00.0", 0), "0000:02:01.0"),
+                    Under(fake::SimNode::Gpu("0000:05:00.0", 0), "0000:00:05.0"),
                 });
 }
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "common/sim_node.h"
 #include "common/status.h"
 #include "common/temp_dir.h"
+#include "testing/sim_node.h"
 
 namespace hcashare::testing {
 
@@ -17,17 +17,17 @@ namespace hcashare::testing {
 // 0000:37:00.0 (no RDMA). NUMA 1: root complex pci0000:97 with a switch holding GPU2
 // 0000:9a:00.0 and HCA mlx5_1 0000:9b:00.0 (ib1); root complex pci0000:b6 with a switch
 // holding GPU3 0000:b9:00.0.
-Status BuildTwoSocketHost(SimNode* node);
+Status BuildTwoSocketHost(fake::SimNode* node);
 
 // A single-root workstation (pci0000:00, NUMA unknown): GPU0 0000:01:00.0 and GPU1
 // 0000:02:00.0 on their own root ports, an Intel NIC enp5s0 0000:05:00.0 (no RDMA), and a
 // dual-port RoCE NIC on one root port: mlx5_0 0000:06:00.0 and mlx5_1 0000:06:00.1.
-Status BuildWorkstation(SimNode* node);
+Status BuildWorkstation(fake::SimNode* node);
 
 // A host with SR-IOV VFs (NUMA 0): a switch holding GPU0 0000:04:00.0 and the RoCE PF
 // mlx5_0 0000:03:00.0 (ens1f0np0) with VFs mlx5_2 0000:03:00.2 and mlx5_3 0000:03:00.3
 // next to it; GPU1 0000:05:00.0 on another root port.
-Status BuildVfHost(SimNode* node);
+Status BuildVfHost(fake::SimNode* node);
 
 // The outcome of running the CLI.
 struct CliRun {

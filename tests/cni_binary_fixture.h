@@ -21,9 +21,9 @@
 
 #include "cni/syntax.h"
 #include "common/exec.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "common/unique_fd.h"
+#include "testing/sim_node.h"
 #include "tests/cni_fixture.h"
 #include "tests/test_util.h"
 
@@ -58,8 +58,8 @@ class CniBinaryTest : public ::testing::Test {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
     host_ns_ = Unique("hbh");
     ASSERT_TRUE(Sh("ip netns add " + host_ns_));
-    node_ = std::make_unique<SimNode>(tmp_.path() + "/host");
-    SimPciFunction pf;
+    node_ = std::make_unique<fake::SimNode>(tmp_.path() + "/host");
+    fake::SimPciFunction pf;
     pf.address = "0000:5e:00.0";
     pf.netdevs = {"pf0"};
     ASSERT_TRUE(node_->AddPciFunction(pf).ok());
@@ -74,7 +74,7 @@ class CniBinaryTest : public ::testing::Test {
     const std::string veth = Unique("hb");
     EXPECT_TRUE(
         Sh("ip -n " + host_ns_ + " link add " + veth + " type veth peer name " + veth + "p"));
-    SimPciFunction vf;
+    fake::SimPciFunction vf;
     vf.address = address;
     vf.physfn = "0000:5e:00.0";
     vf.netdevs = {veth};
@@ -205,7 +205,7 @@ class CniBinaryTest : public ::testing::Test {
   TempDir tmp_{"hcashare-cnibin-"};
   std::string host_ns_;
   std::vector<std::string> netns_;  // pod namespace names
-  std::unique_ptr<SimNode> node_;
+  std::unique_ptr<fake::SimNode> node_;
   std::vector<std::string> vf_netdevs_;  // host names of the VFs' netdevs, in AddVf order
   std::string binary_ = "hcashare-cni";  // under the build's bin dir
   std::vector<std::string> base_env_;    // added to every Run's environment

@@ -6,8 +6,8 @@
 #include <atomic>
 #include <thread>
 
+#include "testing/fake_podresources.h"
 #include "tests/cni_binary_fixture.h"
-#include "tools/fake_podresources.h"
 
 namespace hcashare::cni {
 namespace {

@@ -24,8 +24,10 @@
 #include "common/netdev.h"
 #include "common/netns.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/recording_vf_ops.h"
+#include "testing/sim_node.h"
 
 namespace hcashare::cni {
 
@@ -106,8 +108,8 @@ class CniAttachTest : public ::testing::Test {
     host_ns_ = std::make_unique<NamedNetns>(Unique("hch"));
     pod_ns_ = std::make_unique<NamedNetns>(Unique("hcp"));
     ASSERT_TRUE(host_ns_->ok() && pod_ns_->ok());
-    node_ = std::make_unique<SimNode>(tmp_.path() + "/host");
-    SimPciFunction pf;
+    node_ = std::make_unique<fake::SimNode>(tmp_.path() + "/host");
+    fake::SimPciFunction pf;
     pf.address = "0000:3b:00.0";
     pf.netdevs = {"pf0"};
     ASSERT_TRUE(node_->AddPciFunction(pf).ok());
@@ -126,7 +128,7 @@ class CniAttachTest : public ::testing::Test {
       ASSERT_TRUE(Sh("ip -n " + host_ns_->name() + " link add " + veth + " type veth peer name " +
                      veth + "p"));
     }
-    SimPciFunction vf;
+    fake::SimPciFunction vf;
     vf.address = "0000:3b:00." + std::to_string(2 + i);
     vf.physfn = "0000:3b:00.0";
     vf.driver = driver;
@@ -194,12 +196,12 @@ class CniAttachTest : public ::testing::Test {
 
   TempDir tmp_{"hcashare-cni-"};
   std::unique_ptr<NamedNetns> host_ns_, pod_ns_;
-  std::unique_ptr<SimNode> node_;
+  std::unique_ptr<fake::SimNode> node_;
   std::unique_ptr<Host> host_;
   std::unique_ptr<StateStore> store_;
   std::unique_ptr<NetdevOps> netdev_ = NewNetlinkNetdevOps();
-  RecordingVfOps vf_ops_;
-  FakeRdmaSystem rdma_{RdmaNetnsMode::kShared};
+  fake::RecordingVfOps vf_ops_;
+  fake::FakeRdmaSystem rdma_{RdmaNetnsMode::kShared};
   PodDeviceMap pod_devices_;
   std::vector<std::string> vf_netdevs_;
   std::string cni_path_ = kIpamDir;

@@ -118,7 +118,7 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
         break;
       case Mode::kVfRdma: {
         UseTestHost();
-        SimPciFunction with_rdma;
+        fake::SimPciFunction with_rdma;
         with_rdma.address = "0000:5e:00.3";
         with_rdma.physfn = "0000:5e:00.0";
         const std::string veth = Unique("hb");
@@ -139,7 +139,7 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
       }
       case Mode::kDpdk: {
         UseTestHost();
-        SimPciFunction dpdk;
+        fake::SimPciFunction dpdk;
         dpdk.address = "0000:5e:00.4";
         dpdk.physfn = "0000:5e:00.0";
         dpdk.driver = "vfio-pci";

@@ -123,7 +123,7 @@ TEST_F(CniVerbsTest, SoftRoceOnTheVfNetdevCannotMoveAndNothingChanges) {
 TEST_F(CniVerbsTest, RestoresAVfTheKernelReturnedUnderItsPodName) {
   ASSERT_TRUE(Sh("ip -n " + host_ns_->name() +
                  " link add net1 mtu 1400 address 02:11:22:33:44:55 type veth peer name net1p"));
-  SimPciFunction vf;
+  fake::SimPciFunction vf;
   vf.address = "0000:3b:00.7";
   vf.physfn = "0000:3b:00.0";
   vf.netdevs = {"net1"};

@@ -11,11 +11,11 @@
 
 #include <gtest/gtest.h>
 
-#include "common/sim_node.h"
 #include "common/subprocess.h"
 #include "common/temp_dir.h"
+#include "testing/fake_kubelet.h"
+#include "testing/sim_node.h"
 #include "tests/test_util.h"
-#include "tools/fake_kubelet.h"
 
 namespace hcashare::testing {
 
@@ -34,7 +34,7 @@ class DaemonTest : public ::testing::Test {
     host_root_ = tmp_.path() + "/host";
     kubelet_root_ = tmp_.path() + "/kubelet";
     config_ = tmp_.path() + "/config.json";
-    SimNode node(host_root_);
+    fake::SimNode node(host_root_);
     ASSERT_TRUE(node.PopulateDemo().ok());
     kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_);
   }

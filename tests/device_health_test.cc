@@ -14,7 +14,6 @@
 
 #include "common/host.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
@@ -23,7 +22,10 @@
 #include "deviceplugin/health.h"
 #include "deviceplugin/plugin_manager.h"
 #include "deviceplugin/pool.h"
-#include "tools/fake_kubelet.h"
+#include "testing/fake_kubelet.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/fake_uevent_source.h"
+#include "testing/sim_node.h"
 
 namespace hcashare::dp {
 namespace {
@@ -46,18 +48,18 @@ config::ResourceConfig Resource(const std::string& json) {
 class DeviceHealthTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    SimPciFunction pf;
+    fake::SimPciFunction pf;
     pf.address = kPf;
     pf.netdevs = {"ens1f0np0"};
     pf.rdma_device = "mlx5_0";
     ASSERT_TRUE(sim_.AddPciFunction(pf).ok());
-    SimPciFunction vf = pf;
+    fake::SimPciFunction vf = pf;
     vf.address = kVf;
     vf.netdevs = {"ens1f0v0"};
     vf.rdma_device = "mlx5_2";
     vf.physfn = kPf;
     ASSERT_TRUE(sim_.AddPciFunction(vf).ok());
-    SimPciFunction ib = SimNode::IbHca(kIbPf, "ib0", "mlx5_1", 1);
+    fake::SimPciFunction ib = fake::SimNode::IbHca(kIbPf, "ib0", "mlx5_1", 1);
     ASSERT_TRUE(sim_.AddPciFunction(ib).ok());
     ib.address = kIbVf;
     ib.netdevs = {"ib0v0"};
@@ -82,7 +84,7 @@ class DeviceHealthTest : public ::testing::Test {
   }
 
   TempDir tmp_{"hcashare-health-"};
-  SimNode sim_{tmp_.path()};
+  fake::SimNode sim_{tmp_.path()};
   std::unique_ptr<Host> host_ = NewRootedHost(tmp_.path());
 };
 
@@ -237,8 +239,8 @@ TEST_F(SharedAllocateTest, LeavesOutAnHcaWhoseNodeVanished) {
 TEST_F(DeviceHealthTest, DaemonSeesARemovalWithoutUeventWithinOnePoll) {
   fake::FakeKubelet kubelet(tmp_.path() + "/kubelet");
   ASSERT_TRUE(kubelet.Start().ok());
-  FakeRdmaSystem rdma(Status::Unavailable("no RDMA netlink in tests"));
-  FakeUeventSource uevents;
+  fake::FakeRdmaSystem rdma(Status::Unavailable("no RDMA netlink in tests"));
+  fake::FakeUeventSource uevents;
   ManagerOptions opts;
   opts.server.kubelet_root = tmp_.path() + "/kubelet";
   opts.server.mode = RegistrationMode::kKubelet;

@@ -10,9 +10,10 @@
 
 #include "common/host.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/allocation.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/sim_node.h"
 #include "tests/cli_fixtures.h"
 #include "tools/allocate_json.h"
 #include "tools/discover_report.h"
@@ -41,9 +42,9 @@ config::PluginConfig Parse(const std::string& text) {
 struct DemoHost {
   TempDir tmp;
   std::string root = tmp.path() + "/host";
-  SimNode node{root};
+  fake::SimNode node{root};
   std::unique_ptr<Host> host = NewRootedHost(root);
-  FakeRdmaSystem rdma{RdmaNetnsMode::kShared};
+  fake::FakeRdmaSystem rdma{RdmaNetnsMode::kShared};
   DemoHost() { EXPECT_TRUE(node.PopulateDemo().ok()); }
   DiscoverReport Run(const std::string& config) {
     return BuildDiscoverReport(Parse(config), *host, rdma, /*use_cdi=*/false);
@@ -150,10 +151,10 @@ TEST(DiscoverTest, FirstSelectorInReadmeOrder) {
 
 TEST(DiscoverTest, RequirementsAndBlockedPools) {
   DemoHost h;
-  SimPciFunction no_uverbs = SimNode::IbHca("0000:d8:00.0", "ib5", "mlx5_5", 1);
+  fake::SimPciFunction no_uverbs = fake::SimNode::IbHca("0000:d8:00.0", "ib5", "mlx5_5", 1);
   no_uverbs.with_uverbs = false;
   ASSERT_TRUE(h.node.AddPciFunction(no_uverbs).ok());
-  SimPciFunction unbound = SimNode::IbHca("0000:d9:00.0", "ib6", "mlx5_6", 1);
+  fake::SimPciFunction unbound = fake::SimNode::IbHca("0000:d9:00.0", "ib6", "mlx5_6", 1);
   unbound.driver = "";
   ASSERT_TRUE(h.node.AddPciFunction(unbound).ok());
   h.rdma.set_answer(RdmaNetnsMode::kExclusive);
@@ -178,7 +179,7 @@ TEST(DiscoverTest, RequirementsAndBlockedPools) {
 
 TEST(DiscoverTest, ScalableFunctionsOnlyInExclusivePools) {
   DemoHost h;
-  SimSubFunction sf;
+  fake::SimSubFunction sf;
   sf.name = "mlx5_core.sf.4";
   sf.parent = "0000:3b:00.0";
   sf.sfnum = 4;

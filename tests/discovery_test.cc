@@ -14,8 +14,8 @@
 
 #include "common/host.h"
 #include "common/log.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
+#include "testing/sim_node.h"
 
 namespace hcashare::dp {
 namespace {
@@ -28,17 +28,17 @@ using ::testing::SizeIs;
 constexpr const char* kIb = "/dev/infiniband/";
 
 // An InfiniBand HCA physical function (class 0x020700, one port).
-SimPciFunction IbPf(const std::string& address, const std::string& netdev,
-                    const std::string& rdma) {
-  SimPciFunction f = SimNode::IbHca(address, netdev, rdma);
+fake::SimPciFunction IbPf(const std::string& address, const std::string& netdev,
+                          const std::string& rdma) {
+  fake::SimPciFunction f = fake::SimNode::IbHca(address, netdev, rdma);
   f.device = "101B";  // upper case on purpose: discovery must lower-case it
   return f;
 }
 
 // A RoCE (Ethernet) HCA physical function.
-SimPciFunction RocePf(const std::string& address, const std::string& netdev,
-                      const std::string& rdma) {
-  SimPciFunction f;
+fake::SimPciFunction RocePf(const std::string& address, const std::string& netdev,
+                            const std::string& rdma) {
+  fake::SimPciFunction f;
   f.address = address;
   f.netdevs = {netdev};
   f.link_type = "ether";
@@ -47,8 +47,8 @@ SimPciFunction RocePf(const std::string& address, const std::string& netdev,
 }
 
 // An Ethernet NIC without any RDMA device.
-SimPciFunction PlainNic(const std::string& address, const std::string& netdev) {
-  SimPciFunction f;
+fake::SimPciFunction PlainNic(const std::string& address, const std::string& netdev) {
+  fake::SimPciFunction f;
   f.address = address;
   f.vendor = "8086";
   f.device = "1593";
@@ -110,7 +110,7 @@ class DiscoveryTest : public ::testing::Test {
 
   void SetUp() override { ASSERT_FALSE(tmp_.path().empty()); }
 
-  void Add(const SimPciFunction& f) { ASSERT_TRUE(sim_.AddPciFunction(f).ok()) << f.address; }
+  void Add(const fake::SimPciFunction& f) { ASSERT_TRUE(sim_.AddPciFunction(f).ok()) << f.address; }
   Inventory Scan() const { return Discoverer(*host_).Scan(); }
   // Deletes the /dev node of host path `dev_path` from the fixture tree.
   void DeleteNode(const std::string& dev_path) {
@@ -125,13 +125,13 @@ class DiscoveryTest : public ::testing::Test {
   }
 
   TempDir tmp_;
-  SimNode sim_;
+  fake::SimNode sim_;
   std::unique_ptr<Host> host_;
 };
 
 // An InfiniBand PF is reported with every identifying field and its sorted char devices.
 TEST_F(DiscoveryTest, DiscoversInfinibandPf) {
-  SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
+  fake::SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
   pf.numa_node = 1;
   Add(pf);
 
@@ -172,7 +172,7 @@ TEST_F(DiscoveryTest, RocePfIsEther) {
 // A VF knows its PF's address and the PF's netdevs; the PF is not a VF.
 TEST_F(DiscoveryTest, VfReportsItsPf) {
   Add(RocePf("0000:3b:00.0", "enp59s0f0", "mlx5_0"));
-  SimPciFunction vf = RocePf("0000:3b:00.2", "enp59s0f0v0", "mlx5_2");
+  fake::SimPciFunction vf = RocePf("0000:3b:00.2", "enp59s0f0v0", "mlx5_2");
   vf.device = "101e";
   vf.physfn = "0000:3b:00.0";
   Add(vf);
@@ -191,10 +191,10 @@ TEST_F(DiscoveryTest, VfReportsItsPf) {
 // A scalable function (auxiliary device under its PF) is discovered with the PF's PCI
 // identity, its own netdev, RDMA device and char devices, and its health inputs.
 TEST_F(DiscoveryTest, ScalableFunctionUnderItsPf) {
-  SimPciFunction pf = RocePf("0000:3b:00.0", "enp59s0f0", "mlx5_0");
+  fake::SimPciFunction pf = RocePf("0000:3b:00.0", "enp59s0f0", "mlx5_0");
   pf.numa_node = 1;
   Add(pf);
-  SimSubFunction sf;
+  fake::SimSubFunction sf;
   sf.name = "mlx5_core.sf.4";
   sf.parent = "0000:3b:00.0";
   sf.sfnum = 88;
@@ -241,16 +241,16 @@ TEST_F(DiscoveryTest, ScalableFunctionUnderItsPf) {
 // on an SR-IOV VF's netdev and one on a veth are found through `parent`, with their char
 // devices from the virtual class devices, the VF netdev's NUMA node, and no PCI identity.
 TEST_F(DiscoveryTest, VirtualRdmaDevicesOnVfAndVeth) {
-  SimPciFunction pf = PlainNic("0000:01:00.0", "eth0");
+  fake::SimPciFunction pf = PlainNic("0000:01:00.0", "eth0");
   pf.numa_node = 1;
   Add(pf);
-  SimPciFunction vf = PlainNic("0000:01:10.0", "eth4");
+  fake::SimPciFunction vf = PlainNic("0000:01:10.0", "eth4");
   vf.physfn = "0000:01:00.0";
   vf.numa_node = 1;
   vf.driver = "igbvf";
   Add(vf);
   ASSERT_TRUE(sim_.AddVirtualRdma({"rxe0", "eth4", "0000:01:10.0"}).ok());
-  SimVirtualRdma veth{"rxe1", "veth0", ""};
+  fake::SimVirtualRdma veth{"rxe1", "veth0", ""};
   veth.write_parent = false;  // only the GID table names the netdev
   ASSERT_TRUE(sim_.AddVirtualRdma(veth).ok());
 
@@ -321,7 +321,7 @@ TEST_F(DiscoveryTest, PciAndVirtualDevicesTogether) {
 // An auxiliary device without RDMA (e.g. mlx5_core.eth.0) is skipped quietly.
 TEST_F(DiscoveryTest, AuxiliaryDeviceWithoutRdmaIsSkipped) {
   Add(RocePf("0000:3b:00.0", "enp59s0f0", "mlx5_0"));
-  SimSubFunction eth;
+  fake::SimSubFunction eth;
   eth.name = "mlx5_core.eth.0";
   eth.parent = "0000:3b:00.0";
   ASSERT_TRUE(sim_.AddSubFunction(eth).ok());
@@ -332,7 +332,7 @@ TEST_F(DiscoveryTest, AuxiliaryDeviceWithoutRdmaIsSkipped) {
 
 // A two-port HCA gets both umad and both issm nodes, and one link layer per port.
 TEST_F(DiscoveryTest, MultiPortHcaHasCharDevicesOfEveryPort) {
-  SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
+  fake::SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
   pf.ports = 2;
   Add(pf);
 
@@ -358,7 +358,7 @@ TEST_F(DiscoveryTest, NicWithoutRdmaIsSkipped) {
 
 // An RDMA function without a bound driver is skipped without an exclusion or a warning.
 TEST_F(DiscoveryTest, UnboundFunctionIsSkippedQuietly) {
-  SimPciFunction unbound = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
+  fake::SimPciFunction unbound = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
   unbound.driver = "";
   Add(unbound);
   Add(IbPf("0000:86:00.0", "ib1", "mlx5_1"));
@@ -372,7 +372,7 @@ TEST_F(DiscoveryTest, UnboundFunctionIsSkippedQuietly) {
 
 // A non-network PCI class is skipped even when it has an RDMA device and a driver.
 TEST_F(DiscoveryTest, NonNetworkClassIsSkipped) {
-  SimPciFunction sata = IbPf("0000:00:17.0", "ib9", "mlx5_9");
+  fake::SimPciFunction sata = IbPf("0000:00:17.0", "ib9", "mlx5_9");
   sata.class_code = "0x010601";
   sata.driver = "ahci";
   Add(sata);
@@ -398,7 +398,7 @@ TEST_F(DiscoveryTest, MissingRdmaCmExcludesEveryRdmaFunction) {
 
 // A function without a uverbs char device is excluded with a reason naming uverbs.
 TEST_F(DiscoveryTest, MissingUverbsExcludes) {
-  SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
+  fake::SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
   pf.with_uverbs = false;
   Add(pf);
   Add(IbPf("0000:86:00.0", "ib1", "mlx5_1"));
@@ -411,7 +411,7 @@ TEST_F(DiscoveryTest, MissingUverbsExcludes) {
 
 // umad and issm are optional: a function with only uverbs is usable.
 TEST_F(DiscoveryTest, MissingUmadAndIssmIsUsable) {
-  SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
+  fake::SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
   pf.with_umad = false;
   pf.with_issm = false;
   Add(pf);
@@ -449,7 +449,7 @@ TEST_F(DiscoveryTest, DeletedUmadNodeIsDropped) {
 
 // Every netdev of a function is listed, sorted by name.
 TEST_F(DiscoveryTest, ListsAllNetdevsSorted) {
-  SimPciFunction pf = RocePf("0000:3b:00.0", "vlan7", "mlx5_0");
+  fake::SimPciFunction pf = RocePf("0000:3b:00.0", "vlan7", "mlx5_0");
   pf.netdevs = {"vlan7", "enp59s0f0", "bond0"};
   Add(pf);
 
@@ -461,7 +461,7 @@ TEST_F(DiscoveryTest, ListsAllNetdevsSorted) {
 
 // numa_node -1 (no NUMA information) is reported as -1.
 TEST_F(DiscoveryTest, UnknownNumaNodeIsMinusOne) {
-  SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
+  fake::SimPciFunction pf = IbPf("0000:3b:00.0", "ib0", "mlx5_0");
   pf.numa_node = -1;
   Add(pf);
 
@@ -495,10 +495,10 @@ TEST_F(DiscoveryTest, ResultsAreSortedByAddress) {
   Add(IbPf("0000:3b:00.0", "ib0", "mlx5_0"));
   Add(IbPf("0000:86:00.1", "ib2", "mlx5_2"));
   Add(IbPf("0000:86:00.0", "ib1", "mlx5_1"));
-  SimPciFunction broken_d8 = RocePf("0000:d8:00.0", "eth5", "mlx5_5");
+  fake::SimPciFunction broken_d8 = RocePf("0000:d8:00.0", "eth5", "mlx5_5");
   broken_d8.with_uverbs = false;
   Add(broken_d8);
-  SimPciFunction broken_5e = RocePf("0000:5e:00.0", "eth4", "mlx5_4");
+  fake::SimPciFunction broken_5e = RocePf("0000:5e:00.0", "eth4", "mlx5_4");
   broken_5e.with_uverbs = false;
   Add(broken_5e);
 

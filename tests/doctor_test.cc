@@ -10,7 +10,6 @@
 
 #include "common/host.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "doctor/check.h"
 #include "doctor/limits.h"
@@ -18,6 +17,10 @@
 #include "doctor/rdma_sysfs.h"
 #include "doctor/report.h"
 #include "doctor/verbs.h"
+#include "testing/fake_process_limits.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/fake_verbs.h"
+#include "testing/sim_node.h"
 #include "tests/cli_fixtures.h"
 
 namespace hcashare::doctor {
@@ -33,11 +36,11 @@ constexpr const char* kRoceAddr = "0000:5e:00.0";
 // A node or pod to examine: a fixture tree plus fakes for every other seam.
 struct World {
   TempDir tmp;
-  SimNode node{tmp.path() + "/host"};
+  fake::SimNode node{tmp.path() + "/host"};
   std::unique_ptr<Host> host = NewRootedHost(tmp.path() + "/host");
-  FakeVerbs verbs;
-  FakeRdmaSystem rdma{RdmaNetnsMode::kShared};
-  FakeProcessLimits limits{kUnlimited, false};
+  fake::FakeVerbs verbs;
+  fake::FakeRdmaSystem rdma{RdmaNetnsMode::kShared};
+  fake::FakeProcessLimits limits{kUnlimited, false};
   std::map<std::string, std::string> env;
 
   DoctorInputs In() { return {*host, verbs, rdma, limits, env}; }
@@ -46,8 +49,8 @@ struct World {
 // Two HCAs (mlx5_0 InfiniBand, mlx5_1 RoCE with a RoCE v2 GID), verbs seeing both with
 // ACTIVE ports, shared netns mode, unlimited memlock, and the env of a pod that got both.
 void MakeHealthy(World* w) {
-  ASSERT_TRUE(w->node.AddPciFunction(SimNode::IbHca(kIbAddr, "ib0", "mlx5_0")).ok());
-  SimPciFunction roce;
+  ASSERT_TRUE(w->node.AddPciFunction(fake::SimNode::IbHca(kIbAddr, "ib0", "mlx5_0")).ok());
+  fake::SimPciFunction roce;
   roce.address = kRoceAddr;
   roce.netdevs = {"ens2f0np0"};
   roce.rdma_device = "mlx5_1";
@@ -100,7 +103,7 @@ TEST(DoctorTest, EveryCheckFails) {
   ASSERT_TRUE(w.node.SetRdmaCm(false).ok());
   w.verbs.set_load(Status::FailedPrecondition("cannot load libibverbs.so.1: not found"));
   w.rdma.set_answer(Status::Unavailable("RDMA netlink not available"));
-  w.limits = FakeProcessLimits(64 << 10, false);
+  w.limits = fake::FakeProcessLimits(64 << 10, false);
   w.env = {{"NCCL_IB_DISABLE", "1"},
            {"NCCL_NET", "Socket"},
            {"NCCL_IB_HCA", "mlx5_9"},
@@ -168,7 +171,7 @@ TEST(DoctorTest, RoceGidBranches) {
   World w;
   MakeHealthy(&w);
   // A RoCE port with only a RoCE v1 GID fails.
-  SimPciFunction v1only;
+  fake::SimPciFunction v1only;
   v1only.address = "0000:af:00.0";
   v1only.netdevs = {"ens3f0np0"};
   v1only.rdma_device = "mlx5_2";
@@ -184,7 +187,7 @@ TEST(DoctorTest, RoceGidBranches) {
 
   // InfiniBand only: nothing to check.
   World ib;
-  ASSERT_TRUE(ib.node.AddPciFunction(SimNode::IbHca(kIbAddr, "ib0", "mlx5_0")).ok());
+  ASSERT_TRUE(ib.node.AddPciFunction(fake::SimNode::IbHca(kIbAddr, "ib0", "mlx5_0")).ok());
   r = CheckRoceGid(ib.In());
   EXPECT_EQ(r.verdict, Verdict::kPass);
   EXPECT_THAT(r.reason, HasSubstr("InfiniBand only"));
@@ -207,13 +210,13 @@ TEST(DoctorTest, GidTableSkipsUnusedSlots) {
 
 TEST(DoctorTest, MemlockBranches) {
   World w;
-  w.limits = FakeProcessLimits(64 << 10, true);  // CAP_IPC_LOCK lifts the limit
+  w.limits = fake::FakeProcessLimits(64 << 10, true);  // CAP_IPC_LOCK lifts the limit
   EXPECT_EQ(CheckMemlock(w.In()).verdict, Verdict::kPass);
-  w.limits = FakeProcessLimits(uint64_t{2} << 30, false);
+  w.limits = fake::FakeProcessLimits(uint64_t{2} << 30, false);
   CheckResult r = CheckMemlock(w.In());
   EXPECT_EQ(r.verdict, Verdict::kWarn);
   EXPECT_THAT(r.reason, HasSubstr("2 GiB"));
-  w.limits = FakeProcessLimits(8 << 20, false);
+  w.limits = fake::FakeProcessLimits(8 << 20, false);
   r = CheckMemlock(w.In());
   EXPECT_EQ(r.verdict, Verdict::kFail);
   EXPECT_THAT(r.reason, HasSubstr("8 MiB"));

@@ -9,14 +9,16 @@
 
 #include "common/host.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/plugin_manager.h"
+#include "testing/fake_kubelet.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/fake_uevent_source.h"
+#include "testing/sim_node.h"
 #include "tests/test_util.h"
-#include "tools/fake_kubelet.h"
 
 namespace hcashare::dp {
 namespace {
@@ -28,14 +30,14 @@ constexpr const char* kHcaB = "0000:86:00.0";
 
 TEST(DpChurnTest, HotPlugInOnePoolSendsNothingToAnother) {
   TempDir tmp("hcashare-churn-");
-  SimNode node(tmp.path() + "/host");
-  ASSERT_TRUE(node.AddPciFunction(SimNode::IbHca(kHcaA, "ib0", "mlx5_0", 0)).ok());
-  ASSERT_TRUE(node.AddPciFunction(SimNode::IbHca(kHcaB, "ib1", "mlx5_1", 1)).ok());
+  fake::SimNode node(tmp.path() + "/host");
+  ASSERT_TRUE(node.AddPciFunction(fake::SimNode::IbHca(kHcaA, "ib0", "mlx5_0", 0)).ok());
+  ASSERT_TRUE(node.AddPciFunction(fake::SimNode::IbHca(kHcaB, "ib1", "mlx5_1", 1)).ok());
   auto host = NewRootedHost(tmp.path() + "/host");
   fake::FakeKubelet kubelet(tmp.path() + "/kubelet");
   ASSERT_TRUE(kubelet.Start().ok());
-  FakeRdmaSystem rdma(Status::Unavailable("no RDMA netlink in tests"));
-  FakeUeventSource uevents;
+  fake::FakeRdmaSystem rdma(Status::Unavailable("no RDMA netlink in tests"));
+  fake::FakeUeventSource uevents;
   ManagerOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
   opts.server.mode = RegistrationMode::kKubelet;
@@ -59,7 +61,7 @@ TEST(DpChurnTest, HotPlugInOnePoolSendsNothingToAnother) {
     // Held until a rescan has run with b's HCA gone (a rescan every second).
     const uint64_t scans = manager.scans();
     ASSERT_TRUE(testing::WaitUntil([&] { return manager.scans() > scans; }, milliseconds(5000)));
-    ASSERT_TRUE(node.AddPciFunction(SimNode::IbHca(kHcaB, "ib1", "mlx5_1", 1)).ok());
+    ASSERT_TRUE(node.AddPciFunction(fake::SimNode::IbHca(kHcaB, "ib1", "mlx5_1", 1)).ok());
     ASSERT_TRUE(kubelet.WaitFor("rdma/b", healthy, milliseconds(5000)));
   }
   EXPECT_GE(kubelet.View("rdma/b").lists_received - b_before, 4) << "b's changes were sent";

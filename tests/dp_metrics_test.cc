@@ -17,16 +17,17 @@
 #include "common/host.h"
 #include "common/metrics.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "common/version.h"
 #include "config/config.h"
 #include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/plugin_manager.h"
+#include "testing/fake_kubelet.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/sim_node.h"
 #include "tests/daemon_fixture.h"
 #include "tests/metrics_test_util.h"
 #include "tests/test_util.h"
-#include "tools/fake_kubelet.h"
 
 namespace hcashare {
 namespace {
@@ -134,9 +135,9 @@ class DpMetricsManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     host_root_ = tmp_.path() + "/host";
-    SimNode node(host_root_);
-    ASSERT_TRUE(node.AddPciFunction(SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok());
-    ASSERT_TRUE(node.AddPciFunction(SimNode::IbHca("0000:86:00.0", "ib1", "mlx5_1", 1)).ok());
+    fake::SimNode node(host_root_);
+    ASSERT_TRUE(node.AddPciFunction(fake::SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok());
+    ASSERT_TRUE(node.AddPciFunction(fake::SimNode::IbHca("0000:86:00.0", "ib1", "mlx5_1", 1)).ok());
     host_ = NewRootedHost(host_root_);
     kubelet_ = std::make_unique<fake::FakeKubelet>(tmp_.path() + "/kubelet");
   }
@@ -171,7 +172,7 @@ class DpMetricsManagerTest : public ::testing::Test {
   TempDir tmp_;
   std::string host_root_;
   std::unique_ptr<Host> host_;
-  FakeRdmaSystem rdma_{Status::Unavailable("no RDMA netlink in tests")};
+  fake::FakeRdmaSystem rdma_{Status::Unavailable("no RDMA netlink in tests")};
   Registry registry_;
   dp::DpMetrics metrics_{registry_};
   std::unique_ptr<fake::FakeKubelet> kubelet_;

@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/restart_storm.h"
 #include "tests/daemon_fixture.h"
-#include "tools/restart_storm.h"
 
 using std::chrono::milliseconds;
 

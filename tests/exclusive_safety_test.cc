@@ -18,12 +18,13 @@
 
 #include "common/host.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "config/config.h"
 #include "deviceplugin/discovery.h"
 #include "deviceplugin/host_uplink.h"
 #include "deviceplugin/pool.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/sim_node.h"
 #include "tools/discover_report.h"
 
 namespace hcashare {
@@ -39,9 +40,9 @@ constexpr const char* kVf1 = "0000:3b:00.3";
 constexpr const char* kUplink = "0000:18:00.0";
 
 // A RoCE function with one netdev and one RDMA device.
-SimPciFunction Roce(const std::string& address, const std::string& netdev, const std::string& rdma,
-                    const std::string& physfn = "") {
-  SimPciFunction f;
+fake::SimPciFunction Roce(const std::string& address, const std::string& netdev,
+                          const std::string& rdma, const std::string& physfn = "") {
+  fake::SimPciFunction f;
   f.address = address;
   f.netdevs = {netdev};
   f.link_type = "ether";
@@ -97,7 +98,7 @@ class ExclusiveSafetyTest : public ::testing::Test {
   }
 
   TempDir tmp_;
-  SimNode sim_{tmp_.path()};
+  fake::SimNode sim_{tmp_.path()};
   std::unique_ptr<Host> host_ = NewRootedHost(tmp_.path());
 };
 
@@ -188,7 +189,7 @@ TEST_F(ExclusiveSafetyTest, DiscoverNamesTheRefusalAndItsOptIn) {
       R"({"configList": [{"resourceName": "vfs", "mode": "exclusive",
           "selectors": {"vendors": ["15b3"]}}]})");
   ASSERT_TRUE(out.ok());
-  FakeRdmaSystem rdma{RdmaNetnsMode::kShared};
+  fake::FakeRdmaSystem rdma{RdmaNetnsMode::kShared};
   const cli::DiscoverReport rep =
       cli::BuildDiscoverReport(*out.config, *host_, rdma, /*use_cdi=*/false);
   ASSERT_EQ(rep.resources.size(), 1u);

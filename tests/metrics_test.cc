@@ -40,14 +40,14 @@
 #include "common/host.h"
 #include "common/http_server.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "common/unique_fd.h"
 #include "common/version.h"
 #include "config/config.h"
 #include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/plugin_manager.h"
-#include "tools/fake_kubelet.h"
+#include "testing/fake_kubelet.h"
+#include "testing/sim_node.h"
 
 namespace hcashare {
 namespace {

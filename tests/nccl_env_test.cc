@@ -8,12 +8,12 @@
 #include <string>
 
 #include "common/host.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "config/config.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/discovery.h"
 #include "deviceplugin/pool.h"
+#include "testing/sim_node.h"
 
 namespace hcashare::dp {
 namespace {
@@ -28,9 +28,11 @@ class NcclEnvTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // Address order mlx5_1, mlx5_10, mlx5_0; NUMA order mlx5_10 (0), mlx5_1 (1), mlx5_0 (?).
-    ASSERT_TRUE(sim_.AddPciFunction(SimNode::IbHca("0000:1a:00.0", "ib1", "mlx5_1", 1)).ok());
-    ASSERT_TRUE(sim_.AddPciFunction(SimNode::IbHca("0000:3b:00.0", "ib10", "mlx5_10", 0)).ok());
-    ASSERT_TRUE(sim_.AddPciFunction(SimNode::IbHca("0000:86:00.0", "ib0", "mlx5_0", -1)).ok());
+    ASSERT_TRUE(sim_.AddPciFunction(fake::SimNode::IbHca("0000:1a:00.0", "ib1", "mlx5_1", 1)).ok());
+    ASSERT_TRUE(
+        sim_.AddPciFunction(fake::SimNode::IbHca("0000:3b:00.0", "ib10", "mlx5_10", 0)).ok());
+    ASSERT_TRUE(
+        sim_.AddPciFunction(fake::SimNode::IbHca("0000:86:00.0", "ib0", "mlx5_0", -1)).ok());
   }
   // The envs of an Allocate of `id` from resource `entry`.
   google::protobuf::Map<std::string, std::string> Envs(const std::string& entry,
@@ -49,7 +51,7 @@ class NcclEnvTest : public ::testing::Test {
   }
 
   TempDir tmp_;
-  SimNode sim_{tmp_.path()};
+  fake::SimNode sim_{tmp_.path()};
   std::unique_ptr<Host> host_ = NewRootedHost(tmp_.path());
 };
 

@@ -25,7 +25,7 @@
 #include "common/log.h"
 #include "common/temp_dir.h"
 #include "common/unique_fd.h"
-#include "tools/fake_podresources.h"
+#include "testing/fake_podresources.h"
 
 namespace hcashare::cni {
 namespace {

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "common/host.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/discovery.h"
 #include "deviceplugin/selectors.h"
+#include "testing/sim_node.h"
 
 namespace hcashare::dp {
 namespace {
@@ -311,7 +311,7 @@ class AllocateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(tmp_.path().empty());
-    sim_ = std::make_unique<SimNode>(tmp_.path());
+    sim_ = std::make_unique<fake::SimNode>(tmp_.path());
     AddHca("0000:3b:00.0", "ib0", "mlx5_0");
     AddHca("0000:86:00.0", "ib1", "mlx5_1");
     host_ = NewRootedHost(tmp_.path());
@@ -321,7 +321,7 @@ class AllocateTest : public ::testing::Test {
   }
 
   void AddHca(const std::string& address, const std::string& netdev, const std::string& rdma) {
-    ASSERT_TRUE(sim_->AddPciFunction(SimNode::IbHca(address, netdev, rdma)).ok()) << address;
+    ASSERT_TRUE(sim_->AddPciFunction(fake::SimNode::IbHca(address, netdev, rdma)).ok()) << address;
   }
 
   // An AllocateRequest with one container request per element of `containers`.
@@ -339,7 +339,7 @@ class AllocateTest : public ::testing::Test {
   }
 
   TempDir tmp_;
-  std::unique_ptr<SimNode> sim_;
+  std::unique_ptr<fake::SimNode> sim_;
   std::unique_ptr<Host> host_;
   config::ResourceConfig rc_ = Resource(1000);
   PoolState pool_;

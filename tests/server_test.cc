@@ -16,13 +16,15 @@
 #include "common/host.h"
 #include "common/pool_info.h"
 #include "common/rdma_netlink.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
 #include "deviceplugin/plugin_manager.h"
+#include "testing/fake_kubelet.h"
+#include "testing/fake_rdma_system.h"
+#include "testing/fake_uevent_source.h"
+#include "testing/sim_node.h"
 #include "tests/test_util.h"
-#include "tools/fake_kubelet.h"
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
@@ -61,9 +63,11 @@ class ServerTest : public ::testing::Test {
   void SetUp() override {
     host_root_ = tmp_.path() + "/host";
     kubelet_root_ = tmp_.path() + "/kubelet";
-    node_ = std::make_unique<SimNode>(host_root_);
-    ASSERT_TRUE(node_->AddPciFunction(SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok());
-    ASSERT_TRUE(node_->AddPciFunction(SimNode::IbHca("0000:86:00.0", "ib1", "mlx5_1", 1)).ok());
+    node_ = std::make_unique<fake::SimNode>(host_root_);
+    ASSERT_TRUE(
+        node_->AddPciFunction(fake::SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok());
+    ASSERT_TRUE(
+        node_->AddPciFunction(fake::SimNode::IbHca("0000:86:00.0", "ib1", "mlx5_1", 1)).ok());
     host_ = NewRootedHost(host_root_);
     kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_);
   }
@@ -85,9 +89,9 @@ class ServerTest : public ::testing::Test {
 
   PluginManager* StartManager(const std::string& json, ManagerOptions opts) {
     // Each manager gets its own event source: a source has one reader.
-    FakeUeventSource* events = &uevents_;
+    fake::FakeUeventSource* events = &uevents_;
     if (!managers_.empty()) {
-      extra_events_.push_back(std::make_unique<FakeUeventSource>());
+      extra_events_.push_back(std::make_unique<fake::FakeUeventSource>());
       events = extra_events_.back().get();
     }
     managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, events));
@@ -104,11 +108,11 @@ class ServerTest : public ::testing::Test {
 
   TempDir tmp_;
   std::string host_root_, kubelet_root_;
-  std::unique_ptr<SimNode> node_;
+  std::unique_ptr<fake::SimNode> node_;
   std::unique_ptr<Host> host_;
-  FakeRdmaSystem rdma_{Status::Unavailable("no RDMA netlink in tests")};
-  FakeUeventSource uevents_;  // the first manager's
-  std::vector<std::unique_ptr<FakeUeventSource>> extra_events_;
+  fake::FakeRdmaSystem rdma_{Status::Unavailable("no RDMA netlink in tests")};
+  fake::FakeUeventSource uevents_;  // the first manager's
+  std::vector<std::unique_ptr<fake::FakeUeventSource>> extra_events_;
   std::unique_ptr<fake::FakeKubelet> kubelet_;
   std::vector<std::unique_ptr<PluginManager>> managers_;
 };
@@ -345,14 +349,14 @@ TEST_F(ServerTest, DeletedSocketIsRecreated) {
 }
 
 // A PF (ens1f0, no RDMA of its own) with three RoCE VFs that carry RDMA, on NUMA node 1.
-void AddPfWithVfs(SimNode* node) {
-  SimPciFunction pf;
+void AddPfWithVfs(fake::SimNode* node) {
+  fake::SimPciFunction pf;
   pf.address = "0000:5e:00.0";
   pf.netdevs = {"ens1f0"};
   pf.numa_node = 1;
   ASSERT_TRUE(node->AddPciFunction(pf).ok());
   for (int i = 0; i < 3; ++i) {
-    SimPciFunction vf;
+    fake::SimPciFunction vf;
     vf.address = "0000:5e:00." + std::to_string(2 + i);
     vf.device = "101e";
     vf.physfn = pf.address;
@@ -446,13 +450,13 @@ TEST_F(ServerTest, ConcurrentAllocatesOfOneExclusiveDeviceAllSucceed) {
 // Scalable functions: one exclusive device each, keyed by the auxiliary device name, with
 // their own char devices; shared pools leave them out.
 TEST_F(ServerTest, ExclusiveScalableFunctions) {
-  SimPciFunction pf;
+  fake::SimPciFunction pf;
   pf.address = "0000:5e:00.0";
   pf.netdevs = {"ens1f0"};
   pf.rdma_device = "mlx5_pf";
   ASSERT_TRUE(node_->AddPciFunction(pf).ok());
   for (int i : {1, 2}) {
-    SimSubFunction sf;
+    fake::SimSubFunction sf;
     sf.name = "mlx5_core.sf." + std::to_string(i);
     sf.parent = pf.address;
     sf.sfnum = i;

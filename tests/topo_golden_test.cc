@@ -42,8 +42,8 @@ struct Fixture {
   std::string root = tmp.path() + "/host";
   TopoReport report;
 
-  explicit Fixture(Status (*build)(SimNode*)) {
-    SimNode node(root);
+  explicit Fixture(Status (*build)(fake::SimNode*)) {
+    fake::SimNode node(root);
     Status st = build(&node);
     EXPECT_TRUE(st.ok()) << st.ToString();
     auto snap = ReadSnapshot(*NewRootedHost(root));
@@ -104,7 +104,7 @@ TEST(TopoGoldenTest, VfCells) {
 
 struct GoldenCase {
   const char* name;
-  Status (*build)(SimNode*);
+  Status (*build)(fake::SimNode*);
 };
 
 // Names the case in test output.

@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "common/host.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
+#include "testing/sim_node.h"
 #include "topo/format.h"
 #include "topo/graph.h"
 #include "topo/paths.h"
@@ -98,14 +98,14 @@ TEST(TopoSnapshotTest, ReadsRootComplexBehindVmd) {
 // netdev's PCI function, and stay out of the matrix; the table and JSON show them.
 TEST(TopoSnapshotTest, VirtualRdmaDevicesAreListedNotPlaced) {
   TempDir tmp;
-  SimNode node(tmp.path());
-  SimPciFunction pf;
+  fake::SimNode node(tmp.path());
+  fake::SimPciFunction pf;
   pf.address = "0000:01:00.0";
   pf.vendor = "8086";
   pf.driver = "igb";
   pf.netdevs = {"eth0"};
   ASSERT_TRUE(node.AddPciFunction(pf).ok());
-  SimPciFunction vf = pf;
+  fake::SimPciFunction vf = pf;
   vf.address = "0000:01:10.2";
   vf.driver = "igbvf";
   vf.netdevs = {"eth5"};

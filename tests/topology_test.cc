@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "common/host.h"
-#include "common/sim_node.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/device_info.h"
 #include "deviceplugin/discovery.h"
 #include "deviceplugin/pool.h"
 #include "deviceplugin/selectors.h"
+#include "testing/sim_node.h"
 
 namespace hcashare::dp {
 namespace {
@@ -268,7 +268,7 @@ class SimAllocateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(tmp_.path().empty());
-    sim_ = std::make_unique<SimNode>(tmp_.path());
+    sim_ = std::make_unique<fake::SimNode>(tmp_.path());
     AddHca("0000:3b:00.0", "ib0", "mlx5_0", 0);
     AddHca("0000:3b:00.1", "ib1", "mlx5_1", 0);
     AddHca("0000:86:00.0", "ib2", "mlx5_2", 1);
@@ -280,7 +280,8 @@ class SimAllocateTest : public ::testing::Test {
 
   void AddHca(const std::string& address, const std::string& netdev, const std::string& rdma,
               int numa) {
-    ASSERT_TRUE(sim_->AddPciFunction(SimNode::IbHca(address, netdev, rdma, numa)).ok()) << address;
+    ASSERT_TRUE(sim_->AddPciFunction(fake::SimNode::IbHca(address, netdev, rdma, numa)).ok())
+        << address;
   }
 
   static v1beta1::AllocateRequest Request(const std::vector<std::vector<std::string>>& containers) {
@@ -317,7 +318,7 @@ class SimAllocateTest : public ::testing::Test {
   }
 
   TempDir tmp_;
-  std::unique_ptr<SimNode> sim_;
+  std::unique_ptr<fake::SimNode> sim_;
   std::unique_ptr<Host> host_;
   Inventory inv_;
 };
@@ -704,12 +705,12 @@ TEST(SelectorsVfTest, PfNamesOredAndIsVfAnded) {
 TEST(VfDiscoveryTest, VfIndexFromVirtfnLinks) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
-  SimNode sim(tmp.path());
-  ASSERT_TRUE(sim.AddPciFunction(SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 1)).ok());
+  fake::SimNode sim(tmp.path());
+  ASSERT_TRUE(sim.AddPciFunction(fake::SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 1)).ok());
   for (int i = 0; i < 3; ++i) {
-    SimPciFunction vf =
-        SimNode::IbHca("0000:3b:00." + std::to_string(i + 2), "ib0v" + std::to_string(i),
-                       "mlx5_" + std::to_string(i + 1), 1);
+    fake::SimPciFunction vf =
+        fake::SimNode::IbHca("0000:3b:00." + std::to_string(i + 2), "ib0v" + std::to_string(i),
+                             "mlx5_" + std::to_string(i + 1), 1);
     vf.device = "101c";
     vf.physfn = "0000:3b:00.0";
     ASSERT_TRUE(sim.AddPciFunction(vf).ok()) << i;

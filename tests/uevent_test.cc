@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "common/unique_fd.h"
+#include "testing/fake_uevent_source.h"
 
 namespace hcashare {
 namespace {
@@ -204,7 +205,7 @@ bool Readable(int fd) {
 }
 
 TEST(FakeUeventSourceTest, InjectFromAnotherThreadWakesWait) {
-  FakeUeventSource src;
+  fake::FakeUeventSource src;
   auto start = Clock::now();
   std::thread t([&] {
     std::this_thread::sleep_for(milliseconds(100));
@@ -220,7 +221,7 @@ TEST(FakeUeventSourceTest, InjectFromAnotherThreadWakesWait) {
 }
 
 TEST(FakeUeventSourceTest, QueuedEventsKeepOrderAndFdTracksThem) {
-  FakeUeventSource src;
+  fake::FakeUeventSource src;
   ASSERT_GE(src.fd(), 0);
   EXPECT_FALSE(Readable(src.fd()));
   src.Inject(Ev("add", "pci"));
@@ -238,7 +239,7 @@ TEST(FakeUeventSourceTest, QueuedEventsKeepOrderAndFdTracksThem) {
 }
 
 TEST(FakeUeventSourceTest, WakeWithNothingReturnsEmptyPromptly) {
-  FakeUeventSource src;
+  fake::FakeUeventSource src;
   auto start = Clock::now();
   std::thread t([&] {
     std::this_thread::sleep_for(milliseconds(50));
@@ -259,7 +260,7 @@ TEST(FakeUeventSourceTest, WakeWithNothingReturnsEmptyPromptly) {
 }
 
 TEST(FakeUeventSourceTest, TimeoutReturnsEmpty) {
-  FakeUeventSource src;
+  fake::FakeUeventSource src;
   auto start = Clock::now();
   auto evs = src.Wait(milliseconds(150));
   auto elapsed = Clock::now() - start;

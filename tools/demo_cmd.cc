@@ -9,14 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "common/host.h"
-#include "common/sim_node.h"
 #include "common/strings.h"
 #include "common/subprocess.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/discovery.h"
+#include "testing/fake_kubelet.h"
+#include "testing/sim_node.h"
 #include "tools/allocate_json.h"
 #include "tools/commands.h"
-#include "tools/fake_kubelet.h"
 
 namespace hcashare::cli {
 namespace {
@@ -68,7 +68,7 @@ int RunDemo(const DemoOptions& opts) {
       opts.plugin_binary.empty() ? SelfDir() + "/hcashare-device-plugin" : opts.plugin_binary;
 
   Step("1. Simulated node: sysfs and /dev laid out under " + host_root);
-  SimNode node(host_root);
+  fake::SimNode node(host_root);
   if (Status st = node.PopulateDemo(); !st.ok()) return Fail(st.ToString());
   auto host = NewRootedHost(host_root);
   dp::Inventory inv = dp::Discoverer(*host).Scan();

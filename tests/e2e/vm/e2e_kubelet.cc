@@ -27,8 +27,8 @@
 
 #include "common/strings.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
+#include "testing/fake_kubelet.h"
 #include "tools/allocate_json.h"
-#include "tools/fake_kubelet.h"
 
 namespace hcashare::e2e {
 namespace {

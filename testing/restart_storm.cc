@@ -1,4 +1,4 @@
-#include "tools/restart_storm.h"
+#include "testing/restart_storm.h"
 
 #include <random>
 #include <set>

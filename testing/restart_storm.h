@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/fake_kubelet.h"
+#include "testing/fake_kubelet.h"
 
 namespace hcashare::fake {
 

@@ -1,4 +1,4 @@
-#include "tools/fake_kubelet.h"
+#include "testing/fake_kubelet.h"
 
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "tools/fake_podresources.h"
+#include "testing/fake_podresources.h"
 
 #include <grpcpp/grpcpp.h>
 

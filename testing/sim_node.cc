@@ -1,4 +1,4 @@
-#include "common/sim_node.h"
+#include "testing/sim_node.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 
 namespace fs = std::filesystem;
 
-namespace hcashare {
+namespace hcashare::fake {
 namespace {
 
 bool ValidBdf(const std::string& a) {
@@ -373,4 +373,4 @@ Status SimNode::PopulateDemo() {
   return AddPciFunction(sata);
 }
 
-}  // namespace hcashare
+}  // namespace hcashare::fake

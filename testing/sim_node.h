@@ -12,7 +12,7 @@
 
 #include "common/status.h"
 
-namespace hcashare {
+namespace hcashare::fake {
 
 // One PCI function to create.
 struct SimPciFunction {
@@ -167,4 +167,4 @@ class SimNode {
   std::map<std::string, std::string> bus_links_;    // address or SF name -> /sys/bus/... link
 };
 
-}  // namespace hcashare
+}  // namespace hcashare::fake
