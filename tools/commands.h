@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace hcashare::cli {
 
@@ -9,16 +10,10 @@ namespace hcashare::cli {
 // 0 when valid, 2 when not (an unreadable file is an error at "$").
 int RunValidate(const std::string& file, bool json);
 
-struct DemoOptions {
-  std::string plugin_binary;  // "" = next to this executable
-  bool keep = false;          // keep the temp directory
-  bool json = false;          // print the summary as JSON
-};
-
-// `hcashare demo`: runs the real device plugin against a simulated node and a built-in
-// fake kubelet, shows discovery, registration, the resources and an Allocate, then stops
-// the plugin with SIGTERM. 0 when every step worked.
-int RunDemo(const DemoOptions& opts);
+// `hcashare demo ARGS...`: replaces this process with hcashare-demo (testing/demo.h: the
+// real device plugin against a simulated node and a fake kubelet) from this executable's
+// directory, with ARGS. Returns (127) only when hcashare-demo cannot be run.
+int RunDemo(const std::vector<std::string>& args);
 
 struct TopoOptions {
   std::string host_root = "/";

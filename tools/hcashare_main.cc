@@ -31,11 +31,12 @@ int main(int argc, char** argv) {
                        "accepted like every subcommand's; validate reads no host state, and "
                        "FILE is read as given");
 
-  cli::DemoOptions demo_opts;
-  auto* demo = app.add_subcommand("demo", "run the device plugin on a simulated node");
-  demo->add_option("--plugin", demo_opts.plugin_binary, "path of hcashare-device-plugin");
-  demo->add_flag("--keep", demo_opts.keep, "keep the simulated node's directory");
-  demo->add_flag("--json", demo_opts.json, "print the summary as JSON");
+  // The demo is its own binary (hcashare-demo, next to this one): every argument, --help
+  // included, goes to it unparsed.
+  auto* demo = app.add_subcommand(
+      "demo", "run the device plugin on a simulated node (hcashare-demo; see demo --help)");
+  demo->prefix_command();
+  demo->set_help_flag();
 
   cli::TopoOptions topo_opts;
   auto* topo = app.add_subcommand(
@@ -84,7 +85,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (*validate) return cli::RunValidate(file, validate_json);
-  if (*demo) return cli::RunDemo(demo_opts);
+  if (*demo) return cli::RunDemo(demo->remaining());
   if (*topo) return cli::RunTopo(topo_opts);
   if (*doctor) return cli::RunDoctor(doctor_opts);
   if (*discover) return cli::RunDiscover(discover_opts);
