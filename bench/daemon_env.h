@@ -1,47 +1,27 @@
-// The setting the whole-process drivers run the real daemon in: a temporary directory with
-// the demo node (SimNode::PopulateDemo), a config file and a kubelet root.
+// The setting the whole-process drivers run the real daemon in: the daemon environment
+// shared with the tests (testing/daemon_env.h: the demo node, a config file and a kubelet
+// root), with the daemon's output in plugin.log and the config always passed.
 #pragma once
 
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "common/subprocess.h"
-#include "common/temp_dir.h"
-#include "testing/sim_node.h"
+#include "testing/daemon_env.h"
 
 namespace hcashare::bench {
 
-struct DaemonEnv {
-  TempDir tmp{"hcashare-bench-"};
-  std::string host = tmp.path() + "/host";
-  std::string kubelet = tmp.path() + "/kubelet";
-  std::string config = tmp.path() + "/config.json";
-  std::string log = tmp.path() + "/plugin.log";
-  fake::SimNode node{host};  // hot-plug through this one: it numbers the char devices
+struct DaemonEnv : fake::DaemonEnv {
+  DaemonEnv() : fake::DaemonEnv("hcashare-bench-") {}
 
-  // Writes the demo node and `config_json`.
-  Status Prepare(const std::string& config_json) {
-    RETURN_IF_ERROR(node.PopulateDemo());
-    WriteConfig(config_json);
-    return Status::Ok();
-  }
-  // Replaces the config file.
-  void WriteConfig(const std::string& config_json) const { std::ofstream(config) << config_json; }
-  // Starts `plugin` on this node and kubelet root with `extra` flags; output to `log`.
+  // Starts `plugin` with the config file and `extra` flags; output to `log`.
   Result<Subprocess> Spawn(const std::string& plugin, const std::vector<std::string>& extra) const {
-    std::vector<std::string> argv = {plugin,
-                                     "--config",
-                                     config,
-                                     "--host-root",
-                                     host,
-                                     "--kubelet-root-dir",
-                                     kubelet,
-                                     "--pool-info-dir",
-                                     tmp.path() + "/pools"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return Subprocess::Spawn(argv, log);
+    std::vector<std::string> args = {"--config", config};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return fake::DaemonEnv::Spawn(plugin, args, log);
   }
+
+  const std::string log = tmp.path() + "/plugin.log";
 };
 
 }  // namespace hcashare::bench

@@ -1,10 +1,9 @@
-// The fixture of the process-level tests of hcashare-device-plugin: a simulated node
-// (SimNode::PopulateDemo), a config file, the fake kubelet, and the real daemon binary
-// spawned against them.
+// The fixture of the process-level tests of hcashare-device-plugin: the daemon environment
+// shared with the benchmarks (testing/daemon_env.h: the demo node, a config file, a kubelet
+// root), the fake kubelet, and the real daemon binary spawned against them.
 #pragma once
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,8 +12,8 @@
 
 #include "common/subprocess.h"
 #include "common/temp_dir.h"
+#include "testing/daemon_env.h"
 #include "testing/fake_kubelet.h"
-#include "testing/sim_node.h"
 #include "tests/test_util.h"
 
 namespace hcashare::testing {
@@ -31,29 +30,17 @@ inline std::string Config(int max) {
 class DaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    host_root_ = tmp_.path() + "/host";
-    kubelet_root_ = tmp_.path() + "/kubelet";
-    config_ = tmp_.path() + "/config.json";
-    fake::SimNode node(host_root_);
-    ASSERT_TRUE(node.PopulateDemo().ok());
+    ASSERT_TRUE(env_.Prepare().ok());
     kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_);
   }
 
   // Replaces the config file.
-  void WriteConfig(const std::string& text) { std::ofstream(config_) << text; }
+  void WriteConfig(const std::string& text) { env_.WriteConfig(text); }
 
   // Starts the daemon on the simulated node and the kubelet root, with `extra` flags; its
   // output goes to `log` in the temporary directory.
   Result<Subprocess> Spawn(const std::vector<std::string>& extra, const std::string& log) {
-    std::vector<std::string> argv = {BinDir() + "/hcashare-device-plugin",
-                                     "--host-root",
-                                     host_root_,
-                                     "--kubelet-root-dir",
-                                     kubelet_root_,
-                                     "--pool-info-dir",
-                                     tmp_.path() + "/pools"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return Subprocess::Spawn(argv, tmp_.path() + "/" + log);
+    return env_.Spawn(BinDir() + "/hcashare-device-plugin", extra, tmp_.path() + "/" + log);
   }
 
   // Waits until the kubelet follows kDaemonRes with `n` devices.
@@ -63,8 +50,12 @@ class DaemonTest : public ::testing::Test {
         [&](const fake::ResourceView& v) { return v.connected && v.devices.size() == n; }, t);
   }
 
-  TempDir tmp_;
-  std::string host_root_, kubelet_root_, config_;
+  fake::DaemonEnv env_;
+  // The environment's parts, by the names the tests use.
+  TempDir& tmp_ = env_.tmp;
+  const std::string& host_root_ = env_.host;
+  const std::string& kubelet_root_ = env_.kubelet;
+  const std::string& config_ = env_.config;
   std::unique_ptr<fake::FakeKubelet> kubelet_;
 };
 
