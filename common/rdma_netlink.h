@@ -1,5 +1,5 @@
 // RDMA subsystem queries over RDMA netlink (NETLINK_RDMA, libnl), behind a small
-// interface with a test double.
+// interface (the test double is testing/fake_rdma_system.h).
 #pragma once
 
 #include <cstddef>

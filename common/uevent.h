@@ -1,5 +1,6 @@
-// Kernel uevents (NETLINK_KOBJECT_UEVENT): a parser, a source interface, the kernel socket
-// and a test double. The device plugin rescans when PCI / net / InfiniBand devices change.
+// Kernel uevents (NETLINK_KOBJECT_UEVENT): a parser, a source interface and the kernel
+// socket (the test double is testing/fake_uevent_source.h). The device plugin rescans when
+// PCI / net / InfiniBand devices change.
 //
 // Thread-safety: ParseUevent and IsRelevantForRdma are pure. For a UeventSource, one thread
 // calls Wait(); any thread may call Wake(), fd() and (on the fake) Inject().
