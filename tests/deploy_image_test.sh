@@ -14,7 +14,8 @@
 #      seccomp profile, and no network. In them: the entrypoint (the daemon) --version,
 #      the CLI --version and `validate` on a config mounted where the ConfigMap is,
 #      CNI_COMMAND=VERSION for hcashare-cni, the CNI installer into a mounted directory
-#      (the init container's job), the daemon serving a fake kubelet (`hcashare demo`);
+#      (the init container's job), the daemon serving a fake kubelet (`hcashare demo`, with
+#      the build's hcashare-demo mounted next to hcashare: the image does not hold it);
 #      and the confinement itself is read back from /proc/self/status in a container.
 # podman runs here without a daemon: storage (vfs driver) and state live in OUT_DIR and
 # are removed at the end; runc is used when installed (crun, podman's default, refuses
@@ -160,11 +161,15 @@ fi
 # The daemon at work, not only its --version: `hcashare demo` runs the image's daemon
 # against a simulated node and a fake kubelet (registration and ListAndWatch over gRPC on
 # unix sockets, Allocate, inotify, netlink, SIGTERM), all under the same confinement. Its
-# simulated node needs a writable /tmp, the only difference from the DaemonSet's pod.
+# simulated node needs a writable /tmp, the only difference from the DaemonSet's pod. The
+# demo's own binary (hcashare-demo: the simulated node and the fake kubelet) is a test
+# binary that the image does not hold; it is mounted read-only next to the image's
+# hcashare, which runs it.
 # What confinement would break shows as a warning (e.g. "no kernel uevents"): the demo
 # must warn of nothing that the same demo outside a container does not.
 warnings() { sed -n 's/^[0-9T:.Z-]* \(warn\|error\) /\1 /p' | sort -u; }
-if got=$("${run[@]}" --tmpfs /tmp --entrypoint hcashare "$image" demo 2>&1) &&
+demo_mount=(-v "$bin_dir/hcashare-demo:/usr/local/bin/hcashare-demo:ro")
+if got=$("${run[@]}" --tmpfs /tmp "${demo_mount[@]}" --entrypoint hcashare "$image" demo 2>&1) &&
   [ "$(tail -1 <<<"$got")" = "demo OK" ]; then
   ok "the daemon serves a fake kubelet in the container (hcashare demo)"
   if extra=$(comm -23 <(warnings <<<"$got") <("$bin_dir/hcashare" demo 2>&1 | warnings)) &&
