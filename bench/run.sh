@@ -33,6 +33,7 @@ echo "running benchmarks (quick=$quick); this takes a few minutes" >&2
 "$bin/cni_bench" --cycles "$cycles" >"$out/cni" 2>&1
 "$bin/podres_bench" --benchmark_filter=BM_GetLookup --benchmark_repetitions="$reps" \
   --benchmark_report_aggregates_only=true >"$out/podres" 2>&1
+"$bin/prompt_bench" --runs "$runs" >"$out/prompt" 2>&1 || true  # a failed run prints no line
 
 # field FILE LINE_PREFIX KEY: the value of KEY=VALUE on the line starting with LINE_PREFIX.
 field() { grep "^$2" "$1" | head -1 | tr ' ' '\n' | sed -n "s/^$3=//p" | head -1; }
@@ -58,6 +59,14 @@ floor_cpu=$(field "$out/cni" cpu_of_kernel_floor p50)
 cni_wall_over=$(awk -v a="$cni_p50" -v b="$kernel_floor" 'BEGIN { if (a != "" && b != "") printf "%.2f", a - b }')
 cni_cpu_over=$(awk -v a="$cni_cpu" -v b="$floor_cpu" 'BEGIN { if (a != "" && b != "") printf "%.2f", a - b }')
 get_ms=$(gbench_median "$out/podres" BM_GetLookup)
+term_start_p50=$(field "$out/prompt" sigterm_at_start_up: p50)
+term_start_p99=$(field "$out/prompt" sigterm_at_start_up: p99)
+term_stalled_p50=$(field "$out/prompt" sigterm_during_stalled_registration: p50)
+term_stalled_p99=$(field "$out/prompt" sigterm_during_stalled_registration: p99)
+term_list_p50=$(field "$out/prompt" sigterm_during_first_list_8x50000: p50)
+term_list_p99=$(field "$out/prompt" sigterm_during_first_list_8x50000: p99)
+probe_p50=$(field "$out/prompt" healthz_with_100_stalled_connections: p50)
+probe_p99=$(field "$out/prompt" healthz_with_100_stalled_connections: p99)
 
 # row WHAT TARGET_TEXT TARGET MEASURED_TEXT MEASURED: a table row with ratio and status.
 row() {
@@ -85,3 +94,7 @@ row "CNI ADD+DEL (VF on veth, no IPAM)" "median < 10 ms" 10 "${cni_p50} ms (the 
 row "CNI ADD+DEL above the kernel floor, wall" "≤ 5 ms" 5 "${cni_wall_over} ms" "$cni_wall_over"
 row "CNI ADD+DEL above the kernel floor, CPU" "≤ 5 ms" 5 "${cni_cpu_over} ms" "$cni_cpu_over"
 row "pod-resources v1 Get" "median < 2 ms" 2 "${get_ms} ms" "$get_ms"
+row "SIGTERM → exit, right after start" "p99 < 100 ms" 100 "p50 ${term_start_p50} ms, p99 ${term_start_p99} ms" "$term_start_p99"
+row "SIGTERM → exit, registration stalled" "p99 < 100 ms" 100 "p50 ${term_stalled_p50} ms, p99 ${term_stalled_p99} ms" "$term_stalled_p99"
+row "SIGTERM → exit, first ListAndWatch of 8 × 50,000 IDs" "p99 < 100 ms" 100 "p50 ${term_list_p50} ms, p99 ${term_list_p99} ms" "$term_list_p99"
+row "/healthz with 100 stalled connections" "p99 < 100 ms" 100 "p50 ${probe_p50} ms, p99 ${probe_p99} ms" "$probe_p99"
