@@ -1,5 +1,5 @@
-// Resolving the device an attachment uses (an SR-IOV VF or a scalable function) from sysfs,
-// through the Host seam.
+// Resolving the device an attachment uses (an SR-IOV VF or a scalable function): a view of
+// the part of the host snapshot that holds it.
 #pragma once
 
 #include <string>
@@ -7,6 +7,7 @@
 
 #include "common/host.h"
 #include "common/status.h"
+#include "hostfacts/facts.h"
 
 namespace hcashare::cni {
 
@@ -28,9 +29,14 @@ struct VfDevice {
 // True for the userspace (DPDK) drivers: vfio-pci, igb_uio, uio_pci_generic.
 bool IsDpdkDriver(const std::string& driver);
 
-// Resolves `id` (a normalised PCI address or auxiliary name). NotFound when the device is
+// Resolves `id` (a normalised PCI address or auxiliary name) in `snap`, which holds it, its
+// PF and the virtual RDMA devices (hostfacts::ReadDevices). NotFound when the device is
 // absent; FailedPrecondition when it is a PCI function that is not a VF (no physfn) or is
 // bound to no driver.
+Result<VfDevice> ResolveVfIn(const hostfacts::HostSnapshot& snap, const std::string& id,
+                             bool is_aux);
+
+// ResolveVfIn on the part of `host` that `id` needs, read now.
 Result<VfDevice> ResolveVf(const Host& host, const std::string& id, bool is_aux);
 
 }  // namespace hcashare::cni

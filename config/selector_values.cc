@@ -5,16 +5,12 @@
 #include <string_view>
 #include <utility>
 
+#include "common/strings.h"
 #include "config/document.h"
+#include "hostfacts/attrs.h"
 
 namespace hcashare::config {
 namespace {
-
-std::string ToLowerAscii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool IsHex(std::string_view s) {
   if (s.empty()) return false;
@@ -97,14 +93,12 @@ std::string KeepAsIs(const std::string& value, std::string* normalized) {
 }
 
 std::string NormalizeHexId(const std::string& value, std::string* normalized) {
-  std::string_view digits = value;
-  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
-    digits.remove_prefix(2);
-  }
-  if (digits.size() != 4 || !IsHex(digits)) {
+  // The same rule as the sysfs vendor and device files (hostfacts/attrs.h).
+  std::string id = hostfacts::ParsePciId(value);
+  if (id.empty()) {
     return Quote(value) + " is not a PCI ID: expected 4 hex digits, e.g. \"15b3\" or \"0x15b3\"";
   }
-  *normalized = ToLowerAscii(digits);
+  *normalized = std::move(id);
   return "";
 }
 

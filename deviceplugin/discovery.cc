@@ -2,27 +2,22 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
-#include <optional>
+#include <cstdio>
 
 #include "common/log.h"
-#include "common/sysfs_attr.h"
-#include "common/virtual_rdma.h"
+#include "common/strings.h"
 #include "deviceplugin/host_uplink.h"
+#include "hostfacts/reader.h"
 
 namespace hcashare::dp {
 namespace {
 
 constexpr const char* kPciDevices = "/sys/bus/pci/devices";
 constexpr const char* kAuxDevices = "/sys/bus/auxiliary/devices";
-constexpr const char* kRdmaClass = kRdmaClassDir;
+constexpr const char* kRdmaClass = "/sys/class/infiniband";
 constexpr const char* kNetClass = "/sys/class/net";
-constexpr int kMaxVfs = 4096;  // the PCIe limit per PF is 65535; no NIC offers more than this
 
-// True for the char device names that belong to an RDMA device.
-bool IsRdmaCharDevice(const std::string& name) {
-  return name.rfind("uverbs", 0) == 0 || name.rfind("umad", 0) == 0 || name.rfind("issm", 0) == 0;
-}
+using hostfacts::HostSnapshot;
 
 // Maps a netdev ARPHRD type (sysfs `type`) to a link type name.
 std::string LinkTypeFromArp(const std::string& t) {
@@ -68,346 +63,331 @@ std::string NetdevSysfsDir(const PciFunction& fn, const std::string& netdev) {
   return fn.is_virtual ? std::string(kNetClass) + "/" + netdev : SysfsDirOf(fn) + "/net/" + netdev;
 }
 
-std::string ParseHexId(const std::string& raw) {
-  std::string s = raw;
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s = s.substr(2);
-  if (s.empty() || s.size() > 4) return "";
-  for (char& c : s) {
-    if (!std::isxdigit(static_cast<unsigned char>(c))) return "";
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return std::string(4 - s.size(), '0') + s;
-}
+namespace {
 
-Discoverer::CharDevices Discoverer::CharDevicesOf(
-    const std::string& dir, const std::vector<std::string>& rdma_names) const {
-  // The uverbs/umad/issm class devices of an RDMA device are children of its PCI device
-  // (/sys/devices/.../<bdf>/infiniband_{verbs,mad}/<name>), so each function's own
-  // directories are listed instead of indexing the global classes. `ibdev` is read only
-  // when the function has several RDMA devices (e.g. switchdev representors).
-  CharDevices out;
-  for (const char* cls : {"infiniband_verbs", "infiniband_mad"}) {
-    auto entries = host_.ListDir(dir + "/" + cls);
-    if (!entries.ok()) continue;
-    for (const auto& e : *entries) {
-      if (!IsRdmaCharDevice(e)) continue;
-      std::string owner = rdma_names.front();
-      if (rdma_names.size() > 1) {
-        auto ibdev = host_.ReadTrimmed(dir + "/" + cls + "/" + e + "/ibdev");
-        if (!ibdev.ok()) continue;
-        owner = *ibdev;
-      }
-      out[owner].push_back("/dev/infiniband/" + e);
-    }
-  }
-  for (auto& [name, devs] : out) std::sort(devs.begin(), devs.end());
-  return out;
-}
-
-Discoverer::CharDevices Discoverer::VirtualCharDevices() const {
-  // A virtual RDMA device has no device directory to hold its class devices: they are
-  // /sys/devices/virtual/infiniband_{verbs,mad}/<name>, each naming its `ibdev`.
-  CharDevices out;
-  for (const char* cls : {"/sys/class/infiniband_verbs", "/sys/class/infiniband_mad"}) {
-    auto entries = host_.ListDir(cls);
-    if (!entries.ok()) continue;
-    for (const auto& e : *entries) {
-      const std::string link = std::string(cls) + "/" + e;
-      auto target = host_.ReadLink(link);
-      if (!IsRdmaCharDevice(e) || !target.ok() || !IsVirtualDeviceTarget(*target)) continue;
-      auto ibdev = host_.ReadTrimmed(link + "/ibdev");
-      if (ibdev.ok()) out[*ibdev].push_back("/dev/infiniband/" + e);
-    }
-  }
-  for (auto& [name, devs] : out) std::sort(devs.begin(), devs.end());
-  return out;
-}
-
-std::vector<std::string> Discoverer::NetdevsOf(const std::string& dir) const {
-  auto names = host_.ListDir(dir + "/net");
-  return names.ok() ? *names : std::vector<std::string>{};
-}
-
-bool Discoverer::ReadPciIdentity(const std::string& pci_dir, PciFunction* f) const {
-  auto cls = host_.ReadTrimmed(pci_dir + "/class");
-  if (!cls.ok()) {
-    LogDebug("skipping PCI function: no class", {{"dir", pci_dir}});
-    return false;
-  }
-  const std::optional<int64_t> class_code = ParseSysfsInt(*cls, 16);
-  f->class_code = class_code && *class_code >= 0 && *class_code <= 0xffffff
-                      ? static_cast<uint32_t>(*class_code)
-                      : 0;
-  if ((f->class_code >> 16) != 0x02) {
-    LogDebug("skipping RDMA function that is not a network controller",
-             {{"dir", pci_dir}, {"class", *cls}});
-    return false;
-  }
-  f->vendor = ParseHexId(host_.ReadFile(pci_dir + "/vendor").value_or(""));
-  f->device = ParseHexId(host_.ReadFile(pci_dir + "/device").value_or(""));
-  f->numa_node = ReadNumaNode(host_, pci_dir + "/numa_node");
-  return true;
-}
-
-bool Discoverer::ReadFunction(const std::string& addr, const std::string& dir, bool aux,
-                              bool rdma_cm, PciFunction* out, Exclusion* excluded) const {
-  // RDMA first: it is one failed opendir for the many functions without it, so they are
-  // skipped before anything else is read.
-  auto ibdevs = host_.ListDir(dir + "/infiniband");
-  if (!ibdevs.ok() || ibdevs->empty()) {
-    LogDebug("skipping device without RDMA", {{"device", addr}});
-    return false;
-  }
-  PciFunction f;
-  f.address = addr;
-  if (aux) {
-    // An SF's directory sits inside its PF's: /sys/devices/.../<pf>/<sf name>.
-    auto target = host_.ReadLink(dir);
-    const std::string parent =
-        target.ok() ? BaseName(target->substr(0, target->find_last_of('/'))) : "";
-    if (parent.empty() || !ReadPciIdentity(std::string(kPciDevices) + "/" + parent, &f)) {
-      LogDebug("skipping auxiliary RDMA device without a PCI network parent", {{"device", addr}});
-      return false;
-    }
-    f.is_sf = true;
-    f.pf_address = parent;
-    f.pf_netdevs = NetdevsOf(std::string(kPciDevices) + "/" + parent);
-    const std::optional<int64_t> sfnum = ReadSysfsInt(host_, dir + "/sfnum");
-    if (sfnum && *sfnum >= 0 && *sfnum <= std::numeric_limits<int>::max()) {
-      f.sf_num = static_cast<int>(*sfnum);
-    }
-  } else if (!ReadPciIdentity(dir, &f)) {
-    return false;
-  }
-  auto driver = host_.ReadLink(dir + "/driver");
-  if (!driver.ok()) {
-    LogDebug("skipping RDMA function without a bound driver", {{"device", addr}});
-    return false;
-  }
-  f.driver = BaseName(*driver);
-  f.netdevs = NetdevsOf(dir);
-  for (const auto& nd : f.netdevs) {
-    auto t = host_.ReadTrimmed(dir + "/net/" + nd + "/type");
-    if (t.ok()) AddUnique(&f.link_types, LinkTypeFromArp(*t));
-  }
-  if (aux) {
-    // pf_address and pf_netdevs are the parent's (above).
-  } else if (auto pf = host_.ReadLink(dir + "/physfn"); pf.ok()) {
-    f.is_vf = true;
-    f.pf_address = BaseName(*pf);
-    f.pf_netdevs = NetdevsOf(std::string(kPciDevices) + "/" + f.pf_address);
-    f.vf_index = ReadVfIndex(host_, f.pf_address, addr);
-  } else {
-    f.pf_netdevs = f.netdevs;
-    // The kernel links virtfn0..N-1 for N enabled VFs; a tree without sriov_numvfs still
-    // shows them.
-    const std::optional<int64_t> vfs = ReadSysfsInt(host_, dir + "/sriov_numvfs");
-    if (vfs && *vfs > 0 && *vfs <= std::numeric_limits<int>::max()) {
-      f.num_vfs = static_cast<int>(*vfs);
-    } else {
-      while (f.num_vfs < kMaxVfs && host_.Exists(dir + "/virtfn" + std::to_string(f.num_vfs))) {
-        ++f.num_vfs;
+// What makes `fn` unhealthy, by the health rule (docs/architecture.md): for a PF or a
+// virtual device every RDMA port ACTIVE and no netdev down; an idle VF or SF is commonly
+// admin-down on the host (the CNI hands it back down), and an Ethernet one's RDMA port
+// follows that netdev, so what makes it unusable is its PF's physical port; an InfiniBand VF
+// has its own port state on the fabric. `port_state(rdma, port)` and `operstate(dir)` give
+// the current values ("" when unreadable, which counts as no news).
+template <typename PortState, typename OperState>
+std::string HealthProblems(const PciFunction& fn, PortState port_state, OperState operstate) {
+  std::string reason;
+  auto add = [&reason](const std::string& what) { reason += (reason.empty() ? "" : "; ") + what; };
+  const bool delegated = fn.is_vf || fn.is_sf;
+  const bool infiniband =
+      std::find(fn.link_types.begin(), fn.link_types.end(), "infiniband") != fn.link_types.end();
+  if (!delegated || infiniband) {
+    for (const auto& r : fn.rdma) {
+      for (const auto& p : r.ports) {
+        const std::string state = port_state(r.name, p);
+        if (!state.empty() && state.find("ACTIVE") == std::string::npos) {
+          add(r.name + " port " + p + " is " + state);
+        }
       }
     }
   }
-
-  if (!ReadRdmaDevices(dir + "/infiniband", *ibdevs, CharDevicesOf(dir, *ibdevs), rdma_cm, &f,
-                       excluded)) {
-    return false;
+  auto check_netdev = [&](const std::string& dir, const std::string& what) {
+    const std::string oper = operstate(dir);
+    if (oper == "down" || oper == "lowerlayerdown" || oper == "notpresent") {
+      add(what + " is " + oper);
+    }
+  };
+  if (!delegated) {
+    for (const auto& nd : fn.netdevs) check_netdev(NetdevSysfsDir(fn, nd), "netdev " + nd);
+  } else if (!infiniband) {
+    const std::string pf_dir = std::string(kPciDevices) + "/" + fn.pf_address + "/net/";
+    for (const auto& nd : fn.pf_netdevs) check_netdev(pf_dir + nd, "PF netdev " + nd);
   }
-  *out = std::move(f);
+  return reason;
+}
+
+// The view of one snapshot.
+class View {
+ public:
+  explicit View(const HostSnapshot& snap) : snap_(snap) {}
+
+  Inventory Run();
+
+ private:
+  // Fills the PCI identity of `f` from `pci`. False when it is not a network controller.
+  bool Identity(const hostfacts::PciFunction& pci, PciFunction* f) const;
+  // Adds the link types of netdevs `names`.
+  void NetdevTypes(const std::vector<std::string>& names, PciFunction* f) const;
+  // Fills f->rdma from RDMA devices `names`; false (and `excluded` filled) when a required
+  // char device is missing. Then computes health.
+  bool Rdma(const std::vector<std::string>& names, PciFunction* f, Exclusion* excluded) const;
+  bool NodePresent(const std::string& path) const;
+  void Pci(const hostfacts::PciFunction& pci);
+  void Aux(const hostfacts::AuxDevice& aux);
+  void Virtual(const hostfacts::RdmaDevice& dev);
+  void Add(bool ok, PciFunction f, Exclusion ex);
+  void NotOffered(const std::string& address, const std::string& reason) {
+    inv_.not_offered.push_back({address, reason});
+  }
+
+  const HostSnapshot& snap_;
+  Inventory inv_;
+};
+
+bool View::Identity(const hostfacts::PciFunction& pci, PciFunction* f) const {
+  if (pci.class_code < 0) return false;
+  f->class_code = static_cast<uint32_t>(pci.class_code);
+  if ((f->class_code >> 16) != 0x02) return false;
+  f->vendor = pci.vendor;
+  f->device = pci.device;
+  f->numa_node = pci.numa_node;
   return true;
 }
 
-bool Discoverer::ReadVirtual(const VirtualRdmaDevice& dev, const CharDevices& chardevs,
-                             bool rdma_cm, PciFunction* out, Exclusion* excluded) const {
-  PciFunction f;
-  f.address = dev.name;
-  f.is_virtual = true;
-  const std::string& netdev = dev.netdev;
-  if (!netdev.empty()) {
-    f.netdevs = {netdev};
-    const std::string ndir = std::string(kNetClass) + "/" + netdev;
-    if (auto t = host_.ReadTrimmed(ndir + "/type"); t.ok()) {
-      f.link_types.push_back(LinkTypeFromArp(*t));
-    }
-    // The netdev's own device (e.g. an SR-IOV VF) places it; a veth has no NUMA node.
-    f.numa_node = ReadNumaNode(host_, ndir + "/device/numa_node");
-  }
-  if (!ReadRdmaDevices(kRdmaClass, {dev.name}, chardevs, rdma_cm, &f, excluded)) return false;
-  *out = std::move(f);
-  return true;
-}
-
-void Discoverer::ScanVirtual(Inventory* inv) const {
-  const std::vector<VirtualRdmaDevice> devices = ListVirtualRdmaDevices(host_);
-  if (devices.empty()) return;
-  const CharDevices chardevs = VirtualCharDevices();
-  for (const auto& dev : devices) {
-    inv->present.insert(dev.name);
-    PciFunction f;
-    Exclusion ex;
-    if (ReadVirtual(dev, chardevs, inv->rdma_cm_present, &f, &ex)) {
-      inv->functions.push_back(std::move(f));
-    } else if (!ex.address.empty()) {
-      inv->excluded.push_back(std::move(ex));
-    }
+void View::NetdevTypes(const std::vector<std::string>& names, PciFunction* f) const {
+  for (const auto& nd : names) {
+    const hostfacts::Netdev* n = snap_.FindNetdev(nd);
+    if (n != nullptr && !n->arp_type.empty())
+      AddUnique(&f->link_types, LinkTypeFromArp(n->arp_type));
   }
 }
 
-bool Discoverer::ReadRdmaDevices(const std::string& rdma_dir, const std::vector<std::string>& names,
-                                 const CharDevices& chardevs, bool rdma_cm, PciFunction* f,
-                                 Exclusion* excluded) const {
+bool View::NodePresent(const std::string& path) const {
+  const std::string prefix = "/dev/infiniband/";
+  if (path.rfind(prefix, 0) != 0) return false;
+  return std::binary_search(snap_.dev_infiniband.begin(), snap_.dev_infiniband.end(),
+                            path.substr(prefix.size()));
+}
+
+bool View::Rdma(const std::vector<std::string>& names, PciFunction* f, Exclusion* excluded) const {
   std::vector<std::string> missing;
   for (const auto& name : names) {
+    const hostfacts::RdmaDevice* dev = snap_.FindRdma(name);
     RdmaDeviceInfo info;
     info.name = name;
-    auto it = chardevs.find(name);
-    if (it != chardevs.end()) info.char_devices = it->second;
-    auto ports = host_.ListDir(rdma_dir + "/" + name + "/ports");
-    if (ports.ok()) {
-      info.ports = *ports;
-      for (const auto& p : *ports) {
-        auto ll = host_.ReadTrimmed(rdma_dir + "/" + name + "/ports/" + p + "/link_layer");
-        if (ll.ok()) {
-          info.link_layers.push_back(LinkTypeFromLayer(*ll));
-          AddUnique(&f->link_types, LinkTypeFromLayer(*ll));
-        }
+    if (dev != nullptr) {
+      for (const auto& p : dev->ports) {
+        info.ports.push_back(p.number);
+        if (p.link_layer.empty()) continue;
+        info.link_layers.push_back(LinkTypeFromLayer(p.link_layer));
+        AddUnique(&f->link_types, LinkTypeFromLayer(p.link_layer));
       }
     }
     // uverbs is required; umad/issm are optional and dropped when their node is missing.
     bool has_uverbs = false;
     bool uverbs_node_missing = false;
-    std::vector<std::string> present;
-    for (const auto& cd : info.char_devices) {
+    for (const auto& cd : dev != nullptr ? dev->char_devices : std::vector<std::string>{}) {
       const bool is_uverbs = BaseName(cd).rfind("uverbs", 0) == 0;
-      if (!host_.Exists(cd)) {
+      if (!NodePresent(cd)) {
         if (is_uverbs) {
           missing.push_back(cd + " (listed in sysfs, but the device node is missing)");
           uverbs_node_missing = true;
         }
         continue;
       }
-      present.push_back(cd);
+      info.char_devices.push_back(cd);
       has_uverbs = has_uverbs || is_uverbs;
     }
-    info.char_devices = std::move(present);
     if (!has_uverbs && !uverbs_node_missing) {
       missing.push_back("uverbs char device of " + name + " (is ib_uverbs loaded?)");
     }
     f->rdma.push_back(std::move(info));
   }
-  if (!rdma_cm) missing.push_back(std::string(kRdmaCmPath) + " (is rdma_ucm loaded?)");
+  if (!snap_.rdma_cm_present)
+    missing.push_back(std::string(kRdmaCmPath) + " (is rdma_ucm loaded?)");
   std::sort(f->link_types.begin(), f->link_types.end());
   if (!missing.empty()) {
     excluded->address = f->address;
-    excluded->reason = "missing required RDMA char device(s): ";
-    for (size_t i = 0; i < missing.size(); ++i) {
-      excluded->reason += (i ? ", " : "") + missing[i];
-    }
+    excluded->reason = "missing required RDMA char device(s): " + Join(missing, ", ");
     return false;
   }
-  RefreshHealth(f);
+  f->health_reason = HealthProblems(
+      *f,
+      [this](const std::string& rdma, const std::string& port) {
+        const hostfacts::RdmaDevice* d = snap_.FindRdma(rdma);
+        if (d == nullptr) return std::string();
+        for (const auto& p : d->ports) {
+          if (p.number == port) return p.state;
+        }
+        return std::string();
+      },
+      [this](const std::string& dir) {
+        const hostfacts::Netdev* n = snap_.FindNetdev(BaseName(dir));
+        return n != nullptr ? n->operstate : std::string();
+      });
+  f->healthy = f->health_reason.empty();
   return true;
 }
 
+void View::Add(bool ok, PciFunction f, Exclusion ex) {
+  if (ok) {
+    inv_.functions.push_back(std::move(f));
+  } else if (!ex.address.empty()) {
+    inv_.excluded.push_back(std::move(ex));
+  }
+}
+
+void View::Pci(const hostfacts::PciFunction& pci) {
+  // Discovery's requirements, in order: an RDMA device, a network controller, a driver.
+  const bool network = pci.class_code >= 0 && (pci.class_code >> 16) == 0x02;
+  if (pci.rdma_devices.empty()) {
+    if (network) {
+      NotOffered(pci.address,
+                 "no RDMA device (not RDMA-capable, or its RDMA driver, e.g. mlx5_ib, is not "
+                 "loaded)");
+    }
+    return;
+  }
+  if (pci.class_code < 0) {
+    LogDebug("skipping PCI function: no class", {{"pci", pci.address}});
+    return;
+  }
+  PciFunction f;
+  f.address = pci.address;
+  if (!Identity(pci, &f)) {
+    char cls[16];
+    std::snprintf(cls, sizeof cls, "0x%06x", static_cast<unsigned>(pci.class_code));
+    NotOffered(pci.address, std::string("not a network controller (class ") + cls + ")");
+    return;
+  }
+  if (pci.driver.empty()) {
+    NotOffered(pci.address, "not bound to a driver");
+    return;
+  }
+  f.driver = pci.driver;
+  f.netdevs = pci.netdevs;
+  NetdevTypes(f.netdevs, &f);
+  const hostfacts::PciFunction* pf = pci.physfn.empty() ? nullptr : snap_.FindPci(pci.physfn);
+  if (!pci.physfn.empty()) {
+    f.is_vf = true;
+    f.pf_address = pci.physfn;
+    if (pf != nullptr) {
+      f.pf_netdevs = pf->netdevs;
+      for (const auto& [index, vf] : pf->virtfns) {
+        if (vf == pci.address) f.vf_index = index;
+      }
+    }
+  } else {
+    f.pf_netdevs = f.netdevs;
+    // The kernel links virtfn0..N-1 for N enabled VFs; a tree without sriov_numvfs still
+    // shows them.
+    if (pci.sriov_numvfs > 0) {
+      f.num_vfs = pci.sriov_numvfs;
+    } else {
+      while (pci.virtfns.count(f.num_vfs)) ++f.num_vfs;
+    }
+  }
+  Exclusion ex;
+  const bool ok = Rdma(pci.rdma_devices, &f, &ex);
+  Add(ok, std::move(f), std::move(ex));
+}
+
+void View::Aux(const hostfacts::AuxDevice& aux) {
+  if (aux.rdma_devices.empty()) return;
+  PciFunction f;
+  f.address = aux.name;
+  // An SF has its parent PF's identity.
+  const hostfacts::PciFunction* parent = snap_.FindPci(aux.parent);
+  if (parent == nullptr || !Identity(*parent, &f)) {
+    LogDebug("skipping auxiliary RDMA device without a PCI network parent", {{"device", aux.name}});
+    return;
+  }
+  if (aux.driver.empty()) {
+    LogDebug("skipping RDMA function without a bound driver", {{"device", aux.name}});
+    return;
+  }
+  f.is_sf = true;
+  f.pf_address = aux.parent;
+  f.pf_netdevs = parent->netdevs;
+  f.sf_num = aux.sf_num;
+  f.driver = aux.driver;
+  f.netdevs = aux.netdevs;
+  NetdevTypes(f.netdevs, &f);
+  Exclusion ex;
+  const bool ok = Rdma(aux.rdma_devices, &f, &ex);
+  Add(ok, std::move(f), std::move(ex));
+}
+
+void View::Virtual(const hostfacts::RdmaDevice& dev) {
+  inv_.present.insert(dev.name);
+  PciFunction f;
+  f.address = dev.name;
+  f.is_virtual = true;
+  if (!dev.netdev.empty()) {
+    f.netdevs = {dev.netdev};
+    NetdevTypes(f.netdevs, &f);
+    // The netdev's own device (e.g. an SR-IOV VF) places it; a veth has no NUMA node.
+    const hostfacts::Netdev* nd = snap_.FindNetdev(dev.netdev);
+    const hostfacts::PciFunction* pci = nd != nullptr ? snap_.FindPci(nd->device) : nullptr;
+    if (pci != nullptr) f.numa_node = pci->numa_node;
+  }
+  Exclusion ex;
+  const bool ok = Rdma({dev.name}, &f, &ex);
+  Add(ok, std::move(f), std::move(ex));
+}
+
+Inventory View::Run() {
+  inv_.rdma_cm_present = snap_.rdma_cm_present;
+  if (!snap_.pci_listed) {
+    LogDebug("cannot list PCI devices");
+    return std::move(inv_);
+  }
+  for (const auto& pci : snap_.pci) {
+    inv_.present.insert(pci.address);
+    Pci(pci);
+  }
+  for (const auto& aux : snap_.aux) {
+    inv_.present.insert(aux.name);
+    Aux(aux);
+  }
+  for (const auto& r : snap_.rdma) {
+    if (r.is_virtual) Virtual(r);
+  }
+  for (auto& f : inv_.functions) {
+    for (const auto& nd : f.netdevs) {
+      if (CarriesDefaultRoute(snap_, nd)) f.host_uplink = true;
+    }
+  }
+  auto by_address = [](const auto& a, const auto& b) { return a.address < b.address; };
+  std::sort(inv_.functions.begin(), inv_.functions.end(), by_address);
+  std::sort(inv_.excluded.begin(), inv_.excluded.end(), by_address);
+  std::sort(inv_.not_offered.begin(), inv_.not_offered.end(), by_address);
+  return std::move(inv_);
+}
+
+}  // namespace
+
+Inventory Discover(const HostSnapshot& snap) { return View(snap).Run(); }
+
+Inventory Discoverer::Scan() const {
+  hostfacts::ReadOptions opts;
+  opts.all_functions = false;
+  return Discover(hostfacts::ReadHostSnapshot(host_, opts));
+}
+
 void Discoverer::RefreshHealth(PciFunction* fn) const {
-  std::string reason;
-  auto add = [&reason](const std::string& what) { reason += (reason.empty() ? "" : "; ") + what; };
   // A function or device node that vanished without a uevent: Unhealthy at once.
   fn->gone = false;
-  if (!host_.Exists(SysfsDirOf(*fn))) {
-    add("function " + fn->address + " vanished");
+  std::string reason;
+  if (!hostfacts::Present(host_, SysfsDirOf(*fn))) {
+    reason = "function " + fn->address + " vanished";
     fn->gone = true;
   }
   for (const auto& r : fn->rdma) {
     for (const auto& cd : r.char_devices) {
-      if (!fn->gone && !host_.Exists(cd)) {
-        add("device node " + cd + " vanished");
+      if (!fn->gone && !hostfacts::Present(host_, cd)) {
+        reason = "device node " + cd + " vanished";
         fn->gone = true;
       }
     }
   }
-  if (fn->gone) {
-    fn->healthy = false;
-    fn->health_reason = reason;
-    return;
-  }
-  // An idle VF or SF is commonly admin-down on the host (the CNI hands it back down), and
-  // an Ethernet one's RDMA port follows that netdev. What makes it unusable is its PF's
-  // physical port; an InfiniBand VF has its own port state on the fabric.
-  const bool delegated = fn->is_vf || fn->is_sf;
-  const bool infiniband =
-      std::find(fn->link_types.begin(), fn->link_types.end(), "infiniband") != fn->link_types.end();
-  if (!delegated || infiniband) {
-    for (const auto& r : fn->rdma) {
-      const std::string ports_dir = RdmaSysfsDir(*fn, r.name) + "/ports";
-      for (const auto& p : r.ports) {
-        // "4: ACTIVE"; unreadable (e.g. moved into a pod) counts as no news.
-        auto state = host_.ReadTrimmed(ports_dir + "/" + p + "/state");
-        if (state.ok() && state->find("ACTIVE") == std::string::npos) {
-          add(r.name + " port " + p + " is " + *state);
-        }
-      }
-    }
-  }
-  auto check_netdev = [&](const std::string& dir, const std::string& what) {
-    auto oper = host_.ReadTrimmed(dir + "/operstate");
-    if (oper.ok() && (*oper == "down" || *oper == "lowerlayerdown" || *oper == "notpresent")) {
-      add(what + " is " + *oper);
-    }
-  };
-  if (!delegated) {
-    for (const auto& nd : fn->netdevs) check_netdev(NetdevSysfsDir(*fn, nd), "netdev " + nd);
-  } else if (!infiniband) {
-    const std::string pf_dir = std::string(kPciDevices) + "/" + fn->pf_address + "/net/";
-    for (const auto& nd : fn->pf_netdevs) check_netdev(pf_dir + nd, "PF netdev " + nd);
+  if (!fn->gone) {
+    reason = HealthProblems(
+        *fn,
+        [&](const std::string& rdma, const std::string& port) {
+          return hostfacts::ReadPortState(host_, RdmaSysfsDir(*fn, rdma) + "/ports/" + port);
+        },
+        [&](const std::string& dir) { return hostfacts::ReadOperState(host_, dir); });
   }
   fn->healthy = reason.empty();
   fn->health_reason = reason;
-}
-
-Inventory Discoverer::Scan() const {
-  Inventory inv;
-  inv.rdma_cm_present = host_.Exists(kRdmaCmPath);
-  auto addrs = host_.ListDir(kPciDevices);
-  if (!addrs.ok()) {
-    LogDebug("cannot list PCI devices", {{"error", addrs.status().ToString()}});
-    return inv;
-  }
-  inv.present.insert(addrs->begin(), addrs->end());
-  auto scan = [&](const std::vector<std::string>& ids, const char* bus, bool aux) {
-    for (const auto& id : ids) {
-      PciFunction f;
-      Exclusion ex;
-      if (ReadFunction(id, std::string(bus) + "/" + id, aux, inv.rdma_cm_present, &f, &ex)) {
-        inv.functions.push_back(std::move(f));
-      } else if (!ex.address.empty()) {
-        inv.excluded.push_back(std::move(ex));
-      }
-    }
-  };
-  scan(*addrs, kPciDevices, false);
-  // Scalable functions: auxiliary devices with RDMA (a missing bus is no error).
-  const size_t pci_count = inv.functions.size() + inv.excluded.size();
-  if (auto aux = host_.ListDir(kAuxDevices); aux.ok() && !aux->empty()) {
-    inv.present.insert(aux->begin(), aux->end());
-    scan(*aux, kAuxDevices, true);
-  }
-  ScanVirtual(&inv);
-  const std::set<std::string> default_route = DefaultRouteNetdevs(host_);
-  for (auto& f : inv.functions) {
-    for (const auto& nd : f.netdevs) {
-      if (CarriesDefaultRoute(host_, nd, default_route)) f.host_uplink = true;
-    }
-  }
-  if (inv.functions.size() + inv.excluded.size() != pci_count) {
-    auto by_address = [](const auto& a, const auto& b) { return a.address < b.address; };
-    std::sort(inv.functions.begin(), inv.functions.end(), by_address);
-    std::sort(inv.excluded.begin(), inv.excluded.end(), by_address);
-  }
-  return inv;
 }
 
 void ExclusionReporter::Report(const std::vector<Exclusion>& excluded) {

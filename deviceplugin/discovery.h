@@ -1,11 +1,7 @@
-// Discovery: one pass over the host's sysfs that yields the RDMA-capable PCI functions,
-// scalable functions and virtual RDMA devices (Soft-RoCE `rxe`, `siw`).
-//
-// /sys/bus/pci/devices is walked once per scan (not once per resource); a function's char
-// devices are found under its own device directory. Virtual RDMA devices have no PCI
-// parent: they are found under /sys/class/infiniband, their netdev through `parent` or the
-// GID table, and their char devices through the `ibdev` of the class devices. Every read
-// goes through the Host seam. Scan() is const and thread-compatible.
+// Discovery: the RDMA-capable PCI functions, scalable functions and virtual RDMA devices
+// (Soft-RoCE `rxe`, `siw`) that can be offered, as a view of one host snapshot
+// (hostfacts/): the snapshot is read once per scan, not once per resource, and Discover()
+// itself reads nothing. Scan() is const and thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -15,12 +11,13 @@
 #include <vector>
 
 #include "common/host.h"
-#include "common/virtual_rdma.h"
+#include "hostfacts/facts.h"
+#include "hostfacts/reader.h"
 
 namespace hcashare::dp {
 
 // The global RDMA CM char device; required, and given to a container once.
-inline constexpr const char* kRdmaCmPath = "/dev/infiniband/rdma_cm";
+using hostfacts::kRdmaCmPath;
 
 // One RDMA device (e.g. mlx5_0) and the char devices that belong to it.
 struct RdmaDeviceInfo {
@@ -84,6 +81,9 @@ struct Inventory {
   // a pod is still here.
   std::set<std::string> present;
   std::vector<Exclusion> excluded;  // sorted by address
+  // Network functions and RDMA devices discovery does not offer, with the unmet
+  // requirement (no RDMA device, not a network controller, no driver); by address.
+  std::vector<Exclusion> not_offered;
   bool rdma_cm_present = false;
 };
 
@@ -97,12 +97,18 @@ std::string RdmaSysfsDir(const PciFunction& fn, const std::string& rdma);
 // The sysfs directory of netdev `netdev` of `fn`.
 std::string NetdevSysfsDir(const PciFunction& fn, const std::string& netdev);
 
+// Discovery's view of a host snapshot: the usable functions, the RDMA functions that cannot
+// be offered (`excluded`), and why every other network function is not offered
+// (`not_offered`). Never reads the host.
+Inventory Discover(const hostfacts::HostSnapshot& snap);
+
 // Scans a host through `host`, which must outlive the Discoverer.
 class Discoverer {
  public:
   explicit Discoverer(const Host& host) : host_(host) {}
 
-  // Walks sysfs once. Never fails: unreadable entries are skipped (logged at debug).
+  // Reads a host snapshot (hostfacts::ReadHostSnapshot) and discovers from it. Never fails:
+  // unreadable entries count as unknown.
   Inventory Scan() const;
 
   // Re-reads only the health inputs of `fn` (that its sysfs directory and char devices
@@ -111,36 +117,6 @@ class Discoverer {
   void RefreshHealth(PciFunction* fn) const;
 
  private:
-  // RDMA device name -> char device host paths.
-  using CharDevices = std::map<std::string, std::vector<std::string>>;
-
-  // The char devices of the function at sysfs dir `dir` (RDMA devices `rdma_names`).
-  CharDevices CharDevicesOf(const std::string& dir,
-                            const std::vector<std::string>& rdma_names) const;
-  // The char devices of virtual RDMA devices: the class devices under /sys/devices/virtual.
-  CharDevices VirtualCharDevices() const;
-  // Adds the virtual RDMA devices (those under /sys/devices/virtual/infiniband) to `inv`.
-  void ScanVirtual(Inventory* inv) const;
-  // Reads virtual RDMA device `dev`. False when it is not offered; `excluded` is filled
-  // when it is unusable.
-  bool ReadVirtual(const VirtualRdmaDevice& dev, const CharDevices& chardevs, bool rdma_cm,
-                   PciFunction* out, Exclusion* excluded) const;
-  // Fills f->rdma for RDMA devices `names` (sysfs dirs `<rdma_dir>/<name>`) with their
-  // ports, link layers and present char devices, then reads health. False (and `excluded`
-  // filled) when a required char device is missing.
-  bool ReadRdmaDevices(const std::string& rdma_dir, const std::vector<std::string>& names,
-                       const CharDevices& chardevs, bool rdma_cm, PciFunction* f,
-                       Exclusion* excluded) const;
-  // Reads the device `id` at sysfs directory `dir` (`aux`: an auxiliary device whose PCI
-  // details come from its parent function). False when it is not offered; `excluded` is
-  // filled when it is RDMA-capable but unusable.
-  bool ReadFunction(const std::string& id, const std::string& dir, bool aux, bool rdma_cm,
-                    PciFunction* out, Exclusion* excluded) const;
-  // Fills the PCI identity (class, vendor, device, NUMA node) of `f` from the PCI function
-  // at `pci_dir`. False when it has no class or is not a network controller.
-  bool ReadPciIdentity(const std::string& pci_dir, PciFunction* f) const;
-  std::vector<std::string> NetdevsOf(const std::string& dir) const;
-
   const Host& host_;
 };
 
@@ -154,9 +130,5 @@ class ExclusionReporter {
  private:
   std::map<std::string, std::string> last_;
 };
-
-// Parses a sysfs hex value such as "0x15b3\n" into "15b3" (4 lower-case digits).
-// Returns "" when it is not hex.
-std::string ParseHexId(const std::string& s);
 
 }  // namespace hcashare::dp

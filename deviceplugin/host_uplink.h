@@ -1,26 +1,16 @@
 // Which netdevs carry the host's default route: the node's own uplink, which an exclusive
-// pool must never hand to a pod.
-//
-// Read from /proc/net/route and /proc/net/ipv6_route through the Host seam, so fixture
-// trees can hold them; when the host root has neither (the DaemonSet mounts no /proc), from
-// the daemon's own network namespace, which is the host's (hostNetwork). A netdev is an uplink
-// when it carries a default route itself or through an upper device (a bond or team it is
-// enslaved to, a VLAN or macvlan on top of it), found through sysfs `upper_*` links.
+// pool must never hand to a pod. A view of the host snapshot: the routes are read by
+// hostfacts/routes.h, the `upper_*` links by hostfacts/reader.h.
 #pragma once
 
-#include <set>
 #include <string>
 
-#include "common/host.h"
+#include "hostfacts/facts.h"
 
 namespace hcashare::dp {
 
-// The netdevs with an up IPv4 or IPv6 default route (never "lo", never reject routes).
-// Missing or unreadable route files give an empty set.
-std::set<std::string> DefaultRouteNetdevs(const Host& host);
-
-// True when `netdev` or one of its upper devices (up to 4 levels) is in `default_route`.
-bool CarriesDefaultRoute(const Host& host, const std::string& netdev,
-                         const std::set<std::string>& default_route);
+// True when `netdev` has an up default route in `snap`, itself or through an upper device
+// (a bond or team it is enslaved to, a VLAN or macvlan on top of it; up to 4 levels).
+bool CarriesDefaultRoute(const hostfacts::HostSnapshot& snap, const std::string& netdev);
 
 }  // namespace hcashare::dp

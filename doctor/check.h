@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "common/host.h"
 #include "common/rdma_netlink.h"
 #include "doctor/limits.h"
 #include "doctor/verbs.h"
+#include "hostfacts/facts.h"
 
 namespace hcashare::doctor {
 
@@ -27,11 +27,11 @@ struct CheckResult {
   std::string fix;     // one line; "" when passed
 };
 
-// Everything a check may look at. All references must outlive the checks. `host` serves
-// /sys and /dev (possibly under --host-root); `verbs`, `rdma` and `limits` are this
-// process's; `env` is the environment to judge (a map, never getenv()).
+// Everything a check may look at. All references must outlive the checks. `snap` is what
+// /sys and /dev say (possibly under --host-root; ReadDoctorSnapshot); `verbs`, `rdma` and
+// `limits` are this process's; `env` is the environment to judge (a map, never getenv()).
 struct DoctorInputs {
-  const Host& host;
+  const hostfacts::HostSnapshot& snap;
   Verbs& verbs;
   RdmaSystem& rdma;
   const ProcessLimits& limits;

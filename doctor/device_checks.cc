@@ -45,7 +45,7 @@ std::string PortProblems(const std::string& dev, const std::vector<VerbsPort>& p
 }  // namespace
 
 CheckResult CheckUverbsNodes(const DoctorInputs& in) {
-  const std::vector<std::string> entries = DevInfinibandEntries(in.host);
+  const std::vector<std::string> entries = DevInfinibandEntries(in.snap);
   std::vector<std::string> uverbs;
   for (const auto& e : entries) {
     if (StartsWith(e, "uverbs")) uverbs.push_back(e);
@@ -57,7 +57,7 @@ CheckResult CheckUverbsNodes(const DoctorInputs& in) {
                 "in a pod, request an RDMA resource (resources.limits, e.g. "
                 "rdma/hca_shared_devices_a: 1); on a node, load ib_uverbs (modprobe ib_uverbs)");
   }
-  const std::string have = DescribeUverbs(uverbs, UverbsOwners(in.host));
+  const std::string have = DescribeUverbs(uverbs, UverbsOwners(in.snap));
   if (std::find(entries.begin(), entries.end(), "rdma_cm") == entries.end()) {
     return Warn("uverbs", have + " present, but /dev/infiniband/rdma_cm is missing",
                 "RDMA CM users (UCX, MPI, NVMe-oF) need it: load rdma_ucm (modprobe rdma_ucm)");
@@ -134,7 +134,7 @@ CheckResult CheckVerbsPorts(const DoctorInputs& in) {
 }
 
 CheckResult CheckRoceGid(const DoctorInputs& in) {
-  const std::vector<RdmaDevice> devices = ListRdmaDevices(in.host);
+  const std::vector<RdmaDevice> devices = ListRdmaDevices(in.snap);
   if (devices.empty()) {
     return Fail("roce-gid", "no RDMA devices in /sys/class/infiniband",
                 "load the RDMA driver (e.g. mlx5_ib) on the node; with RDMA netns mode "
@@ -146,7 +146,7 @@ CheckResult CheckRoceGid(const DoctorInputs& in) {
     for (const auto& port : dev.ports) {
       if (port.link_layer != "Ethernet") continue;
       const std::string where = dev.name + " port " + port.number;
-      const std::vector<GidEntry> table = ReadGidTable(in.host, dev.name, port.number);
+      const std::vector<GidEntry> table = ReadGidTable(in.snap, dev.name, port.number);
       const GidEntry* pick = nullptr;
       for (const auto& g : table) {
         if (g.type != "RoCE v2") continue;

@@ -34,14 +34,14 @@ std::map<std::string, std::string> PciDeviceVars(const DoctorInputs& in) {
 void CheckRdmaNames(const DoctorInputs& in, const std::vector<std::string>& names,
                     std::vector<std::string>* problems) {
   std::set<std::string> visible;
-  for (const auto& d : ListRdmaDevices(in.host)) visible.insert(d.name);
+  for (const auto& d : ListRdmaDevices(in.snap)) visible.insert(d.name);
   std::map<std::string, std::string> uverbs_of;
-  for (const auto& [node, ibdev] : UverbsOwners(in.host)) uverbs_of[ibdev] = node;
+  for (const auto& [node, ibdev] : UverbsOwners(in.snap)) uverbs_of[ibdev] = node;
   for (const auto& n : names) {
     if (!visible.count(n)) {
       problems->push_back(std::string(kRdmaDevicesEnv) + " names " + n +
                           ", which is not in /sys/class/infiniband");
-    } else if (!uverbs_of.count(n) || !in.host.Exists("/dev/infiniband/" + uverbs_of[n])) {
+    } else if (!uverbs_of.count(n) || !HasDevNode(in.snap, uverbs_of[n])) {
       problems->push_back(n + " has no uverbs node in /dev/infiniband");
     }
   }
@@ -52,13 +52,13 @@ void CheckRdmaNames(const DoctorInputs& in, const std::vector<std::string>& name
 void CheckPciVar(const DoctorInputs& in, const std::string& var, const std::string& value,
                  const std::vector<std::string>& rdma_names, std::vector<std::string>* problems) {
   for (const auto& addr : SplitList(value)) {
-    const std::string dir = "/sys/bus/pci/devices/" + addr;
-    if (!in.host.Exists(dir)) {
+    const hostfacts::PciFunction* fn = in.snap.FindPci(addr);
+    if (fn == nullptr) {
       problems->push_back(var + " names " + addr + ", which is not in /sys/bus/pci/devices");
       continue;
     }
     if (rdma_names.empty()) continue;
-    for (const auto& r : in.host.ListDir(dir + "/infiniband").value_or({})) {
+    for (const auto& r : fn->rdma_devices) {
       if (std::find(rdma_names.begin(), rdma_names.end(), r) == rdma_names.end()) {
         problems->push_back(var + " grants " + addr + " (" + r + "), but " + kRdmaDevicesEnv +
                             " does not name " + r);
@@ -98,7 +98,7 @@ CheckResult CheckNcclIbHca(const DoctorInputs& in) {
   const NcclHcaFilter filter = ParseNcclIbHca(v);
   std::vector<NcclPortRef> present;
   std::vector<std::string> present_names;
-  for (const auto& d : ListRdmaDevices(in.host)) {
+  for (const auto& d : ListRdmaDevices(in.snap)) {
     present_names.push_back(d.name);
     for (const auto& p : d.ports) present.push_back({d.name, std::atoi(p.number.c_str())});
   }

@@ -1,6 +1,6 @@
-// What sysfs and /dev say about the RDMA devices visible here, read through the Host seam:
-// /sys/class/infiniband (devices, ports, GID tables), /sys/class/infiniband_verbs (which
-// uverbs node belongs to which device) and /dev/infiniband. Thread-compatible.
+// What sysfs and /dev say about the RDMA devices visible here: a view of the host snapshot
+// (/sys/class/infiniband with ports and GID tables, /sys/class/infiniband_verbs owners,
+// /dev/infiniband). Thread-compatible.
 #pragma once
 
 #include <map>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/host.h"
+#include "hostfacts/facts.h"
 
 namespace hcashare::doctor {
 
@@ -31,19 +32,25 @@ struct GidEntry {
   std::string ndev;  // "" when not readable
 };
 
+// The snapshot the doctor judges: `host`'s, with GID tables and uverbs owners.
+hostfacts::HostSnapshot ReadDoctorSnapshot(const Host& host);
+
 // The RDMA devices in /sys/class/infiniband with their ports, by name. None when the
 // directory is missing.
-std::vector<RdmaDevice> ListRdmaDevices(const Host& host);
+std::vector<RdmaDevice> ListRdmaDevices(const hostfacts::HostSnapshot& snap);
 
 // uverbs node name ("uverbs0") -> RDMA device name, from /sys/class/infiniband_verbs/*/ibdev.
-std::map<std::string, std::string> UverbsOwners(const Host& host);
+const std::map<std::string, std::string>& UverbsOwners(const hostfacts::HostSnapshot& snap);
 
 // The names in /dev/infiniband (none when it is missing).
-std::vector<std::string> DevInfinibandEntries(const Host& host);
+const std::vector<std::string>& DevInfinibandEntries(const hostfacts::HostSnapshot& snap);
+
+// True when /dev/infiniband/`name` exists.
+bool HasDevNode(const hostfacts::HostSnapshot& snap, const std::string& name);
 
 // The used entries of the GID table of `device` port `port`: unreadable and all-zero
 // entries (unused slots) are left out. Ordered by index.
-std::vector<GidEntry> ReadGidTable(const Host& host, const std::string& device,
+std::vector<GidEntry> ReadGidTable(const hostfacts::HostSnapshot& snap, const std::string& device,
                                    const std::string& port);
 
 // True for an IPv4-mapped GID (::ffff:a.b.c.d), the kind NCCL picks by default for RoCE.

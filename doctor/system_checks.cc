@@ -68,7 +68,7 @@ CheckResult CheckRdmaNetns(const DoctorInputs& in) {
                 "this)");
   }
   std::vector<std::string> names;
-  for (const auto& d : ListRdmaDevices(in.host)) names.push_back(d.name);
+  for (const auto& d : ListRdmaDevices(in.snap)) names.push_back(d.name);
   if (names.empty()) {
     return Fail("rdma-netns", "exclusive, and no RDMA device is in this network namespace",
                 "shared pools need `rdma system set netns shared` on the node; exclusive pools "

@@ -21,22 +21,21 @@
 #include <vector>
 
 #include "cni/syntax.h"
-#include "common/sysfs_attr.h"
 #include "common/uevent.h"
 #include "config/selector_values.h"
-#include "deviceplugin/discovery.h"
 #include "fuzz/fuzz_check.h"
+#include "hostfacts/attrs.h"
 
 namespace {
 
 namespace config = hcashare::config;
 
 void FuzzHexId(const std::string& text) {
-  const std::string id = hcashare::dp::ParseHexId(text);
+  const std::string id = hcashare::hostfacts::ParseHexId(text);
   if (!id.empty()) {
     FUZZ_CHECK(id.size() == 4);
     for (char c : id) FUZZ_CHECK(std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(c));
-    FUZZ_CHECK(hcashare::dp::ParseHexId(id) == id);
+    FUZZ_CHECK(hcashare::hostfacts::ParseHexId(id) == id);
   }
   std::string normalized;
   if (config::NormalizeHexId(text, &normalized).empty()) FUZZ_CHECK(normalized == id);
@@ -52,18 +51,18 @@ std::string ToHex(int64_t v) {
 }
 
 void FuzzSysfsInt(const std::string& text) {
-  const auto value = hcashare::ParseSysfsInt(text);
+  const auto value = hcashare::hostfacts::ParseSysfsInt(text);
   if (value) {
     const size_t first = text.find_first_not_of(" \t\n\r");
     const size_t last = text.find_last_not_of(" \t\n\r");
     std::string core = text.substr(first, last - first + 1);
     if (core[0] == '+') core.erase(0, 1);
     // Leading zeros are accepted ("007"), so compare the value, then the rendering.
-    FUZZ_CHECK(hcashare::ParseSysfsInt(std::to_string(*value)) == value);
+    FUZZ_CHECK(hcashare::hostfacts::ParseSysfsInt(std::to_string(*value)) == value);
     FUZZ_CHECK(core.find_first_not_of("-0123456789") == std::string::npos);
   }
-  const auto hex = hcashare::ParseSysfsInt(text, 16);
-  if (hex) FUZZ_CHECK(hcashare::ParseSysfsInt(ToHex(*hex), 16) == hex);
+  const auto hex = hcashare::hostfacts::ParseSysfsInt(text, 16);
+  if (hex) FUZZ_CHECK(hcashare::hostfacts::ParseSysfsInt(ToHex(*hex), 16) == hex);
 }
 
 // Checks that `normalize` accepts its own output unchanged; returns whether it accepted.

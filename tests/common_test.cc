@@ -31,14 +31,18 @@
 #include "common/rdma_netlink.h"
 #include "common/status.h"
 #include "common/subprocess.h"
-#include "common/sysfs_attr.h"
 #include "common/temp_dir.h"
+#include "hostfacts/attrs.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
 
 namespace hcashare {
 namespace {
+
+using hostfacts::ParseSysfsInt;
+using hostfacts::ReadNumaNode;
+using hostfacts::ReadVfIndex;
 
 Result<int> Half(int x) {
   if (x % 2) return Status::InvalidArgument("odd");

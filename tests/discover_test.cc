@@ -18,6 +18,7 @@
 #include "tools/allocate_json.h"
 #include "tools/discover_report.h"
 #include "tools/exclusion.h"
+#include "tools/snapshot_source.h"
 
 namespace hcashare::cli {
 namespace {
@@ -47,7 +48,7 @@ struct DemoHost {
   fake::FakeRdmaSystem rdma{RdmaNetnsMode::kShared};
   DemoHost() { EXPECT_TRUE(node.PopulateDemo().ok()); }
   DiscoverReport Run(const std::string& config) {
-    return BuildDiscoverReport(Parse(config), *host, rdma, /*use_cdi=*/false);
+    return BuildDiscoverReport(Parse(config), ReadNodeSnapshot(*host, rdma), /*use_cdi=*/false);
   }
 };
 

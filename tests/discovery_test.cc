@@ -1,6 +1,7 @@
 // Tests for deviceplugin/discovery: Discoverer::Scan over SimNode fixture trees,
 // ExclusionReporter and ParseHexId.
 #include "deviceplugin/discovery.h"
+#include "hostfacts/attrs.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 namespace hcashare::dp {
 namespace {
 
+using hostfacts::ParseHexId;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;

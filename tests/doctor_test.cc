@@ -42,8 +42,13 @@ struct World {
   fake::FakeRdmaSystem rdma{RdmaNetnsMode::kShared};
   fake::FakeProcessLimits limits{kUnlimited, false};
   std::map<std::string, std::string> env;
+  hostfacts::HostSnapshot snap;
 
-  DoctorInputs In() { return {*host, verbs, rdma, limits, env}; }
+  // The inputs, with the node as it is now.
+  DoctorInputs In() {
+    snap = ReadDoctorSnapshot(*host);
+    return {snap, verbs, rdma, limits, env};
+  }
 };
 
 // Two HCAs (mlx5_0 InfiniBand, mlx5_1 RoCE with a RoCE v2 GID), verbs seeing both with
@@ -199,7 +204,7 @@ TEST(DoctorTest, GidTableSkipsUnusedSlots) {
   ASSERT_TRUE(
       w.node.SetGid(kRoceAddr, 1, 4, {"0000:0000:0000:0000:0000:0000:0000:0000", "RoCE v2", ""})
           .ok());
-  const auto table = ReadGidTable(*w.host, "mlx5_1", "1");
+  const auto table = ReadGidTable(ReadDoctorSnapshot(*w.host), "mlx5_1", "1");
   ASSERT_EQ(table.size(), 4u);
   EXPECT_EQ(table[3].index, 3);
   EXPECT_EQ(table[3].type, "RoCE v2");
@@ -316,10 +321,11 @@ TEST(DoctorTest, ReportTextAndJson) {
 // The real libibverbs on this machine, which has no RDMA device: a clear FAIL.
 TEST(DoctorRealTest, LibibverbsWithoutHardwareFails) {
   auto live = NewRootedHost("/");
-  if (!UverbsOwners(*live).empty()) GTEST_SKIP() << "this machine has RDMA devices";
+  const hostfacts::HostSnapshot snap = ReadDoctorSnapshot(*live);
+  if (!UverbsOwners(snap).empty()) GTEST_SKIP() << "this machine has RDMA devices";
   auto verbs = NewLibibverbs();
   World w;
-  const DoctorInputs in{*live, *verbs, w.rdma, w.limits, {}};
+  const DoctorInputs in{snap, *verbs, w.rdma, w.limits, {}};
   const CheckResult r = CheckLibibverbs(in);
   EXPECT_EQ(r.verdict, Verdict::kFail) << r.reason;
   // Either the library is missing, or it finds nothing: both say so and name the fallback.

@@ -21,11 +21,12 @@
 #include "common/temp_dir.h"
 #include "config/config.h"
 #include "deviceplugin/discovery.h"
-#include "deviceplugin/host_uplink.h"
 #include "deviceplugin/pool.h"
+#include "hostfacts/routes.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/sim_node.h"
 #include "tools/discover_report.h"
+#include "tools/snapshot_source.h"
 
 namespace hcashare {
 namespace {
@@ -191,7 +192,7 @@ TEST_F(ExclusiveSafetyTest, DiscoverNamesTheRefusalAndItsOptIn) {
   ASSERT_TRUE(out.ok());
   fake::FakeRdmaSystem rdma{RdmaNetnsMode::kShared};
   const cli::DiscoverReport rep =
-      cli::BuildDiscoverReport(*out.config, *host_, rdma, /*use_cdi=*/false);
+      cli::BuildDiscoverReport(*out.config, cli::ReadNodeSnapshot(*host_, rdma), /*use_cdi=*/false);
   ASSERT_EQ(rep.resources.size(), 1u);
   std::map<std::string, std::string> rules;
   for (const auto& e : rep.resources[0].excluded) rules[e.address] = e.why.rule;
@@ -203,9 +204,9 @@ TEST_F(ExclusiveSafetyTest, DiscoverNamesTheRefusalAndItsOptIn) {
 // enslaved to); "lo", reject routes and routes that are down are not uplinks.
 TEST_F(ExclusiveSafetyTest, UplinkThroughIpv6AndUpperDevices) {
   Write("/proc/net/route", Ipv4Routes("eno1", "0002"));  // not up
-  EXPECT_THAT(dp::DefaultRouteNetdevs(*host_), IsEmpty());
+  EXPECT_THAT(hostfacts::ReadDefaultRouteNetdevs(*host_), IsEmpty());
   Write("/proc/net/ipv6_route", Ipv6Default("lo", "00200201") + Ipv6Default("bond0", "00000003"));
-  EXPECT_THAT(dp::DefaultRouteNetdevs(*host_), ElementsAre("bond0"));
+  EXPECT_THAT(hostfacts::ReadDefaultRouteNetdevs(*host_), ElementsAre("bond0"));
   Write("/sys/class/net/bond0/type", "1\n");
   ASSERT_EQ(::symlink("../bond0", (tmp_.path() + "/sys/class/net/eno1/upper_bond0").c_str()), 0);
   for (const auto& f : Scan().functions) {
@@ -235,7 +236,8 @@ TEST(HostUplinkTest, RootWithoutProcReadsTheLiveNamespace) {
   }
   want.erase("lo");
   if (want.empty()) GTEST_SKIP() << "this machine has no default route";
-  EXPECT_EQ(dp::DefaultRouteNetdevs(*host), want);
+  EXPECT_EQ(hostfacts::ReadDefaultRouteNetdevs(*host),
+            std::vector<std::string>(want.begin(), want.end()));
 }
 
 }  // namespace

@@ -12,9 +12,9 @@
 #include "common/host.h"
 #include "tests/cli_fixtures.h"
 #include "tests/test_util.h"
+#include "topo/endpoints.h"
 #include "topo/format.h"
 #include "topo/report.h"
-#include "topo/snapshot.h"
 
 namespace hcashare::topo {
 namespace {
@@ -46,7 +46,7 @@ struct Fixture {
     fake::SimNode node(root);
     Status st = build(&node);
     EXPECT_TRUE(st.ok()) << st.ToString();
-    auto snap = ReadSnapshot(*NewRootedHost(root));
+    auto snap = ReadEndpoints(*NewRootedHost(root));
     EXPECT_TRUE(snap.ok()) << snap.status().ToString();
     if (snap.ok()) report = BuildReport(*snap);
   }

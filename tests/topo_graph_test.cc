@@ -9,11 +9,11 @@
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "testing/sim_node.h"
+#include "topo/endpoints.h"
 #include "topo/format.h"
 #include "topo/graph.h"
 #include "topo/paths.h"
 #include "topo/report.h"
-#include "topo/snapshot.h"
 
 namespace hcashare::topo {
 namespace {
@@ -38,8 +38,8 @@ PciEndpoint Ep(const std::string& address, DeviceKind kind, int numa, const std:
 // One root port (0000:00:01.0) with a switch (upstream 0000:01:00.0, downstream ports
 // 0000:02:0N.0); GPU a under port 0, NIC b under port 1, and a nested switch (0000:03:00.0
 // -> 0000:04:00.0) with GPU c. GPU d sits directly on the root bus.
-HostSnapshot SwitchSnapshot() {
-  HostSnapshot s;
+Endpoints SwitchSnapshot() {
+  Endpoints s;
   const std::vector<std::string> sw = {"0000:00:01.0", "0000:01:00.0"};
   auto under = [&](std::vector<std::string> extra) {
     std::vector<std::string> v = sw;
@@ -86,7 +86,7 @@ TEST(TopoSnapshotTest, ReadsRootComplexBehindVmd) {
   std::ofstream(tmp.path() + dev + "/vendor") << "0x8086\n";
   fs::create_directories(tmp.path() + "/sys/bus/pci/devices");
   fs::create_symlink("../../.." + dev.substr(4), tmp.path() + "/sys/bus/pci/devices/10000:e1:00.0");
-  auto snap = ReadSnapshot(*NewRootedHost(tmp.path()));
+  auto snap = ReadEndpoints(*NewRootedHost(tmp.path()));
   ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   ASSERT_EQ(snap->devices.size(), 1u);
   EXPECT_EQ(snap->devices[0].root_complex, "pci0000:00/0000:00:0e.5/pci10000:e0");
@@ -114,7 +114,7 @@ TEST(TopoSnapshotTest, VirtualRdmaDevicesAreListedNotPlaced) {
   ASSERT_TRUE(node.AddVirtualRdma({"rxe0", "eth5", vf.address}).ok());
   ASSERT_TRUE(node.AddVirtualRdma({"rxe1", "veth0", ""}).ok());
 
-  auto snap = ReadSnapshot(*NewRootedHost(tmp.path()));
+  auto snap = ReadEndpoints(*NewRootedHost(tmp.path()));
   ASSERT_TRUE(snap.ok()) << snap.status().ToString();
   ASSERT_EQ(snap->virtual_rdma.size(), 2u);
   EXPECT_EQ(snap->virtual_rdma[0].name, "rxe0");
@@ -140,7 +140,7 @@ TEST(TopoSnapshotTest, VirtualRdmaDevicesAreListedNotPlaced) {
 
 TEST(TopoSnapshotTest, MissingSysfsIsNotFound) {
   TempDir tmp;
-  auto snap = ReadSnapshot(*NewRootedHost(tmp.path()));
+  auto snap = ReadEndpoints(*NewRootedHost(tmp.path()));
   EXPECT_TRUE(snap.status().IsNotFound()) << snap.status().ToString();
 }
 
@@ -195,7 +195,7 @@ TEST(TopoPathsTest, SwitchRuleAfterFlattening) {
 }
 
 TEST(TopoPathsTest, NodeAndSys) {
-  HostSnapshot s;
+  Endpoints s;
   s.devices = {
       Ep("0000:18:00.0", DeviceKind::kGpu, 0, "pci0000:15", {"0000:15:01.0"}),
       Ep("0000:37:00.0", DeviceKind::kNic, 0, "pci0000:36", {"0000:36:01.0"}, {"mlx5_0"}),
@@ -211,7 +211,7 @@ TEST(TopoPathsTest, NodeAndSys) {
 
 // A root complex that sysfs shows holding devices of two NUMA nodes: numa_node wins.
 TEST(TopoPathsTest, DisagreeingNumaNodesAreSys) {
-  HostSnapshot s;
+  Endpoints s;
   s.devices = {
       Ep("0000:3b:00.0", DeviceKind::kNic, 0, "pci0000:00", {"0000:00:01.0"}, {"mlx5_0"}),
       Ep("0000:86:00.0", DeviceKind::kNic, 1, "pci0000:00", {"0000:00:02.0"}, {"mlx5_1"}),
@@ -223,7 +223,7 @@ TEST(TopoPathsTest, DisagreeingNumaNodesAreSys) {
 }
 
 TEST(TopoReportTest, BestNicPrefersClassThenNumaThenPf) {
-  HostSnapshot s;
+  Endpoints s;
   // Both NICs share a root complex on NUMA 0, so both are NODE from the GPU; the one
   // reporting the GPU's NUMA node wins over the one whose node is unknown, despite the
   // latter's lower address.
@@ -239,7 +239,7 @@ TEST(TopoReportTest, BestNicPrefersClassThenNumaThenPf) {
   EXPECT_EQ(r.nccl_ib_hca, "=mlx5_1");
 
   // A PF beats its VF at the same class.
-  HostSnapshot v;
+  Endpoints v;
   v.devices = {
       Ep("0000:18:00.0", DeviceKind::kGpu, 0, "pci0000:15", {"0000:15:01.0"}),
       Ep("0000:19:00.1", DeviceKind::kNic, 0, "pci0000:15", {"0000:15:01.0"}, {"mlx5_1"}),
@@ -252,7 +252,7 @@ TEST(TopoReportTest, BestNicPrefersClassThenNumaThenPf) {
 }
 
 TEST(TopoReportTest, NoRdmaNicMeansNoChoice) {
-  HostSnapshot s;
+  Endpoints s;
   s.devices = {
       Ep("0000:18:00.0", DeviceKind::kGpu, 0, "pci0000:15", {"0000:15:01.0"}),
       Ep("0000:19:00.0", DeviceKind::kNic, 0, "pci0000:15", {"0000:15:01.0"}),

@@ -6,9 +6,21 @@
 
 namespace hcashare::cli {
 
-// `hcashare validate FILE`: prints the same report the daemon prints (text or JSON).
-// 0 when valid, 2 when not (an unreadable file is an error at "$").
-int RunValidate(const std::string& file, bool json);
+// `hcashare validate FILE [--against SNAPSHOT]`: prints the same report the daemon prints
+// (text or JSON); with a snapshot (`hcashare snapshot`), also what each resource would
+// select on that node. 0 when valid, 2 when not (an unreadable file is an error at "$"),
+// 1 when valid but a resource selects nothing on the snapshot, 3 when the snapshot cannot
+// be loaded.
+int RunValidate(const std::string& file, bool json, const std::string& against = "");
+
+struct SnapshotOptions {
+  std::string host_root = "/";
+  std::string output;  // "" = stdout
+};
+
+// `hcashare snapshot`: writes the node's host snapshot as JSON (docs/snapshot.md). 0 on
+// success, 1 when the output cannot be written.
+int RunSnapshot(const SnapshotOptions& opts);
 
 // `hcashare demo ARGS...`: replaces this process with hcashare-demo (testing/demo.h: the
 // real device plugin against a simulated node and a fake kubelet) from this executable's
@@ -17,12 +29,13 @@ int RunDemo(const std::vector<std::string>& args);
 
 struct TopoOptions {
   std::string host_root = "/";
+  std::string snapshot;          // a snapshot file to read instead of the host
   std::string format = "table";  // "table", "json" or "dot"
   bool json = false;             // same as format "json"
 };
 
-// `hcashare topo`: the GPU/NIC PCIe distance matrix of the host. 0 on success, 1 when
-// /sys/bus/pci/devices cannot be read.
+// `hcashare topo`: the GPU/NIC PCIe distance matrix of the host (or snapshot). 0 on
+// success, 1 when /sys/bus/pci/devices cannot be read or the snapshot cannot be loaded.
 int RunTopo(const TopoOptions& opts);
 
 struct DoctorOptions {
@@ -37,12 +50,14 @@ int RunDoctor(const DoctorOptions& opts);
 struct DiscoverOptions {
   std::string config;  // the device-plugin config file
   std::string host_root = "/";
+  std::string snapshot;  // a snapshot file to read instead of the host
   bool json = false;
   bool use_cdi = false;  // answer Allocate as the daemon does with --use-cdi
 };
 
 // `hcashare discover --config FILE`: what the device plugin would advertise and allocate
-// here, and why every other device is left out. 0 on success, 2 for an invalid config.
+// here (or on a snapshot), and why every other device is left out. 0 on success, 2 for an
+// invalid config, 1 when the snapshot cannot be loaded.
 int RunDiscover(const DiscoverOptions& opts);
 
 struct CniGcOptions {

@@ -1,11 +1,10 @@
 // `hcashare discover --config FILE`: the daemon's discovery, pools and Allocate, explained.
 #include <iostream>
 
-#include "common/host.h"
-#include "common/rdma_netlink.h"
 #include "config/config.h"
 #include "tools/commands.h"
 #include "tools/discover_report.h"
+#include "tools/snapshot_source.h"
 
 namespace hcashare::cli {
 
@@ -15,9 +14,12 @@ int RunDiscover(const DiscoverOptions& opts) {
     std::cerr << opts.config << ": INVALID\n" << config::FormatIssues(parsed);
     return 2;
   }
-  auto host = NewRootedHost(opts.host_root);
-  auto rdma = NewRdmaNetlink();
-  const DiscoverReport report = BuildDiscoverReport(*parsed.config, *host, *rdma, opts.use_cdi);
+  auto snap = SnapshotFor(opts.host_root, opts.snapshot);
+  if (!snap.ok()) {
+    std::cerr << "hcashare discover: " << snap.status().message() << "\n";
+    return 1;
+  }
+  const DiscoverReport report = BuildDiscoverReport(*parsed.config, *snap, opts.use_cdi);
   if (opts.json) {
     std::cout << DiscoverJson(report).dump(2) << "\n";
   } else {

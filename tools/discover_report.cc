@@ -6,6 +6,7 @@
 #include "common/strings.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/cdi.h"
+#include "hostfacts/snapshot_host.h"
 
 namespace hcashare::cli {
 namespace {
@@ -23,8 +24,9 @@ std::string Label(const dp::PciFunction& fn) {
 }
 
 // The label of a function that discovery did not yield: its netdevs, if any.
-std::string LabelOf(const Host& host, const std::string& address) {
-  return Join(host.ListDir("/sys/bus/pci/devices/" + address + "/net").value_or({}), " ");
+std::string LabelOf(const hostfacts::HostSnapshot& snap, const std::string& address) {
+  const hostfacts::PciFunction* f = snap.FindPci(address);
+  return f != nullptr ? Join(f->netdevs, " ") : "";
 }
 
 // "0,1" for a device's topology, "" for none.
@@ -37,18 +39,19 @@ std::string TopologyKey(const v1beta1::Device& d) {
 }
 
 // Devices kept out of every pool by discovery itself (not usable, or not RDMA at all).
-std::vector<ExcludedDevice> Unusable(const dp::Inventory& inv, const Host& host) {
+std::vector<ExcludedDevice> Unusable(const dp::Inventory& inv,
+                                     const hostfacts::HostSnapshot& snap) {
   std::vector<ExcludedDevice> out;
   std::set<std::string> seen;
   for (const auto& f : inv.functions) seen.insert(f.address);
   for (const auto& e : inv.excluded) {
     seen.insert(e.address);
-    out.push_back({e.address, LabelOf(host, e.address), {"requirement", e.reason}});
+    out.push_back({e.address, LabelOf(snap, e.address), {"requirement", e.reason}});
   }
   for (const auto& addr : inv.present) {
     if (seen.count(addr)) continue;
-    if (auto why = WhyNotDiscovered(host, addr)) {
-      out.push_back({addr, LabelOf(host, addr), *why});
+    if (auto why = WhyNotDiscovered(inv, addr)) {
+      out.push_back({addr, LabelOf(snap, addr), *why});
     }
   }
   std::sort(out.begin(), out.end(),
@@ -79,22 +82,23 @@ std::vector<AllocationView> Allocate(const ResourceReport& r, const Host& host, 
 
 }  // namespace
 
-DiscoverReport BuildDiscoverReport(const config::PluginConfig& config, const Host& host,
-                                   RdmaSystem& rdma, bool use_cdi) {
+DiscoverReport BuildDiscoverReport(const config::PluginConfig& config,
+                                   const hostfacts::HostSnapshot& snap, bool use_cdi) {
   DiscoverReport report;
-  auto mode = rdma.GetNetnsMode();
-  report.netns_mode = mode.ok() ? RdmaNetnsModeName(*mode)
-                                : "unknown (" + mode.status().message() + "; assuming shared)";
-  const bool exclusive_ns = mode.ok() && *mode == RdmaNetnsMode::kExclusive;
-  report.inventory = dp::Discoverer(host).Scan();
-  const std::vector<ExcludedDevice> unusable = Unusable(report.inventory, host);
+  report.netns_mode = !snap.rdma_netns_mode.empty()
+                          ? snap.rdma_netns_mode
+                          : "unknown (" + snap.rdma_netns_error + "; assuming shared)";
+  const bool exclusive_ns = snap.rdma_netns_mode == "exclusive";
+  report.inventory = dp::Discover(snap);
+  const std::vector<ExcludedDevice> unusable = Unusable(report.inventory, snap);
+  const std::unique_ptr<Host> host = hostfacts::NewSnapshotHost(snap);
   for (const auto& rc : config.resources) {
     ResourceReport r;
     r.rc = rc;
     const bool shared = rc.mode == config::PoolMode::kShared;
     r.pool = dp::BuildPool(rc, report.inventory, shared && exclusive_ns ? kBlockedExclusive : "");
     r.devices = dp::DeviceList(rc, r.pool);
-    r.allocations = Allocate(r, host, use_cdi);
+    r.allocations = Allocate(r, *host, use_cdi);
     r.excluded = unusable;
     for (const auto& fn : report.inventory.functions) {
       if (r.pool.Find(fn.address) != nullptr) continue;

@@ -9,8 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/host.h"
-#include "common/rdma_netlink.h"
 #include "config/config.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.pb.h"
 #include "deviceplugin/discovery.h"
@@ -48,12 +46,13 @@ struct DiscoverReport {
   std::vector<ResourceReport> resources;
 };
 
-// Scans `host`, builds each resource's pool as the daemon does (shared pools are blocked
-// in RDMA netns mode exclusive; an unreadable mode counts as shared, as in the daemon),
-// and allocates the first ID of every distinct NUMA topology of its device list. With
-// `use_cdi` the answers are rewritten for CDI as `--use-cdi` does.
-DiscoverReport BuildDiscoverReport(const config::PluginConfig& config, const Host& host,
-                                   RdmaSystem& rdma, bool use_cdi);
+// Discovers from `snap`, builds each resource's pool as the daemon does (shared pools are
+// blocked in RDMA netns mode exclusive; an unreadable mode counts as shared, as in the
+// daemon), and allocates the first ID of every distinct NUMA topology of its device list,
+// checking device nodes against the snapshot. With `use_cdi` the answers are rewritten for
+// CDI as `--use-cdi` does. Reads nothing but `snap`.
+DiscoverReport BuildDiscoverReport(const config::PluginConfig& config,
+                                   const hostfacts::HostSnapshot& snap, bool use_cdi);
 
 // Human-readable report.
 std::string FormatDiscoverText(const DiscoverReport& report);

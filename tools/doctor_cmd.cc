@@ -7,6 +7,7 @@
 #include "common/rdma_netlink.h"
 #include "doctor/check.h"
 #include "doctor/limits.h"
+#include "doctor/rdma_sysfs.h"
 #include "doctor/report.h"
 #include "doctor/verbs.h"
 #include "tools/commands.h"
@@ -33,7 +34,8 @@ int RunDoctor(const DoctorOptions& opts) {
   auto verbs = doctor::NewLibibverbs();
   auto rdma = NewRdmaNetlink();
   auto limits = doctor::NewProcessLimits();
-  const doctor::DoctorInputs in{*host, *verbs, *rdma, *limits, Environment()};
+  const hostfacts::HostSnapshot snap = doctor::ReadDoctorSnapshot(*host);
+  const doctor::DoctorInputs in{snap, *verbs, *rdma, *limits, Environment()};
   const std::vector<doctor::CheckResult> results = doctor::RunChecks(in);
   if (opts.json) {
     std::cout << doctor::ToJson(results).dump(2) << "\n";

@@ -1,9 +1,10 @@
 #include "tools/exclusion.h"
 
+#include <algorithm>
+
 #include <cstdint>
 
 #include "common/strings.h"
-#include "common/sysfs_attr.h"
 #include "deviceplugin/pool.h"
 #include "deviceplugin/selectors.h"
 
@@ -104,25 +105,12 @@ std::optional<Rejection> WhyNotSelected(const config::ResourceConfig& rc, const 
   return Rejection{"selectors", "no single selector rejects it, but together they do"};
 }
 
-std::optional<Rejection> WhyNotDiscovered(const Host& host, const std::string& address) {
-  const std::string dir = "/sys/bus/pci/devices/" + address;
-  auto cls = host.ReadTrimmed(dir + "/class");
-  if (!cls.ok()) return std::nullopt;
-  const bool network = ParseSysfsInt(*cls, 16).value_or(0) >> 16 == 0x02;
-  const bool rdma = !host.ListDir(dir + "/infiniband").value_or({}).empty();
-  if (!rdma) {
-    if (!network) return std::nullopt;
-    return Rejection{"requirement",
-                     "no RDMA device (not RDMA-capable, or its RDMA driver, e.g. mlx5_ib, is "
-                     "not loaded)"};
-  }
-  if (!network) {
-    return Rejection{"requirement", "not a network controller (class " + *cls + ")"};
-  }
-  if (!host.ReadLink(dir + "/driver").ok()) {
-    return Rejection{"requirement", "not bound to a driver"};
-  }
-  return std::nullopt;
+std::optional<Rejection> WhyNotDiscovered(const dp::Inventory& inv, const std::string& address) {
+  auto it =
+      std::lower_bound(inv.not_offered.begin(), inv.not_offered.end(), address,
+                       [](const dp::Exclusion& e, const std::string& a) { return e.address < a; });
+  if (it == inv.not_offered.end() || it->address != address) return std::nullopt;
+  return Rejection{"requirement", it->reason};
 }
 
 }  // namespace hcashare::cli

@@ -2,13 +2,13 @@
 //
 // Selection is re-run one selector at a time with deviceplugin's own matcher
 // (dp::Matches), in the order the README lists the selectors, so the explanation can
-// never disagree with what the daemon does. Pure functions apart from sysfs reads.
+// never disagree with what the daemon does; discovery's own reasons are read from its
+// record. Pure functions.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "common/host.h"
 #include "config/config.h"
 #include "deviceplugin/discovery.h"
 
@@ -26,10 +26,10 @@ struct Rejection {
 std::optional<Rejection> WhyNotSelected(const config::ResourceConfig& rc,
                                         const dp::PciFunction& fn);
 
-// Why the network function at PCI address `address` is not in the inventory at all, by
-// discovery's requirements in discovery's order: an RDMA device, a network-controller
-// class, a bound driver. nullopt for functions that are neither network controllers nor
-// RDMA devices (bridges, GPUs, storage), or when no requirement is unmet.
-std::optional<Rejection> WhyNotDiscovered(const Host& host, const std::string& address);
+// Why the network function at PCI address `address` is not in the inventory at all, as
+// discovery recorded it (Inventory::not_offered): no RDMA device, not a network
+// controller, no bound driver. nullopt for functions that are neither network controllers
+// nor RDMA devices (bridges, GPUs, storage), or when no requirement is unmet.
+std::optional<Rejection> WhyNotDiscovered(const dp::Inventory& inv, const std::string& address);
 
 }  // namespace hcashare::cli

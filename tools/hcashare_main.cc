@@ -12,6 +12,9 @@ constexpr const char* kHostRootHelp =
     "root under which /sys, /dev and /proc are read (e.g. /host in a container, or a "
     "fixture tree)";
 
+constexpr const char* kSnapshotHelp =
+    "read this snapshot file (from `hcashare snapshot`) instead of the host";
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -27,6 +30,10 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate", "check a device-plugin config file");
   validate->add_option("file", file, "config file (JSON or YAML)")->required();
   validate->add_flag("--json", validate_json, "print the report as JSON");
+  std::string validate_against;
+  validate->add_option("--against", validate_against,
+                       "a node's snapshot (`hcashare snapshot`): also report what each resource "
+                       "selects there; exit 1 when one selects nothing");
   validate->add_option("--host-root", validate_root,
                        "accepted like every subcommand's; validate reads no host state, and "
                        "FILE is read as given");
@@ -45,6 +52,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"table", "json", "dot"}));
   topo->add_flag("--json", topo_opts.json, "same as --format json");
   topo->add_option("--host-root", topo_opts.host_root, kHostRootHelp);
+  topo->add_option("--snapshot", topo_opts.snapshot, kSnapshotHelp);
 
   cli::DoctorOptions doctor_opts;
   auto* doctor =
@@ -65,6 +73,15 @@ int main(int argc, char** argv) {
   discover->add_flag("--use-cdi", discover_opts.use_cdi,
                      "answer Allocate as the daemon does with --use-cdi");
   discover->add_option("--host-root", discover_opts.host_root, kHostRootHelp);
+  discover->add_option("--snapshot", discover_opts.snapshot, kSnapshotHelp);
+
+  cli::SnapshotOptions snapshot_opts;
+  auto* snapshot = app.add_subcommand(
+      "snapshot",
+      "write this node's host snapshot (PCI, RDMA, netdev and route facts; docs/snapshot.md) "
+      "as JSON, for a bug report or for --snapshot/--against elsewhere");
+  snapshot->add_option("-o,--output", snapshot_opts.output, "file to write (default: stdout)");
+  snapshot->add_option("--host-root", snapshot_opts.host_root, kHostRootHelp);
 
   cli::CniGcOptions gc_opts;
   auto* cni_gc = app.add_subcommand(
@@ -84,7 +101,8 @@ int main(int argc, char** argv) {
     std::cout << "hcashare " << hcashare::VersionString() << "\n";
     return 0;
   }
-  if (*validate) return cli::RunValidate(file, validate_json);
+  if (*validate) return cli::RunValidate(file, validate_json, validate_against);
+  if (*snapshot) return cli::RunSnapshot(snapshot_opts);
   if (*demo) return cli::RunDemo(demo->remaining());
   if (*topo) return cli::RunTopo(topo_opts);
   if (*doctor) return cli::RunDoctor(doctor_opts);

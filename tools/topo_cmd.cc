@@ -1,17 +1,22 @@
-// `hcashare topo`: sysfs -> snapshot -> report -> table, JSON or Graphviz.
+// `hcashare topo`: host snapshot (live or a file) -> endpoints -> report -> table, JSON or
+// Graphviz.
 #include <iostream>
 
-#include "common/host.h"
 #include "tools/commands.h"
+#include "tools/snapshot_source.h"
+#include "topo/endpoints.h"
 #include "topo/format.h"
 #include "topo/report.h"
-#include "topo/snapshot.h"
 
 namespace hcashare::cli {
 
 int RunTopo(const TopoOptions& opts) {
-  auto host = NewRootedHost(opts.host_root);
-  auto snap = topo::ReadSnapshot(*host);
+  auto facts = SnapshotFor(opts.host_root, opts.snapshot);
+  if (!facts.ok()) {
+    std::cerr << "hcashare topo: " << facts.status().message() << "\n";
+    return 1;
+  }
+  auto snap = topo::EndpointsOf(*facts);
   if (!snap.ok()) {
     std::cerr << "hcashare topo: " << snap.status().message() << "\n";
     return 1;

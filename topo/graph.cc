@@ -45,7 +45,7 @@ Node& Graph::Ensure(const std::string& id, NodeType type, const std::string& par
   return it->second;
 }
 
-Graph Graph::FromSnapshot(const HostSnapshot& snap) {
+Graph Graph::FromSnapshot(const Endpoints& snap) {
   Graph g;
   g.Ensure(kSystemId, NodeType::kSystem, "");
   // The NUMA node of each root complex: its first endpoint with a known node.

@@ -1,4 +1,4 @@
-// Graph: the PCIe tree of a host, built from a HostSnapshot, in the manner of NCCL's
+// Graph: the PCIe tree of a host, built from Endpoints, in the manner of NCCL's
 // topo.cc: typed nodes keyed by a stable id (never by array index), one parent each.
 //
 //   system ── NUMA node ── root complex ── bridge ── … ── GPU / NIC
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "topo/snapshot.h"
+#include "topo/endpoints.h"
 
 namespace hcashare::topo {
 
@@ -37,7 +37,7 @@ class Graph {
 
   // Builds the tree of `snap`. A root complex hangs off the NUMA node of its first
   // endpoint (in snapshot order) whose node is known, else off "numa:-1".
-  static Graph FromSnapshot(const HostSnapshot& snap);
+  static Graph FromSnapshot(const Endpoints& snap);
 
   // The node with `id`, or null.
   const Node* Find(const std::string& id) const;

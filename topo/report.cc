@@ -8,7 +8,7 @@
 namespace hcashare::topo {
 namespace {
 
-std::vector<NamedDevice> NameDevices(const HostSnapshot& snap) {
+std::vector<NamedDevice> NameDevices(const Endpoints& snap) {
   std::vector<NamedDevice> out;
   int gpus = 0;
   int nics = 0;
@@ -58,7 +58,7 @@ const char* GpuDirectVerdict(PathType path) {
   return "poor";
 }
 
-TopoReport BuildReport(const HostSnapshot& snap) {
+TopoReport BuildReport(const Endpoints& snap) {
   TopoReport r;
   r.graph = Graph::FromSnapshot(snap);
   FlattenSwitches(&r.graph);

@@ -1,15 +1,15 @@
 // TopoReport: what `hcashare topo` shows — the devices with their names, the path-class
 // matrix, and for each GPU the best RDMA NIC with a GPUDirect RDMA verdict. Built from a
-// HostSnapshot by pure functions; thread-compatible.
+// Endpoints by pure functions; thread-compatible.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "topo/endpoints.h"
 #include "topo/graph.h"
 #include "topo/paths.h"
-#include "topo/snapshot.h"
 
 namespace hcashare::topo {
 
@@ -44,6 +44,6 @@ const char* GpuDirectVerdict(PathType path);
 // Builds the report: flattens switches, classifies every pair, and picks for each GPU the
 // RDMA-capable NIC with the closest class, then on the GPU's NUMA node, then a PF before a
 // VF, then the lowest address.
-TopoReport BuildReport(const HostSnapshot& snap);
+TopoReport BuildReport(const Endpoints& snap);
 
 }  // namespace hcashare::topo

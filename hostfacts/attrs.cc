@@ -1,10 +1,10 @@
-#include "common/sysfs_attr.h"
+#include "hostfacts/attrs.h"
 
-#include <cerrno>
+#include <cctype>
 #include <cstdlib>
 #include <limits>
 
-namespace hcashare {
+namespace hcashare::hostfacts {
 
 namespace {
 
@@ -54,10 +54,47 @@ std::optional<int64_t> ReadSysfsInt(const Host& host, const std::string& path, i
   return ParseSysfsInt(*text, base);
 }
 
-int ReadNumaNode(const Host& host, const std::string& path) {
-  const std::optional<int64_t> node = ReadSysfsInt(host, path);
-  if (!node || *node < 0 || *node > std::numeric_limits<int>::max()) return -1;
-  return static_cast<int>(*node);
+std::string ParsePciId(std::string_view text) {
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    text.remove_prefix(2);
+  }
+  if (text.size() != 4) return "";
+  std::string out(text);
+  for (char& c : out) {
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return "";
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+std::string ParseHexId(const std::string& text) {
+  std::string_view v = text;
+  const size_t first = v.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return "";
+  return ParsePciId(v.substr(first, v.find_last_not_of(kSpace) - first + 1));
+}
+
+int32_t ParseClassCode(std::string_view text) {
+  const std::optional<int64_t> code = ParseSysfsInt(text, 16);
+  return code && *code >= 0 && *code <= 0xffffff ? static_cast<int32_t>(*code) : -1;
+}
+
+int ParseNonNegative(std::string_view text) {
+  const std::optional<int64_t> v = ParseSysfsInt(text);
+  if (!v || *v < 0 || *v > std::numeric_limits<int>::max()) return -1;
+  return static_cast<int>(*v);
+}
+
+int ReadNonNegative(const Host& host, const std::string& path) {
+  auto text = host.ReadFile(path);
+  return text.ok() ? ParseNonNegative(*text) : -1;
+}
+
+int ReadNumaNode(const Host& host, const std::string& path) { return ReadNonNegative(host, path); }
+
+int VirtfnIndex(std::string_view e) {
+  if (e.rfind("virtfn", 0) != 0 || e.size() == 6 || e[6] < '0' || e[6] > '9') return -1;
+  return ParseNonNegative(e.substr(6));
 }
 
 int ReadVfIndex(const Host& host, const std::string& pf, const std::string& vf) {
@@ -65,13 +102,12 @@ int ReadVfIndex(const Host& host, const std::string& pf, const std::string& vf) 
   auto entries = host.ListDir(dir);
   if (!entries.ok()) return -1;
   for (const auto& e : *entries) {
-    if (e.rfind("virtfn", 0) != 0 || e.size() == 6 || e[6] < '0' || e[6] > '9') continue;
-    const std::optional<int64_t> index = ParseSysfsInt(std::string_view(e).substr(6));
-    if (!index || *index < 0 || *index > std::numeric_limits<int>::max()) continue;
+    const int index = VirtfnIndex(e);
+    if (index < 0) continue;
     auto target = host.ReadLink(dir + "/" + e);
-    if (target.ok() && BaseName(*target) == vf) return static_cast<int>(*index);
+    if (target.ok() && BaseName(*target) == vf) return index;
   }
   return -1;
 }
 
-}  // namespace hcashare
+}  // namespace hcashare::hostfacts

@@ -1,11 +1,10 @@
-#include "topo/snapshot.h"
+#include "topo/endpoints.h"
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 
 #include "common/log.h"
-#include "common/virtual_rdma.h"
+#include "hostfacts/reader.h"
 
 namespace hcashare::topo {
 namespace {
@@ -30,15 +29,6 @@ constexpr const char* kBmcVgaVendors[] = {"1a03" /* ASPEED */, "102b" /* Matrox 
 
 bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
-// "0x10DE\n" -> "10de"; "" when it is not hex.
-std::string HexId(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  if (s.rfind("0x", 0) == 0 || s.rfind("0X", 0) == 0) s = s.substr(2);
-  if (s.empty() || !std::all_of(s.begin(), s.end(), IsHex)) return "";
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -49,10 +39,6 @@ std::vector<std::string> Split(const std::string& s, char sep) {
     start = end + 1;
   }
   return out;
-}
-
-std::vector<std::string> ListOrEmpty(const Host& host, const std::string& dir) {
-  return host.ListDir(dir).value_or(std::vector<std::string>{});
 }
 
 // Places `ep` in the hierarchy from its resolved sysfs path: the BDF components above it are
@@ -102,55 +88,51 @@ std::optional<DeviceKind> KindOfClass(uint32_t class_code, const std::string& ve
   return std::nullopt;
 }
 
-Result<HostSnapshot> ReadSnapshot(const Host& host) {
-  auto addrs = host.ListDir(kPciDevices);
-  if (!addrs.ok())
-    return Status::NotFound("cannot list " + std::string(kPciDevices) + ": " +
-                            addrs.status().message());
-  HostSnapshot snap;
-  for (const auto& addr : *addrs) {
-    const std::string dir = std::string(kPciDevices) + "/" + addr;
-    PciEndpoint ep;
-    ep.address = addr;
-    const std::string cls = HexId(host.ReadTrimmed(dir + "/class").value_or(""));
-    if (cls.empty()) {
-      LogDebug("topo: skipping PCI function without a class", {{"pci", addr}});
+Result<Endpoints> EndpointsOf(const hostfacts::HostSnapshot& snap) {
+  if (!snap.pci_listed) return Status::NotFound("cannot list " + std::string(kPciDevices));
+  Endpoints out;
+  for (const auto& f : snap.pci) {
+    if (f.class_code < 0) {
+      LogDebug("topo: skipping PCI function without a class", {{"pci", f.address}});
       continue;
     }
-    ep.class_code = static_cast<uint32_t>(std::strtoul(cls.c_str(), nullptr, 16));
-    ep.vendor = HexId(host.ReadTrimmed(dir + "/vendor").value_or(""));
+    PciEndpoint ep;
+    ep.address = f.address;
+    ep.class_code = static_cast<uint32_t>(f.class_code);
+    ep.vendor = f.vendor;
     auto kind = KindOfClass(ep.class_code, ep.vendor);
     if (!kind) continue;
     ep.kind = *kind;
-    auto real = host.RealPath(dir);
-    if (!real.ok() || !PlaceInHierarchy(*real, &ep)) {
-      LogDebug("topo: skipping PCI function outside /sys/devices/pci*", {{"pci", addr}});
+    if (!PlaceInHierarchy(f.sysfs_path, &ep)) {
+      LogDebug("topo: skipping PCI function outside /sys/devices/pci*", {{"pci", f.address}});
       continue;
     }
-    auto numa = host.ReadTrimmed(dir + "/numa_node");
-    ep.numa_node = numa.ok() && !numa->empty() ? std::max(-1, std::atoi(numa->c_str())) : -1;
-    ep.cpus = host.ReadTrimmed(dir + "/local_cpulist").value_or("");
+    ep.numa_node = f.numa_node;
+    ep.cpus = f.local_cpulist;
     if (ep.kind == DeviceKind::kNic) {
-      ep.netdevs = ListOrEmpty(host, dir + "/net");
-      ep.rdma = ListOrEmpty(host, dir + "/infiniband");
-      if (auto pf = host.ReadLink(dir + "/physfn"); pf.ok()) ep.physfn = BaseName(*pf);
+      ep.netdevs = f.netdevs;
+      ep.rdma = f.rdma_devices;
+      ep.physfn = f.physfn;
     }
-    snap.devices.push_back(std::move(ep));
+    out.devices.push_back(std::move(ep));
   }
-  std::stable_sort(snap.devices.begin(), snap.devices.end(),
+  std::stable_sort(out.devices.begin(), out.devices.end(),
                    [](const PciEndpoint& a, const PciEndpoint& b) {
                      if (a.kind != b.kind) return a.kind == DeviceKind::kGpu;
                      return a.address < b.address;
                    });
-  for (const auto& v : ListVirtualRdmaDevices(host)) {
-    VirtualRdmaEndpoint ep{v.name, v.netdev, ""};
-    if (!v.netdev.empty()) {
-      auto dev = host.RealPath("/sys/class/net/" + v.netdev + "/device");
-      if (dev.ok() && IsBdf(BaseName(*dev))) ep.pci = BaseName(*dev);
-    }
-    snap.virtual_rdma.push_back(std::move(ep));
+  for (const auto& r : snap.rdma) {
+    if (!r.is_virtual) continue;
+    VirtualRdmaEndpoint ep{r.name, r.netdev, ""};
+    const hostfacts::Netdev* nd = r.netdev.empty() ? nullptr : snap.FindNetdev(r.netdev);
+    if (nd != nullptr && IsBdf(nd->device)) ep.pci = nd->device;
+    out.virtual_rdma.push_back(std::move(ep));
   }
-  return snap;
+  return out;
+}
+
+Result<Endpoints> ReadEndpoints(const Host& host) {
+  return EndpointsOf(hostfacts::ReadHostSnapshot(host));
 }
 
 }  // namespace hcashare::topo

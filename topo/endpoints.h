@@ -1,7 +1,8 @@
-// HostSnapshot: the GPUs and NICs of a host and where each sits in the PCIe hierarchy.
+// Endpoints: the GPUs and NICs of a host and where each sits in the PCIe hierarchy.
 //
-// The first of two stages, as in NCCL's src/graph: this one reads sysfs (through the Host
-// seam), topo/graph.h only computes on the result. Plain data, thread-compatible.
+// A view of the host snapshot (hostfacts/), as NCCL's src/graph computes on its XML: the
+// snapshot is read once, this picks the GPUs and NICs out of it, topo/graph.h computes
+// paths on the result. Plain data, thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "common/host.h"
 #include "common/status.h"
+#include "hostfacts/facts.h"
 
 namespace hcashare::topo {
 
@@ -45,7 +47,7 @@ struct VirtualRdmaEndpoint {
 };
 
 // Every GPU and NIC of a host.
-struct HostSnapshot {
+struct Endpoints {
   std::vector<PciEndpoint> devices;               // GPUs by address, then NICs by address
   std::vector<VirtualRdmaEndpoint> virtual_rdma;  // by name
 };
@@ -58,9 +60,12 @@ std::optional<DeviceKind> KindOfClass(uint32_t class_code, const std::string& ve
 // True for "DDDD:BB:DD.F" (lower-case hex; the domain may be longer, as behind a VMD).
 bool IsBdf(const std::string& s);
 
-// Reads every GPU and NIC in /sys/bus/pci/devices of `host`, and the virtual RDMA devices.
-// Functions whose class or sysfs path cannot be read are skipped (logged at debug). NotFound when
-// /sys/bus/pci/devices cannot be listed.
-Result<HostSnapshot> ReadSnapshot(const Host& host);
+// Every GPU and NIC of `snap`, and its virtual RDMA devices. Functions whose class or sysfs
+// path is unknown are skipped (logged at debug). NotFound when the snapshot could not list
+// /sys/bus/pci/devices.
+Result<Endpoints> EndpointsOf(const hostfacts::HostSnapshot& snap);
+
+// EndpointsOf a snapshot read from `host` now.
+Result<Endpoints> ReadEndpoints(const Host& host);
 
 }  // namespace hcashare::topo

@@ -1,0 +1,56 @@
+// The parsers of sysfs attribute values: each attribute hcashare reads is parsed here and
+// nowhere else (docs/architecture.md, "One reader").
+//
+// sysfs files hold one value and a newline. These parse strictly: a file that is missing,
+// empty or holds anything but the expected value reads as "unknown", never as 0, so a
+// truncated or odd attribute cannot pose as NUMA node 0 or VF 0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/host.h"
+
+namespace hcashare::hostfacts {
+
+// Parses a whole sysfs value as an integer in `base` (10 or 16; base 16 takes an optional
+// "0x"). Surrounding whitespace is allowed, anything else is not. nullopt when the text
+// is empty, malformed or out of range for int64_t.
+std::optional<int64_t> ParseSysfsInt(std::string_view text, int base = 10);
+
+// The integer in file `path` (see ParseSysfsInt), or nullopt when unreadable or malformed.
+std::optional<int64_t> ReadSysfsInt(const Host& host, const std::string& path, int base = 10);
+
+// The one rule for a PCI vendor or device ID: an optional "0x" and exactly 4 hex digits,
+// returned as 4 lower-case digits ("0x15B3" -> "15b3"); "" for anything else. Config
+// selectors (config/selector_values.cc) and sysfs files use it alike.
+std::string ParsePciId(std::string_view text);
+
+// A sysfs vendor or device file's value ("0x15b3\n" -> "15b3"): ParsePciId after the
+// surrounding whitespace is removed.
+std::string ParseHexId(const std::string& text);
+
+// A `class` file's value ("0x020700\n" -> 0x020700); -1 unless it is a 24-bit hex value.
+int32_t ParseClassCode(std::string_view text);
+
+// A non-negative int attribute (numa_node, sriov_numvfs, sfnum, a link width); -1 when it
+// is negative (the kernel's "none"), malformed or out of range.
+int ParseNonNegative(std::string_view text);
+
+// The non-negative int in file `path` (see ParseNonNegative); -1 when unreadable.
+int ReadNonNegative(const Host& host, const std::string& path);
+
+// The NUMA node in file `path` (a device's numa_node), or -1 when the kernel reports none
+// (-1), or the file is missing or malformed.
+int ReadNumaNode(const Host& host, const std::string& path);
+
+// The index N of a `virtfnN` entry name ("virtfn12" -> 12); -1 for any other name.
+int VirtfnIndex(std::string_view entry);
+
+// The index N of the `virtfnN` link under PCI function `pf` that points at function `vf`
+// (both PCI addresses), or -1 when `pf` has no such link.
+int ReadVfIndex(const Host& host, const std::string& pf, const std::string& vf);
+
+}  // namespace hcashare::hostfacts

@@ -1,0 +1,79 @@
+#include "hostfacts/facts.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace hcashare::hostfacts {
+namespace {
+
+// The element of sorted `v` whose `key` is `k`; nullptr when there is none.
+template <typename T, typename K>
+const T* Find(const std::vector<T>& v, K key, const std::string& k) {
+  auto it = std::lower_bound(v.begin(), v.end(), k,
+                             [&](const T& e, const std::string& x) { return e.*key < x; });
+  return it != v.end() && (*it).*key == k ? &*it : nullptr;
+}
+
+}  // namespace
+
+bool Gid::operator==(const Gid& o) const {
+  return std::tie(index, gid, type, ndev) == std::tie(o.index, o.gid, o.type, o.ndev);
+}
+
+bool RdmaPort::operator==(const RdmaPort& o) const {
+  return std::tie(number, link_layer, state, gids) ==
+         std::tie(o.number, o.link_layer, o.state, o.gids);
+}
+
+bool RdmaDevice::operator==(const RdmaDevice& o) const {
+  return std::tie(name, sysfs_dir, parent, is_virtual, netdev, char_devices, ports) ==
+         std::tie(o.name, o.sysfs_dir, o.parent, o.is_virtual, o.netdev, o.char_devices, o.ports);
+}
+
+bool Netdev::operator==(const Netdev& o) const {
+  return std::tie(name, sysfs_dir, arp_type, operstate, device, uppers) ==
+         std::tie(o.name, o.sysfs_dir, o.arp_type, o.operstate, o.device, o.uppers);
+}
+
+bool PciFunction::operator==(const PciFunction& o) const {
+  return std::tie(address, class_code, rdma_devices, details, sysfs_path, vendor, device, driver,
+                  numa_node, local_cpulist, physfn, virtfns, sriov_numvfs, sriov_totalvfs,
+                  current_link_speed, max_link_speed, current_link_width, max_link_width,
+                  netdevs) == std::tie(o.address, o.class_code, o.rdma_devices, o.details,
+                                       o.sysfs_path, o.vendor, o.device, o.driver, o.numa_node,
+                                       o.local_cpulist, o.physfn, o.virtfns, o.sriov_numvfs,
+                                       o.sriov_totalvfs, o.current_link_speed, o.max_link_speed,
+                                       o.current_link_width, o.max_link_width, o.netdevs);
+}
+
+bool AuxDevice::operator==(const AuxDevice& o) const {
+  return std::tie(name, parent, driver, sf_num, netdevs, rdma_devices) ==
+         std::tie(o.name, o.parent, o.driver, o.sf_num, o.netdevs, o.rdma_devices);
+}
+
+bool HostSnapshot::operator==(const HostSnapshot& o) const {
+  return std::tie(version, pci_listed, gid_tables, pci, aux, rdma, netdevs, rdma_class,
+                  verbs_owners, dev_infiniband, rdma_cm_present, default_route_netdevs,
+                  rdma_netns_mode, rdma_netns_error) ==
+         std::tie(o.version, o.pci_listed, o.gid_tables, o.pci, o.aux, o.rdma, o.netdevs,
+                  o.rdma_class, o.verbs_owners, o.dev_infiniband, o.rdma_cm_present,
+                  o.default_route_netdevs, o.rdma_netns_mode, o.rdma_netns_error);
+}
+
+const PciFunction* HostSnapshot::FindPci(const std::string& address) const {
+  return Find(pci, &PciFunction::address, address);
+}
+
+const AuxDevice* HostSnapshot::FindAux(const std::string& name) const {
+  return Find(aux, &AuxDevice::name, name);
+}
+
+const RdmaDevice* HostSnapshot::FindRdma(const std::string& name) const {
+  return Find(rdma, &RdmaDevice::name, name);
+}
+
+const Netdev* HostSnapshot::FindNetdev(const std::string& name) const {
+  return Find(netdevs, &Netdev::name, name);
+}
+
+}  // namespace hcashare::hostfacts

@@ -1,0 +1,50 @@
+// Reading a HostSnapshot: the one place that walks sysfs, /dev/infiniband and the route
+// tables, all through the Host seam (hostfacts/attrs.h parses each value).
+//
+// /sys/bus/pci/devices is walked once per read. Every function's `infiniband/` and `class`
+// are read; the details only for network and display controllers and RDMA-bearing
+// functions, so the many bridges and storage functions of a node cost two reads each (one,
+// in the device plugin's scan: ReadOptions::all_functions).
+// Unreadable entries are recorded as unknown (see facts.h), never as errors.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/host.h"
+#include "hostfacts/facts.h"
+
+namespace hcashare::hostfacts {
+
+// The RDMA CM char device.
+inline constexpr const char* kRdmaCmPath = "/dev/infiniband/rdma_cm";
+
+// What a read includes.
+struct ReadOptions {
+  // Every function's class, and the details of every network and display controller with
+  // their PCIe links (topo, discover, snapshot). False: only functions with an RDMA device
+  // are read beyond their address (the device plugin's scan, which needs nothing else).
+  bool all_functions = true;
+  bool gid_tables = false;    // every port's GID table (up to 256 files per port)
+  bool verbs_owners = false;  // /sys/class/infiniband_verbs/*/ibdev
+};
+
+// Reads the whole node.
+HostSnapshot ReadHostSnapshot(const Host& host, const ReadOptions& opts = {});
+
+// Reads only PCI functions `pci` and auxiliary devices `aux` (with details but no PCIe
+// link, whatever their class), the PCI functions they hang off (a VF's PF, an SF's parent), their
+// netdevs and RDMA devices, and the virtual RDMA devices: the CNI's view of one attachment. A
+// device that does not exist is left out.
+HostSnapshot ReadDevices(const Host& host, const std::vector<std::string>& pci,
+                         const std::vector<std::string>& aux);
+
+// The health inputs, re-read between snapshots (sysfs attributes cannot be watched).
+// The `state` of the RDMA port at sysfs dir `port_dir` ("4: ACTIVE"); "" when unreadable.
+std::string ReadPortState(const Host& host, const std::string& port_dir);
+// The `operstate` of the netdev at sysfs dir `netdev_dir`; "" when unreadable.
+std::string ReadOperState(const Host& host, const std::string& netdev_dir);
+// True when `path` (a sysfs directory or a /dev node) exists.
+bool Present(const Host& host, const std::string& path);
+
+}  // namespace hcashare::hostfacts

@@ -1,0 +1,341 @@
+#include "hostfacts/snapshot_json.h"
+
+#include <cstdint>
+#include <fstream>
+#include <limits>
+#include <type_traits>
+
+namespace hcashare::hostfacts {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Reads fields out of a JSON object, remembering the first problem with its JSON path.
+class In {
+ public:
+  In(const nlohmann::json& j, std::string path, std::string* error)
+      : j_(j), path_(std::move(path)), error_(error) {
+    if (!j_.is_object()) Fail(path_, "expected an object");
+  }
+
+  void Str(const char* key, std::string* out) { Get(key, out, &nlohmann::json::is_string); }
+  void Bool(const char* key, bool* out) { Get(key, out, &nlohmann::json::is_boolean); }
+  template <typename N>
+  void Int(const char* key, N* out) {
+    const nlohmann::json* v = Field(key);
+    if (v == nullptr) return;
+    if (!v->is_number_integer() ||
+        (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX}) ||
+        v->get<int64_t>() < std::numeric_limits<N>::min() ||
+        v->get<int64_t>() > std::numeric_limits<N>::max()) {
+      Fail(Path(key), "expected an integer in range");
+      return;
+    }
+    *out = static_cast<N>(v->get<int64_t>());
+  }
+  void Strings(const char* key, std::vector<std::string>* out) {
+    const nlohmann::json* v = Field(key);
+    if (v == nullptr) return;
+    if (!v->is_array()) return Fail(Path(key), "expected an array of strings");
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (!(*v)[i].is_string())
+        return Fail(Path(key) + "/" + std::to_string(i), "expected a string");
+      out->push_back((*v)[i].get<std::string>());
+    }
+  }
+  // Each element of array `key` through `read(element, path)`.
+  template <typename T, typename F>
+  void Objects(const char* key, std::vector<T>* out, F read) {
+    const nlohmann::json* v = Field(key);
+    if (v == nullptr) return;
+    if (!v->is_array()) return Fail(Path(key), "expected an array");
+    for (size_t i = 0; i < v->size() && error_->empty(); ++i) {
+      T t;
+      read((*v)[i], Path(key) + "/" + std::to_string(i), &t);
+      out->push_back(std::move(t));
+    }
+  }
+  // Object `key` whose values are strings, keyed by `K` (std::string, or int for numerals).
+  template <typename K>
+  void StringMap(const char* key, std::map<K, std::string>* out) {
+    const nlohmann::json* v = Field(key);
+    if (v == nullptr) return;
+    if (!v->is_object()) return Fail(Path(key), "expected an object");
+    for (const auto& [k, val] : v->items()) {
+      if (!val.is_string()) return Fail(Path(key) + "/" + k, "expected a string");
+      if constexpr (std::is_same_v<K, int>) {
+        size_t used = 0;
+        int n = -1;
+        try {
+          n = std::stoi(k, &used);
+        } catch (const std::exception&) {
+        }
+        if (n < 0 || used != k.size()) return Fail(Path(key) + "/" + k, "expected a numeral key");
+        (*out)[n] = val.template get<std::string>();
+      } else {
+        (*out)[k] = val.template get<std::string>();
+      }
+    }
+  }
+
+ private:
+  std::string Path(const char* key) const { return path_ + "/" + key; }
+  const nlohmann::json* Field(const char* key) const {
+    if (!error_->empty() || !j_.is_object()) return nullptr;
+    auto it = j_.find(key);
+    return it == j_.end() ? nullptr : &*it;
+  }
+  template <typename T>
+  void Get(const char* key, T* out, bool (nlohmann::json::*is)() const noexcept) {
+    const nlohmann::json* v = Field(key);
+    if (v == nullptr) return;
+    if (!(v->*is)()) return Fail(Path(key), "wrong type");
+    *out = v->get<T>();
+  }
+  void Fail(const std::string& path, const std::string& what) {
+    if (error_->empty()) *error_ = (path.empty() ? "/" : path) + ": " + what;
+  }
+
+  const nlohmann::json& j_;
+  const std::string path_;
+  std::string* error_;
+};
+
+Json GidJson(const Gid& g) {
+  return {{"index", g.index}, {"gid", g.gid}, {"type", g.type}, {"ndev", g.ndev}};
+}
+
+Json PortJson(const RdmaPort& p) {
+  Json gids = Json::array();
+  for (const auto& g : p.gids) gids.push_back(GidJson(g));
+  return {{"number", p.number}, {"link_layer", p.link_layer}, {"state", p.state}, {"gids", gids}};
+}
+
+Json RdmaJson(const RdmaDevice& r) {
+  Json ports = Json::array();
+  for (const auto& p : r.ports) ports.push_back(PortJson(p));
+  return {{"name", r.name},     {"sysfs_dir", r.sysfs_dir},
+          {"parent", r.parent}, {"is_virtual", r.is_virtual},
+          {"netdev", r.netdev}, {"char_devices", r.char_devices},
+          {"ports", ports}};
+}
+
+Json NetdevJson(const Netdev& n) {
+  return {{"name", n.name},           {"sysfs_dir", n.sysfs_dir}, {"arp_type", n.arp_type},
+          {"operstate", n.operstate}, {"device", n.device},       {"uppers", n.uppers}};
+}
+
+Json PciJson(const PciFunction& f) {
+  Json virtfns = Json::object();
+  for (const auto& [i, a] : f.virtfns) virtfns[std::to_string(i)] = a;
+  return {{"address", f.address},
+          {"class_code", f.class_code},
+          {"rdma_devices", f.rdma_devices},
+          {"details", f.details},
+          {"sysfs_path", f.sysfs_path},
+          {"vendor", f.vendor},
+          {"device", f.device},
+          {"driver", f.driver},
+          {"numa_node", f.numa_node},
+          {"local_cpulist", f.local_cpulist},
+          {"physfn", f.physfn},
+          {"virtfns", virtfns},
+          {"sriov_numvfs", f.sriov_numvfs},
+          {"sriov_totalvfs", f.sriov_totalvfs},
+          {"current_link_speed", f.current_link_speed},
+          {"max_link_speed", f.max_link_speed},
+          {"current_link_width", f.current_link_width},
+          {"max_link_width", f.max_link_width},
+          {"netdevs", f.netdevs}};
+}
+
+Json AuxJson(const AuxDevice& a) {
+  return {{"name", a.name},     {"parent", a.parent},   {"driver", a.driver},
+          {"sf_num", a.sf_num}, {"netdevs", a.netdevs}, {"rdma_devices", a.rdma_devices}};
+}
+
+void ReadGid(const nlohmann::json& j, const std::string& path, std::string* err, Gid* g) {
+  In in(j, path, err);
+  in.Int("index", &g->index);
+  in.Str("gid", &g->gid);
+  in.Str("type", &g->type);
+  in.Str("ndev", &g->ndev);
+}
+
+void ReadPort(const nlohmann::json& j, const std::string& path, std::string* err, RdmaPort* p) {
+  In in(j, path, err);
+  in.Str("number", &p->number);
+  in.Str("link_layer", &p->link_layer);
+  in.Str("state", &p->state);
+  in.Objects("gids", &p->gids, [err](const nlohmann::json& e, const std::string& at, Gid* g) {
+    ReadGid(e, at, err, g);
+  });
+}
+
+void ReadRdma(const nlohmann::json& j, const std::string& path, std::string* err, RdmaDevice* r) {
+  In in(j, path, err);
+  in.Str("name", &r->name);
+  in.Str("sysfs_dir", &r->sysfs_dir);
+  in.Str("parent", &r->parent);
+  in.Bool("is_virtual", &r->is_virtual);
+  in.Str("netdev", &r->netdev);
+  in.Strings("char_devices", &r->char_devices);
+  in.Objects("ports", &r->ports,
+             [err](const nlohmann::json& e, const std::string& at, RdmaPort* p) {
+               ReadPort(e, at, err, p);
+             });
+}
+
+void ReadNetdev(const nlohmann::json& j, const std::string& path, std::string* err, Netdev* n) {
+  In in(j, path, err);
+  in.Str("name", &n->name);
+  in.Str("sysfs_dir", &n->sysfs_dir);
+  in.Str("arp_type", &n->arp_type);
+  in.Str("operstate", &n->operstate);
+  in.Str("device", &n->device);
+  in.Strings("uppers", &n->uppers);
+}
+
+void ReadPci(const nlohmann::json& j, const std::string& path, std::string* err, PciFunction* f) {
+  In in(j, path, err);
+  in.Str("address", &f->address);
+  in.Int("class_code", &f->class_code);
+  in.Strings("rdma_devices", &f->rdma_devices);
+  in.Bool("details", &f->details);
+  in.Str("sysfs_path", &f->sysfs_path);
+  in.Str("vendor", &f->vendor);
+  in.Str("device", &f->device);
+  in.Str("driver", &f->driver);
+  in.Int("numa_node", &f->numa_node);
+  in.Str("local_cpulist", &f->local_cpulist);
+  in.Str("physfn", &f->physfn);
+  in.StringMap("virtfns", &f->virtfns);
+  in.Int("sriov_numvfs", &f->sriov_numvfs);
+  in.Int("sriov_totalvfs", &f->sriov_totalvfs);
+  in.Str("current_link_speed", &f->current_link_speed);
+  in.Str("max_link_speed", &f->max_link_speed);
+  in.Int("current_link_width", &f->current_link_width);
+  in.Int("max_link_width", &f->max_link_width);
+  in.Strings("netdevs", &f->netdevs);
+}
+
+void ReadAux(const nlohmann::json& j, const std::string& path, std::string* err, AuxDevice* a) {
+  In in(j, path, err);
+  in.Str("name", &a->name);
+  in.Str("parent", &a->parent);
+  in.Str("driver", &a->driver);
+  in.Int("sf_num", &a->sf_num);
+  in.Strings("netdevs", &a->netdevs);
+  in.Strings("rdma_devices", &a->rdma_devices);
+}
+
+// True when `v` is sorted by `key` without repeats (the lookups binary-search).
+template <typename T, typename K>
+bool SortedUnique(const std::vector<T>& v, K key) {
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (!(v[i - 1].*key < v[i].*key)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+nlohmann::ordered_json SnapshotToJson(const HostSnapshot& s) {
+  Json pci = Json::array(), aux = Json::array(), rdma = Json::array(), netdevs = Json::array();
+  for (const auto& f : s.pci) pci.push_back(PciJson(f));
+  for (const auto& a : s.aux) aux.push_back(AuxJson(a));
+  for (const auto& r : s.rdma) rdma.push_back(RdmaJson(r));
+  for (const auto& n : s.netdevs) netdevs.push_back(NetdevJson(n));
+  Json owners = Json::object();
+  for (const auto& [node, dev] : s.verbs_owners) owners[node] = dev;
+  return {{"kind", kSnapshotKind},
+          {"version", s.version},
+          {"pci_listed", s.pci_listed},
+          {"gid_tables", s.gid_tables},
+          {"rdma_cm_present", s.rdma_cm_present},
+          {"rdma_netns_mode", s.rdma_netns_mode},
+          {"rdma_netns_error", s.rdma_netns_error},
+          {"default_route_netdevs", s.default_route_netdevs},
+          {"rdma_class", s.rdma_class},
+          {"dev_infiniband", s.dev_infiniband},
+          {"verbs_owners", owners},
+          {"pci", pci},
+          {"aux", aux},
+          {"rdma", rdma},
+          {"netdevs", netdevs}};
+}
+
+Result<HostSnapshot> SnapshotFromJson(const nlohmann::json& j) {
+  std::string err;
+  HostSnapshot s;
+  In in(j, "", &err);
+  std::string kind;
+  in.Str("kind", &kind);
+  s.version = -1;
+  in.Int("version", &s.version);
+  if (err.empty() && kind != kSnapshotKind) {
+    return Status::InvalidArgument("/kind: not \"" + std::string(kSnapshotKind) +
+                                   "\" (is this an hcashare snapshot?)");
+  }
+  if (err.empty() && s.version != kSnapshotVersion) {
+    return Status::InvalidArgument("/version: " + std::to_string(s.version) +
+                                   " is not supported (this hcashare reads version " +
+                                   std::to_string(kSnapshotVersion) + ")");
+  }
+  in.Bool("pci_listed", &s.pci_listed);
+  in.Bool("gid_tables", &s.gid_tables);
+  in.Bool("rdma_cm_present", &s.rdma_cm_present);
+  in.Str("rdma_netns_mode", &s.rdma_netns_mode);
+  in.Str("rdma_netns_error", &s.rdma_netns_error);
+  in.Strings("default_route_netdevs", &s.default_route_netdevs);
+  in.Strings("rdma_class", &s.rdma_class);
+  in.Strings("dev_infiniband", &s.dev_infiniband);
+  in.StringMap("verbs_owners", &s.verbs_owners);
+  in.Objects("pci", &s.pci, [&err](const nlohmann::json& e, const std::string& at, PciFunction* f) {
+    ReadPci(e, at, &err, f);
+  });
+  in.Objects("aux", &s.aux, [&err](const nlohmann::json& e, const std::string& at, AuxDevice* a) {
+    ReadAux(e, at, &err, a);
+  });
+  in.Objects("rdma", &s.rdma,
+             [&err](const nlohmann::json& e, const std::string& at, RdmaDevice* r) {
+               ReadRdma(e, at, &err, r);
+             });
+  in.Objects("netdevs", &s.netdevs,
+             [&err](const nlohmann::json& e, const std::string& at, Netdev* n) {
+               ReadNetdev(e, at, &err, n);
+             });
+  if (!err.empty()) return Status::InvalidArgument(err);
+  if (!SortedUnique(s.pci, &PciFunction::address)) {
+    return Status::InvalidArgument("/pci: not sorted by address, or an address repeats");
+  }
+  if (!SortedUnique(s.aux, &AuxDevice::name)) {
+    return Status::InvalidArgument("/aux: not sorted by name, or a name repeats");
+  }
+  if (!SortedUnique(s.rdma, &RdmaDevice::name)) {
+    return Status::InvalidArgument("/rdma: not sorted by name, or a name repeats");
+  }
+  if (!SortedUnique(s.netdevs, &Netdev::name)) {
+    return Status::InvalidArgument("/netdevs: not sorted by name, or a name repeats");
+  }
+  return s;
+}
+
+Result<HostSnapshot> LoadSnapshotFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(path + ": cannot be read");
+  std::string text(kMaxSnapshotBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMaxSnapshotBytes) {
+    return Status::InvalidArgument(path + ": larger than " +
+                                   std::to_string(kMaxSnapshotBytes >> 20) + " MiB");
+  }
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Status::InvalidArgument(path + ": not JSON");
+  auto snap = SnapshotFromJson(j);
+  if (!snap.ok()) return Status::InvalidArgument(path + ": " + snap.status().message());
+  return snap;
+}
+
+}  // namespace hcashare::hostfacts

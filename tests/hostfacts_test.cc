@@ -1,0 +1,226 @@
+// Tests for hostfacts (the one reader of the node) and the snapshot it dumps: the JSON form
+// round-trips on every fixture, `hcashare snapshot` then `--snapshot FILE` gives the same
+// topo and discover output as the live node, loading names the JSON path of a bad field,
+// every view agrees on a malformed attribute, and `validate --against` reports what each
+// resource selects on a node's snapshot.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+#include "common/host.h"
+#include "common/temp_dir.h"
+#include "deviceplugin/discovery.h"
+#include "hostfacts/reader.h"
+#include "hostfacts/snapshot_json.h"
+#include "testing/sim_node.h"
+#include "tests/cli_fixtures.h"
+#include "tests/test_util.h"
+#include "topo/endpoints.h"
+
+namespace hcashare::hostfacts {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::RunHcashare;
+
+void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// A canned host, by name.
+struct NamedFixture {
+  const char* name;
+  std::function<Status(fake::SimNode*)> build;
+};
+
+std::vector<NamedFixture> Fixtures() {
+  return {{"two-socket", testing::BuildTwoSocketHost},
+          {"workstation", testing::BuildWorkstation},
+          {"sr-iov", testing::BuildVfHost},
+          {"demo", [](fake::SimNode* n) { return n->PopulateDemo(); }}};
+}
+
+// A fixture on disk.
+struct OnDisk {
+  TempDir tmp;
+  std::string root = tmp.path() + "/host";
+  fake::SimNode node{root};
+  explicit OnDisk(const NamedFixture& f) { EXPECT_TRUE(f.build(&node).ok()) << f.name; }
+  HostSnapshot Read(const ReadOptions& opts = {}) const {
+    return ReadHostSnapshot(*NewRootedHost(root), opts);
+  }
+};
+
+constexpr const char* kConfig = R"({"configList": [
+  {"resourceName": "shared_a", "rdmaHcaMax": 4, "selectors": {"vendors": ["15b3"]}},
+  {"resourceName": "excl_b", "mode": "exclusive", "selectors": {"vendors": ["15b3"]}}]})";
+
+TEST(SnapshotJsonTest, RoundTripsOnEveryFixture) {
+  for (const auto& f : Fixtures()) {
+    OnDisk d(f);
+    ReadOptions full;
+    full.gid_tables = true;
+    full.verbs_owners = true;
+    const HostSnapshot snap = d.Read(full);
+    EXPECT_TRUE(snap.pci_listed) << f.name;
+    EXPECT_FALSE(snap.pci.empty()) << f.name;
+    EXPECT_FALSE(snap.rdma.empty()) << f.name;
+    const std::string text = SnapshotToJson(snap).dump(1);
+    auto back = SnapshotFromJson(nlohmann::json::parse(text));
+    ASSERT_TRUE(back.ok()) << f.name << ": " << back.status().ToString();
+    EXPECT_TRUE(*back == snap) << f.name;
+    EXPECT_EQ(SnapshotToJson(*back).dump(1), text) << f.name;
+  }
+}
+
+// `hcashare snapshot` on the node, then topo and discover on another machine with
+// --snapshot: the same bytes as on the node itself.
+TEST(SnapshotCliTest, SnapshotFileGivesTheLiveOutputOnEveryFixture) {
+  for (const auto& f : Fixtures()) {
+    OnDisk d(f);
+    const std::string file = d.tmp.path() + "/snap.json";
+    const std::string config = d.tmp.path() + "/config.json";
+    WriteText(config, kConfig);
+    auto snap = RunHcashare(d.tmp, {"snapshot", "--host-root", d.root, "-o", file});
+    ASSERT_EQ(snap.code, 0) << f.name << ": " << snap.output;
+    ASSERT_TRUE(LoadSnapshotFile(file).ok()) << f.name;
+    for (const char* format : {"table", "json", "dot"}) {
+      auto live = RunHcashare(d.tmp, {"topo", "--format", format, "--host-root", d.root});
+      auto saved = RunHcashare(d.tmp, {"topo", "--format", format, "--snapshot", file});
+      EXPECT_EQ(live.code, 0) << f.name << " " << format << ": " << live.output;
+      EXPECT_EQ(saved.code, 0) << f.name << " " << format << ": " << saved.output;
+      EXPECT_EQ(saved.output, live.output) << f.name << " " << format;
+    }
+    for (const char* json : {"--json", "--use-cdi"}) {
+      auto live = RunHcashare(d.tmp, {"discover", json, "--config", config, "--host-root", d.root});
+      auto saved = RunHcashare(d.tmp, {"discover", json, "--config", config, "--snapshot", file});
+      EXPECT_EQ(live.code, 0) << f.name << ": " << live.output;
+      EXPECT_EQ(saved.output, live.output) << f.name << " " << json;
+      EXPECT_THAT(live.output, HasSubstr("shared_a")) << f.name;
+    }
+  }
+}
+
+TEST(SnapshotJsonTest, LoadNamesTheProblem) {
+  OnDisk d(Fixtures()[0]);
+  nlohmann::json good = nlohmann::json::parse(SnapshotToJson(d.Read()).dump());
+  auto expect_error = [](const nlohmann::json& j, const std::string& want) {
+    auto s = SnapshotFromJson(j);
+    ASSERT_FALSE(s.ok()) << want;
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.status().message(), HasSubstr(want));
+  };
+  nlohmann::json j = good;
+  j["kind"] = "something-else";
+  expect_error(j, "/kind");
+  j = good;
+  j["version"] = 2;
+  expect_error(j, "/version: 2 is not supported");
+  j = good;
+  j["pci"][0]["numa_node"] = "0";
+  expect_error(j, "/pci/0/numa_node");
+  j = good;
+  j["pci"][1]["virtfns"] = {{"x", "0000:01:00.1"}};
+  expect_error(j, "/pci/1/virtfns/x");
+  j = good;
+  j["rdma"][0]["ports"][0]["state"] = 4;
+  expect_error(j, "/rdma/0/ports/0/state");
+  j = good;
+  std::swap(j["pci"][0], j["pci"][1]);
+  expect_error(j, "/pci: not sorted");
+  expect_error(nlohmann::json::array(), "/: expected an object");
+
+  const std::string file = d.tmp.path() + "/bad.json";
+  WriteText(file, "{not json");
+  auto bad = LoadSnapshotFile(file);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr(file + ": not JSON"));
+  EXPECT_EQ(LoadSnapshotFile(d.tmp.path() + "/missing.json").status().code(),
+            StatusCode::kNotFound);
+}
+
+// numa_node is parsed in one place: a malformed value is unknown (-1) to topo and to
+// discovery alike. topo used to read it with atoi, which made "junk" NUMA node 0.
+TEST(HostFactsTest, MalformedNumaNodeIsUnknownInEveryView) {
+  OnDisk d(Fixtures()[0]);
+  const std::string gpu = "0000:18:00.0";
+  const std::string hca = "0000:19:00.0";
+  for (const auto& addr : {gpu, hca}) {
+    WriteText(d.root + "/sys/bus/pci/devices/" + addr + "/numa_node", "junk\n");
+  }
+  const HostSnapshot snap = d.Read();
+  auto endpoints = topo::EndpointsOf(snap);
+  ASSERT_TRUE(endpoints.ok());
+  int seen = 0;
+  for (const auto& ep : endpoints->devices) {
+    if (ep.address == gpu || ep.address == hca) {
+      EXPECT_EQ(ep.numa_node, -1) << ep.address;
+      ++seen;
+    }
+  }
+  EXPECT_EQ(seen, 2);
+  const dp::Inventory inv = dp::Discover(snap);
+  bool found = false;
+  for (const auto& fn : inv.functions) {
+    if (fn.address != hca) continue;
+    found = true;
+    EXPECT_EQ(fn.numa_node, -1);
+  }
+  EXPECT_TRUE(found);
+}
+
+// The device plugin reads only what discovery needs; discovery finds the same devices in it
+// as in the full snapshot `discover` and `hcashare snapshot` read.
+TEST(HostFactsTest, TheDevicePluginsReadDiscoversWhatTheFullReadDoes) {
+  for (const auto& f : Fixtures()) {
+    OnDisk d(f);
+    ReadOptions minimal;
+    minimal.all_functions = false;
+    const dp::Inventory full = dp::Discover(d.Read());
+    const dp::Inventory scan = dp::Discover(d.Read(minimal));
+    EXPECT_FALSE(full.functions.empty()) << f.name;
+    EXPECT_TRUE(scan.functions == full.functions) << f.name;
+    EXPECT_TRUE(scan.excluded == full.excluded) << f.name;
+    EXPECT_EQ(scan.present, full.present) << f.name;
+  }
+}
+
+// Discovery records why a network function is not offered; `discover` prints that record.
+TEST(HostFactsTest, DiscoveryRecordsWhyFunctionsAreNotOffered) {
+  OnDisk d(Fixtures()[1]);  // the workstation: enp5s0 has no RDMA device
+  const dp::Inventory inv = dp::Discover(d.Read());
+  ASSERT_EQ(inv.not_offered.size(), 1u);
+  EXPECT_EQ(inv.not_offered[0].address, "0000:05:00.0");
+  EXPECT_THAT(inv.not_offered[0].reason, HasSubstr("no RDMA device"));
+}
+
+TEST(ValidateAgainstTest, ReportsWhatEachResourceSelectsOnTheSnapshot) {
+  OnDisk d(Fixtures()[3]);
+  const std::string file = d.tmp.path() + "/snap.json";
+  ASSERT_EQ(RunHcashare(d.tmp, {"snapshot", "--host-root", d.root, "-o", file}).code, 0);
+  const std::string good = d.tmp.path() + "/good.json";
+  WriteText(good, kConfig);
+  auto ok = RunHcashare(d.tmp, {"validate", good, "--against", file});
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_THAT(ok.output, HasSubstr("rdma/shared_a selects 4 device(s)"));
+  const std::string none = d.tmp.path() + "/none.json";
+  WriteText(none, R"({"configList": [{"resourceName": "a", "rdmaHcaMax": 1,
+                                   "selectors": {"vendors": ["abcd"]}}]})");
+  auto empty = RunHcashare(d.tmp, {"validate", none, "--against", file});
+  EXPECT_EQ(empty.code, 1) << empty.output;
+  EXPECT_THAT(empty.output, HasSubstr("rdma/a selects 0 device(s) -- WARNING"));
+  EXPECT_THAT(empty.output, HasSubstr("left out: 0000:3b:00.0: selectors.vendors"));
+  auto json = RunHcashare(d.tmp, {"validate", "--json", none, "--against", file});
+  EXPECT_EQ(json.code, 1);
+  const auto j = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << json.output;
+  EXPECT_EQ(j["against"]["resources"][0]["devices"], 0);
+  auto missing = RunHcashare(d.tmp, {"validate", good, "--against", d.tmp.path() + "/nope"});
+  EXPECT_EQ(missing.code, 3);
+  EXPECT_THAT(missing.output, HasSubstr("cannot be read"));
+}
+
+}  // namespace
+}  // namespace hcashare::hostfacts
