@@ -137,8 +137,12 @@ void Reader::ReadPciDetails(const std::string& dir, PciFunction* f) {
   if (!f->physfn.empty()) ReadPci(f->physfn, true);
   if (f->physfn.empty()) {
     // A PF: its VFs by index. The kernel links virtfn0..N-1 for N enabled VFs; a tree
-    // without sriov_numvfs may still show them.
-    f->sriov_numvfs = ReadNonNegative(host_, dir + "/sriov_numvfs");
+    // without sriov_numvfs may still show them. Reading sriov_numvfs waits for the PF's
+    // device lock, held while VFs are being created or destroyed (seconds), so the device
+    // plugin's scan reads it only for a PF it may offer; for another PF the links tell.
+    if (opts_.all_functions || !f->rdma_devices.empty()) {
+      f->sriov_numvfs = ReadNonNegative(host_, dir + "/sriov_numvfs");
+    }
     if (f->sriov_numvfs > 0 || (f->sriov_numvfs < 0 && host_.Exists(dir + "/virtfn0"))) {
       for (const auto& e : List(host_, dir)) {
         const int index = VirtfnIndex(e);
