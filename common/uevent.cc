@@ -18,14 +18,7 @@
 #include "common/log.h"
 
 namespace hcashare {
-namespace {
 
-constexpr uint32_t kKernelGroup = 1;                // the kernel's uevent multicast group
-constexpr int kReceiveBufferBytes = 1 << 20;        // absorbs bursts (e.g. a driver reload)
-constexpr int kMaxDatagramsPerWait = 4096;          // bounds one Wait(); the rest stay queued
-constexpr size_t kDatagramBufferBytes = 16 * 1024;  // kernel messages are < 4 KiB
-
-// Reads one 8-byte eventfd counter (non-blocking), discarding it.
 void DrainEventFd(int fd) {
   uint64_t v;
   ssize_t n = ::read(fd, &v, sizeof(v));
@@ -38,8 +31,12 @@ void SignalEventFd(int fd) {
   (void)n;
 }
 
-// Longer timeouts are treated as this (a year), so deadlines cannot overflow.
-constexpr std::chrono::milliseconds kMaxTimeout = std::chrono::hours(24 * 365);
+namespace {
+
+constexpr uint32_t kKernelGroup = 1;                // the kernel's uevent multicast group
+constexpr int kReceiveBufferBytes = 1 << 20;        // absorbs bursts (e.g. a driver reload)
+constexpr int kMaxDatagramsPerWait = 4096;          // bounds one Wait(); the rest stay queued
+constexpr size_t kDatagramBufferBytes = 16 * 1024;  // kernel messages are < 4 KiB
 
 Status UnavailableFromErrno(int err, const std::string& context) {
   return Status::Unavailable(ErrnoStatus(err, context).message());
@@ -55,7 +52,7 @@ class KernelUeventSource final : public UeventSource {
 
   Result<std::vector<Uevent>> Wait(std::chrono::milliseconds timeout) override {
     using Clock = std::chrono::steady_clock;
-    timeout = std::min(timeout, kMaxTimeout);
+    timeout = std::min(timeout, kMaxUeventWait);
     const auto deadline = Clock::now() + timeout;
     std::vector<Uevent> events;
     for (;;) {

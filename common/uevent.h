@@ -39,6 +39,15 @@ Result<Uevent> ParseUevent(const char* data, size_t len);
 // or an "overflow").
 bool IsRelevantForRdma(const Uevent& ev);
 
+// For UeventSource implementations, real and fake: the longest Wait() timeout honoured
+// (longer ones are treated as a year, so deadlines cannot overflow), and the eventfd that
+// Wake() signals.
+inline constexpr std::chrono::milliseconds kMaxUeventWait = std::chrono::hours(24 * 365);
+// Adds one to eventfd `fd`, waking a poll on it.
+void SignalEventFd(int fd);
+// Reads and discards the counter of non-blocking eventfd `fd`.
+void DrainEventFd(int fd);
+
 // A source of uevents.
 class UeventSource {
  public:

@@ -9,25 +9,6 @@
 #include <utility>
 
 namespace hcashare::fake {
-namespace {
-
-// Reads one 8-byte eventfd counter (non-blocking), discarding it.
-void DrainEventFd(int fd) {
-  uint64_t v;
-  ssize_t n = ::read(fd, &v, sizeof(v));
-  (void)n;
-}
-
-void SignalEventFd(int fd) {
-  uint64_t one = 1;
-  ssize_t n = ::write(fd, &one, sizeof(one));
-  (void)n;
-}
-
-// Longer timeouts are treated as this (a year), so deadlines cannot overflow.
-constexpr std::chrono::milliseconds kMaxTimeout = std::chrono::hours(24 * 365);
-
-}  // namespace
 
 FakeUeventSource::FakeUeventSource() : event_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
 
@@ -54,7 +35,7 @@ Result<std::vector<Uevent>> FakeUeventSource::Wait(std::chrono::milliseconds tim
   if (timeout.count() < 0) {
     cv_.wait(lock, ready);
   } else {
-    cv_.wait_for(lock, std::min(timeout, kMaxTimeout), ready);
+    cv_.wait_for(lock, std::min(timeout, kMaxUeventWait), ready);
   }
   woken_ = false;
   std::vector<Uevent> events(std::make_move_iterator(queue_.begin()),
