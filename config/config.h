@@ -5,6 +5,7 @@
 // Shared by the daemon and the `hcashare validate` CLI.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -104,6 +105,9 @@ struct ConfigIssue {
   // "<path>: <message>"
   std::string ToString() const { return path + ": " + message; }
 };
+
+// Most errors (and, apart, warnings) a ParseOutcome lists; one more issue counts the rest.
+inline constexpr size_t kMaxListedIssues = 100;
 
 // The outcome of parsing: a config when there are no errors, plus warnings (such as the
 // deprecated `devices` field) that do not stop it.

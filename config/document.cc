@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
-#include <set>
 #include <sstream>
 #include <string_view>
 #include <utility>
@@ -15,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/json_fields.h"
+#include "config/json_parse.h"
 
 namespace hcashare::config {
 namespace {
@@ -29,72 +29,6 @@ Document SyntaxError(std::string message) {
   doc.errors.push_back({"$", std::move(message)});
   return doc;
 }
-
-// Follows the events of nlohmann's callback parser and records keys that occur twice in
-// one object. Paths are built only when a duplicate is found, so deep nesting stays linear.
-class DuplicateKeyTracker {
- public:
-  explicit DuplicateKeyTracker(std::vector<ConfigIssue>* errors) : errors_(errors) {}
-
-  // The parser callback. Always keeps the value.
-  bool OnEvent(json::parse_event_t event, const json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-        frames_.emplace_back(/*object=*/true);
-        break;
-      case json::parse_event_t::array_start:
-        frames_.emplace_back(/*object=*/false);
-        break;
-      case json::parse_event_t::key:
-        OnKey(parsed.get_ref<const std::string&>());
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        if (!frames_.empty()) frames_.pop_back();
-        FinishValue();
-        break;
-      case json::parse_event_t::value:
-        FinishValue();
-        break;
-    }
-    return true;
-  }
-
- private:
-  struct Frame {
-    explicit Frame(bool object) : is_object(object) {}
-    bool is_object;
-    std::set<std::string> keys;  // objects: keys seen so far
-    std::string key;             // objects: the current key
-    size_t index = 0;            // arrays: the current element
-  };
-
-  // The path of the value currently being parsed.
-  std::string CurrentPath() const {
-    std::string path = "$";
-    for (const Frame& f : frames_) {
-      path = f.is_object ? JoinKey(path, f.key) : JoinIndex(path, f.index);
-    }
-    return path;
-  }
-
-  void OnKey(const std::string& key) {
-    if (frames_.empty()) return;
-    Frame& top = frames_.back();
-    top.key = key;
-    if (!top.keys.insert(key).second) {
-      errors_->push_back({CurrentPath(), "duplicate key " + Quote(key) + " in the same object"});
-    }
-  }
-
-  // A value (scalar or completed container) ended; advance the enclosing array.
-  void FinishValue() {
-    if (!frames_.empty() && !frames_.back().is_object) ++frames_.back().index;
-  }
-
-  std::vector<ConfigIssue>* errors_;
-  std::vector<Frame> frames_;
-};
 
 // --- YAML --------------------------------------------------------------------------
 
@@ -330,20 +264,11 @@ std::string Quote(const std::string& s) {
 
 Document ParseJsonText(const std::string& text) {
   Document doc;
-  try {
-    DuplicateKeyTracker tracker(&doc.errors);
-    json::parser_callback_t callback = [&tracker](int /*depth*/, json::parse_event_t event,
-                                                  json& parsed) {
-      return tracker.OnEvent(event, parsed);
-    };
-    doc.root = json::parse(text, callback);
-    doc.parsed = true;
-    return doc;
-  } catch (const json::exception& e) {
-    return SyntaxError("invalid JSON: " + WithoutJsonExceptionId(e.what()));
-  } catch (const std::exception& e) {
-    return SyntaxError(std::string("cannot parse JSON: ") + e.what());
-  }
+  Result<json> root = ParseJson(text, {/*max_depth=*/0, /*duplicate_keys=*/&doc.errors});
+  if (!root.ok()) return SyntaxError("invalid JSON: " + root.status().message());
+  doc.root = std::move(*root);
+  doc.parsed = true;
+  return doc;
 }
 
 Document ParseYamlText(const std::string& text) {

@@ -6,15 +6,13 @@
 
 #include "common/strings.h"
 #include "config/document.h"
+#include "config/json_parse.h"
 
 namespace hcashare::config {
 
 using nlohmann::json;
 
 namespace {
-
-// Thrown from the parser callback to stop at the nesting limit.
-struct TooDeep {};
 
 bool IsIdentifier(std::string_view key) {
   if (key.empty() || std::isdigit(static_cast<unsigned char>(key[0]))) return false;
@@ -50,25 +48,10 @@ std::string WithoutJsonExceptionId(const std::string& what) {
 }
 
 Result<json> DecodeJson(std::string_view text, std::string_view what) {
-  const std::string msg = "cannot decode " + std::string(what);
-  json::parser_callback_t limit_depth = [](int depth, json::parse_event_t event, json&) {
-    const bool opens =
-        event == json::parse_event_t::object_start || event == json::parse_event_t::array_start;
-    if (opens && depth >= kMaxJsonDepth) throw TooDeep{};
-    return true;
-  };
-  // Parse without exceptions first: in a static binary the first C++ throw of a process
-  // sorts every unwind table (~2.5 ms here), so only malformed input pays for the message.
-  try {
-    json value = json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/false);
-    if (!value.is_discarded()) return value;
-    return json::parse(text.begin(), text.end(), limit_depth);
-  } catch (const TooDeep&) {
-    return Status::InvalidArgument(msg).WithDetails("nested deeper than " +
-                                                    std::to_string(kMaxJsonDepth) + " levels");
-  } catch (const json::exception& e) {
-    return Status::InvalidArgument(msg).WithDetails(WithoutJsonExceptionId(e.what()));
-  }
+  Result<json> value = ParseJson(text, {/*max_depth=*/kMaxJsonDepth});
+  if (value.ok()) return value;
+  return Status::InvalidArgument("cannot decode " + std::string(what))
+      .WithDetails(value.status().message());
 }
 
 std::string JoinKey(std::string_view parent, std::string_view key) {

@@ -128,11 +128,12 @@ class CniBinaryTest : public ::testing::Test {
     env.insert(env.end(), extra_env.begin(), extra_env.end());
     return RunEnv(env, raw_stdin.empty() ? conf.dump() : raw_stdin);
   }
-  // Runs the binary in the host namespace with exactly `env` and `input`.
-  CniRun RunEnv(const std::vector<std::string>& env, const std::string& input) {
+  // Runs the binary in the host namespace with exactly `env` and `input`; a run longer than
+  // `limit` is killed and fails the test.
+  CniRun RunEnv(const std::vector<std::string>& env, const std::string& input,
+                std::chrono::milliseconds limit = std::chrono::milliseconds(30000)) {
     const std::string bin = testing::BinDir() + "/" + binary_;
-    auto out = Execute("/usr/sbin/ip", {"ip", "netns", "exec", host_ns_, bin}, env, input,
-                       std::chrono::milliseconds(30000));
+    auto out = Execute("/usr/sbin/ip", {"ip", "netns", "exec", host_ns_, bin}, env, input, limit);
     CniRun run;
     if (!out.ok()) {
       ADD_FAILURE() << out.status().ToString();

@@ -58,6 +58,8 @@ struct Case {
   json conf = json::object();
   std::string raw = "";
   std::string verb = "ADD";
+  // Longer than this fails the row: a safety net, far above a passing run.
+  std::chrono::milliseconds limit = std::chrono::milliseconds(30000);
 };
 
 class CniHostileTest : public CniBinaryTest {
@@ -86,7 +88,7 @@ class CniHostileTest : public CniBinaryTest {
         conf[k] = v;
       }
     }
-    CniRun run = RunEnv(env, c.raw.empty() ? conf.dump() : c.raw);
+    CniRun run = RunEnv(env, c.raw.empty() ? conf.dump() : c.raw, c.limit);
     EXPECT_EQ(run.exit_code, 1) << "an error, not a crash: " << run.raw << run.err;
     ASSERT_FALSE(run.out.is_discarded()) << "stdout is one JSON object: " << run.raw;
     EXPECT_EQ(run.out["code"], c.code) << run.raw;
@@ -113,6 +115,9 @@ TEST_F(CniHostileTest, EveryHostileInputGetsItsCodeAndTouchesNothing) {
   const std::string nul("a\0b", 3);
   const std::string big(64 << 10, 'a');
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  // 900 KB of `{}`: nlohmann's callback parser walked the whole array after each object,
+  // which held the binary for 28-37 s; it now takes milliseconds (10 s is the safety net).
+  const json empty_objects(300000, json::object());
   const std::vector<Case> cases = {
       // deviceID (and its other spellings).
       {"deviceID ../", kConf, {}, {{"deviceID", "../../../etc/passwd"}}},
@@ -195,6 +200,13 @@ TEST_F(CniHostileTest, EveryHostileInputGetsItsCodeAndTouchesNothing) {
       {"empty stdin", kDecode, {}, {}, " "},
       {"deeply nested JSON", kDecode, {}, {}, deep},
       {"deeply nested value", kDecode, {}, {}, R"({"cniVersion":"1.1.0","x":)" + deep + "}"},
+      {"300,000 empty objects",
+       kConf,
+       {},
+       {{"deviceID", nullptr}, {"x", empty_objects}},
+       "",
+       "ADD",
+       std::chrono::milliseconds(10000)},
       // Wrong types.
       {"top level an array", kDecode, {}, {}, "[]"},
       {"top level a string", kDecode, {}, {}, "\"x\""},
