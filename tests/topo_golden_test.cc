@@ -1,15 +1,15 @@
-// Golden-output tests of `hcashare topo` on the canned hosts (tests/cli_fixtures.h): the
-// table, JSON and dot renderings, the key matrix cells, and the same output from the CLI.
+// Golden-output tests of `hcashare topo` on the canned snapshots (tests/canned_snapshots.h):
+// the table, JSON and dot renderings, the key matrix cells, and the same output from the CLI
+// with --snapshot. Topology is logic on the host model, so nothing here writes a fixture
+// tree; snapshot_golden_test keeps the snapshots equal to what the trees read as.
 // Regenerate the golden files with HCASHARE_UPDATE_GOLDEN=1 (then review the diff).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-
 #include <nlohmann/json.hpp>
 
-#include "common/host.h"
+#include "common/temp_dir.h"
+#include "tests/canned_snapshots.h"
 #include "tests/cli_fixtures.h"
 #include "tests/test_util.h"
 #include "topo/endpoints.h"
@@ -19,36 +19,21 @@
 namespace hcashare::topo {
 namespace {
 
+using testing::CannedHost;
+using testing::CannedSnapshotPath;
+using testing::ExpectGolden;
+using testing::GoldenPath;
 using ::testing::HasSubstr;
 using testing::RunHcashare;
 
-std::string GoldenPath(const std::string& file) {
-  return std::string(HCASHARE_GOLDEN_DIR) + "/" + file;
-}
-
-void ExpectGolden(const std::string& file, const std::string& actual) {
-  if (std::getenv("HCASHARE_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(GoldenPath(file)) << actual;
-    return;
-  }
-  const std::string want = testing::ReadTextFile(GoldenPath(file));
-  ASSERT_FALSE(want.empty()) << "missing golden file " << GoldenPath(file);
-  EXPECT_EQ(actual, want) << "differs from " << file << " (HCASHARE_UPDATE_GOLDEN=1 rewrites it)";
-}
-
-// A canned host on disk with its report.
+// The report of a canned snapshot.
 struct Fixture {
-  TempDir tmp;
-  std::string root = tmp.path() + "/host";
   TopoReport report;
 
-  explicit Fixture(Status (*build)(fake::SimNode*)) {
-    fake::SimNode node(root);
-    Status st = build(&node);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    auto snap = ReadEndpoints(*NewRootedHost(root));
-    EXPECT_TRUE(snap.ok()) << snap.status().ToString();
-    if (snap.ok()) report = BuildReport(*snap);
+  explicit Fixture(const std::string& name) {
+    auto endpoints = EndpointsOf(testing::LoadCanned(name));
+    EXPECT_TRUE(endpoints.ok()) << name << ": " << endpoints.status().ToString();
+    if (endpoints.ok()) report = BuildReport(*endpoints);
   }
 
   // The class between two PCI addresses, by name.
@@ -65,8 +50,9 @@ constexpr const char* kMlx0 = "0000:19:00.0";
 constexpr const char* kMlx1 = "0000:9b:00.0";
 constexpr const char* kEno1 = "0000:37:00.0";
 
+// The two-NUMA server: every class from PIX to SYS, and the best NIC of each GPU.
 TEST(TopoGoldenTest, TwoSocketCells) {
-  Fixture f(testing::BuildTwoSocketHost);
+  Fixture f("two_socket");
   EXPECT_EQ(f.Cell(kGpu0, kGpu0), "X");
   EXPECT_EQ(f.Cell(kGpu0, kMlx0), "PIX");  // one switch
   EXPECT_EQ(f.Cell(kGpu2, kMlx1), "PIX");
@@ -85,8 +71,9 @@ TEST(TopoGoldenTest, TwoSocketCells) {
   EXPECT_EQ(f.report.nccl_ib_hca, "=mlx5_0,mlx5_1");
 }
 
+// The single-root workstation: root ports are PHB apart, NUMA is unknown.
 TEST(TopoGoldenTest, WorkstationCells) {
-  Fixture f(testing::BuildWorkstation);
+  Fixture f("workstation");
   EXPECT_EQ(f.Cell("0000:01:00.0", "0000:02:00.0"), "PHB");  // two root ports
   EXPECT_EQ(f.Cell("0000:01:00.0", "0000:06:00.0"), "PHB");
   EXPECT_EQ(f.Cell("0000:06:00.0", "0000:06:00.1"), "PIX");  // two ports of one NIC
@@ -94,56 +81,48 @@ TEST(TopoGoldenTest, WorkstationCells) {
   EXPECT_EQ(f.report.best_nics[0].nic_name, "mlx5_0");
 }
 
+// The SR-IOV host: VFs are placed by their PF, which is preferred over them.
 TEST(TopoGoldenTest, VfCells) {
-  Fixture f(testing::BuildVfHost);
+  Fixture f("vfs");
   EXPECT_EQ(f.Cell("0000:03:00.0", "0000:03:00.2"), "PIX");  // a VF sits next to its PF
   EXPECT_EQ(f.Cell("0000:04:00.0", "0000:03:00.3"), "PIX");
   EXPECT_EQ(f.Cell("0000:05:00.0", "0000:03:00.2"), "PHB");
   EXPECT_EQ(f.report.best_nics[0].nic_name, "mlx5_0");  // the PF before its VFs
 }
 
-struct GoldenCase {
-  const char* name;
-  Status (*build)(fake::SimNode*);
-};
+class TopoGoldenFileTest : public ::testing::TestWithParam<CannedHost> {};
 
-// Names the case in test output.
-void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
-
-class TopoGoldenFileTest : public ::testing::TestWithParam<GoldenCase> {};
-
+// The library's three renderings of each canned host equal its golden files.
 TEST_P(TopoGoldenFileTest, TableJsonDot) {
-  Fixture f(GetParam().build);
+  Fixture f(GetParam().name);
   const std::string base = std::string("topo_") + GetParam().name;
   ExpectGolden(base + ".txt", FormatTable(f.report));
   ExpectGolden(base + ".json", ToJson(f.report).dump(2) + "\n");
   ExpectGolden(base + ".dot", FormatDot(f.report));
 }
 
-// The CLI prints exactly the library's output, in each format.
-TEST_P(TopoGoldenFileTest, CliMatchesGolden) {
-  Fixture f(GetParam().build);
+// `hcashare topo --snapshot FILE` prints exactly the library's output, in each format.
+TEST_P(TopoGoldenFileTest, CliOnSnapshotMatchesGolden) {
+  TempDir tmp;
+  const std::string snap = CannedSnapshotPath(GetParam().name);
   const std::string base = GoldenPath(std::string("topo_") + GetParam().name);
-  auto table = RunHcashare(f.tmp, {"topo", "--host-root", f.root});
+  auto table = RunHcashare(tmp, {"topo", "--snapshot", snap});
   EXPECT_EQ(table.code, 0);
   EXPECT_EQ(table.output, testing::ReadTextFile(base + ".txt"));
-  auto json = RunHcashare(f.tmp, {"topo", "--json", "--host-root", f.root});
+  auto json = RunHcashare(tmp, {"topo", "--json", "--snapshot", snap});
   EXPECT_EQ(json.code, 0);
   EXPECT_EQ(json.output, testing::ReadTextFile(base + ".json"));
-  auto dot = RunHcashare(f.tmp, {"topo", "--format", "dot", "--host-root", f.root});
+  auto dot = RunHcashare(tmp, {"topo", "--format", "dot", "--snapshot", snap});
   EXPECT_EQ(dot.code, 0);
   EXPECT_EQ(dot.output, testing::ReadTextFile(base + ".dot"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Hosts, TopoGoldenFileTest,
-                         ::testing::Values(GoldenCase{"two_socket", testing::BuildTwoSocketHost},
-                                           GoldenCase{"workstation", testing::BuildWorkstation},
-                                           GoldenCase{"vfs", testing::BuildVfHost}),
+INSTANTIATE_TEST_SUITE_P(Hosts, TopoGoldenFileTest, ::testing::ValuesIn(testing::CannedHosts()),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // The JSON schema the issue fixes: devices with exactly these keys, matrix keyed by PCI.
 TEST(TopoGoldenTest, JsonSchema) {
-  Fixture f(testing::BuildTwoSocketHost);
+  Fixture f("two_socket");
   auto j = nlohmann::json::parse(ToJson(f.report).dump());
   ASSERT_TRUE(j["devices"].is_array());
   for (const auto& d : j["devices"]) {
@@ -160,6 +139,7 @@ TEST(TopoGoldenTest, JsonSchema) {
   EXPECT_EQ(j["matrix"][kGpu0][kGpu2], "SYS");
 }
 
+// Help, a bad format, an empty host root and a missing snapshot file.
 TEST(TopoCliTest, HelpAndBadFormat) {
   TempDir tmp;
   auto help = RunHcashare(tmp, {"topo", "--help"});
@@ -167,11 +147,17 @@ TEST(TopoCliTest, HelpAndBadFormat) {
   EXPECT_THAT(help.output, HasSubstr("--format"));
   EXPECT_THAT(help.output, HasSubstr("--json"));
   EXPECT_THAT(help.output, HasSubstr("--host-root"));
+  EXPECT_THAT(help.output, HasSubstr("--snapshot"));
   auto bad = RunHcashare(tmp, {"topo", "--format", "xml"});
   EXPECT_NE(bad.code, 0);
   auto empty = RunHcashare(tmp, {"topo", "--host-root", tmp.path()});
   EXPECT_EQ(empty.code, 1) << empty.output;
   EXPECT_THAT(empty.output, HasSubstr("/sys/bus/pci/devices"));
+  // A snapshot that cannot be loaded is an error naming the file, not an empty host.
+  const std::string missing = tmp.path() + "/missing.json";
+  auto no_file = RunHcashare(tmp, {"topo", "--snapshot", missing});
+  EXPECT_EQ(no_file.code, 1) << no_file.output;
+  EXPECT_THAT(no_file.output, HasSubstr(missing));
 }
 
 }  // namespace
