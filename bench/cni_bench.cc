@@ -16,11 +16,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "common/exec.h"
-#include "common/netdev.h"
 #include "common/netns.h"
-#include "common/subprocess.h"
+#include "common/process.h"
 #include "common/temp_dir.h"
+#include "nl/netdev.h"
 #include "testing/sim_node.h"
 
 namespace hcashare {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/subprocess.h"
+#include "common/process.h"
 #include "testing/daemon_env.h"
 
 namespace hcashare::bench {

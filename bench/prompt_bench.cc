@@ -30,8 +30,8 @@
 
 #include "bench/bench_util.h"
 #include "bench/daemon_env.h"
-#include "common/http_server.h"
 #include "common/unique_fd.h"
+#include "deviceplugin/http_server.h"
 #include "testing/fake_kubelet.h"
 #include "tests/support/dp_configs.h"
 

@@ -16,10 +16,10 @@
 #include "cni/undo.h"
 #include "cni/vf.h"
 #include "common/atomic_file.h"
-#include "common/device_info_json.h"
 #include "common/log.h"
 #include "common/netns.h"
 #include "common/strings.h"
+#include "interop/device_info_json.h"
 
 namespace hcashare::cni {
 namespace {

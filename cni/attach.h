@@ -20,10 +20,10 @@
 #include "cni/netconf.h"
 #include "cni/state.h"
 #include "common/host.h"
-#include "common/netdev.h"
-#include "common/rdma_netlink.h"
-#include "common/sriov.h"
 #include "common/status.h"
+#include "nl/netdev.h"
+#include "nl/rdma_netlink.h"
+#include "nl/sriov.h"
 
 namespace hcashare::cni {
 

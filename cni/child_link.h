@@ -12,7 +12,7 @@ namespace hcashare::cni {
 // ADD in macvlan/ipoib mode: creates the child link of the parent netdev directly in the pod's
 // namespace under CNI_IFNAME, sets the MAC and MTU asked for, brings it up, then IPAM. The
 // parent is `master`, or a healthy HCA of the `resourceName` pool that the device plugin
-// describes (common/pool_info.h), preferring the NUMA node of the pod's granted IDs.
+// describes (interop/pool_info.h), preferring the NUMA node of the pod's granted IDs.
 // The parent netdev for a child link in pool `resource` (see AddChildLink).
 Result<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
                                      const std::string& resource);

@@ -4,8 +4,8 @@
 
 #include "cni/error.h"
 #include "cni/version.h"
-#include "common/exec.h"
 #include "common/log.h"
+#include "common/process.h"
 #include "common/strings.h"
 
 namespace hcashare::cni {

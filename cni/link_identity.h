@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cni/state.h"
-#include "common/netdev.h"
+#include "nl/netdev.h"
 
 namespace hcashare::cni {
 

@@ -50,7 +50,7 @@ class NetConfReader {
     ReadVfSettings();
     ReadIpam();
     ReadHostAndLogging();
-    // The device plugin of this kubelet root writes there by default (common/pool_info.h).
+    // The device plugin of this kubelet root writes there by default (interop/pool_info.h).
     conf_.pool_info_dir = pool_info_dir_.value_or(PoolInfoDirFor(conf_.kubelet_root_dir));
     ReadRuntimeInputs();
     WarnAboutTypos();

@@ -15,8 +15,8 @@
 #include "cni/syntax.h"
 #include "cni/verb.h"
 #include "common/log.h"
-#include "common/pool_info.h"
 #include "common/status.h"
+#include "interop/pool_info.h"
 
 namespace hcashare::cni {
 

@@ -19,9 +19,9 @@
 #include "cni/version.h"
 #include "common/host.h"
 #include "common/log.h"
-#include "common/netdev.h"
-#include "common/rdma_netlink.h"
-#include "common/sriov.h"
+#include "nl/netdev.h"
+#include "nl/rdma_netlink.h"
+#include "nl/sriov.h"
 
 extern char** environ;
 

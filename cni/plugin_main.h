@@ -8,9 +8,9 @@
 #include <functional>
 #include <memory>
 
-#include "common/netdev.h"
-#include "common/rdma_netlink.h"
-#include "common/sriov.h"
+#include "nl/netdev.h"
+#include "nl/rdma_netlink.h"
+#include "nl/sriov.h"
 
 namespace hcashare::cni {
 

@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/sriov.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "nl/sriov.h"
 
 namespace hcashare::cni {
 

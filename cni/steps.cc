@@ -12,6 +12,7 @@
 #include "cni/link_identity.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "hostfacts/reader.h"
 
 namespace hcashare::cni {
 
@@ -172,14 +173,11 @@ Status CheckIfnameFree(const CniEnv& env, const Netns& pod, NetdevOps& netdev) {
 
 Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, NetdevOps& netdev,
                              std::chrono::milliseconds wait) {
-  const std::string net_dir =
-      std::string(state.is_sf ? "/sys/bus/auxiliary/devices/" : "/sys/bus/pci/devices/") +
-      state.device + "/net";
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  std::vector<std::string> names = host.ListDir(net_dir).value_or({});
+  std::vector<std::string> names = hostfacts::ReadDeviceNetdevs(host, state.device, state.is_sf);
   while (names.empty() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    names = host.ListDir(net_dir).value_or({});
+    names = hostfacts::ReadDeviceNetdevs(host, state.device, state.is_sf);
   }
   if (names.empty()) {
     LogWarn("the device's netdev has not come back to the host namespace",

@@ -3,9 +3,9 @@
 #include <filesystem>
 
 #include "common/atomic_file.h"
-#include "common/device_info_json.h"
 #include "common/strings.h"
 #include "deviceplugin/pool.h"
+#include "interop/device_info_json.h"
 
 namespace hcashare::dp {
 std::string DeviceInfoFileName(const config::ResourceConfig& rc, const std::string& id) {

@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "common/metrics.h"
+#include "deviceplugin/metrics.h"
 
 namespace hcashare::dp {
 

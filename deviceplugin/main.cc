@@ -14,17 +14,17 @@
 #include <CLI/CLI.hpp>
 
 #include "common/host.h"
-#include "common/http_server.h"
 #include "common/log.h"
-#include "common/metrics.h"
-#include "common/pool_info.h"
-#include "common/rdma_netlink.h"
 #include "common/uevent.h"
 #include "common/version.h"
 #include "config/config.h"
 #include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/flags.h"
+#include "deviceplugin/http_server.h"
+#include "deviceplugin/metrics.h"
 #include "deviceplugin/plugin_manager.h"
+#include "interop/pool_info.h"
+#include "nl/rdma_netlink.h"
 
 namespace hcashare::dp {
 namespace {

@@ -22,8 +22,6 @@
 
 #include "common/host.h"
 #include "common/inotify.h"
-#include "common/link_events.h"
-#include "common/rdma_netlink.h"
 #include "common/uevent.h"
 #include "config/config.h"
 #include "deviceplugin/cdi.h"
@@ -32,6 +30,8 @@
 #include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/pool_info_writer.h"
 #include "deviceplugin/resource_server.h"
+#include "nl/link_events.h"
+#include "nl/rdma_netlink.h"
 
 namespace hcashare::dp {
 

@@ -1,4 +1,4 @@
-// Publishes each shared resource's pool description (common/pool_info.h) for
+// Publishes each shared resource's pool description (interop/pool_info.h) for
 // hcashare-cni's macvlan mode. Files are written when a pool changes and removed when the
 // resource goes or the daemon stops, only while still ours (common/owned_files.h).
 // Not thread-safe: owned by the control loop.
@@ -7,9 +7,9 @@
 #include <string>
 
 #include "common/owned_files.h"
-#include "common/pool_info.h"
 #include "config/config.h"
 #include "deviceplugin/pool.h"
+#include "interop/pool_info.h"
 
 namespace hcashare::dp {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "common/rdma_netlink.h"
 #include "doctor/limits.h"
 #include "doctor/verbs.h"
 #include "hostfacts/facts.h"
+#include "nl/rdma_netlink.h"
 
 namespace hcashare::doctor {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "common/rdma_netlink.h"
 #include "fuzz/fuzz_check.h"
+#include "nl/rdma_netlink.h"
 
 namespace {
 

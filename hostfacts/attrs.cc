@@ -97,17 +97,4 @@ int VirtfnIndex(std::string_view e) {
   return ParseNonNegative(e.substr(6));
 }
 
-int ReadVfIndex(const Host& host, const std::string& pf, const std::string& vf) {
-  const std::string dir = kPciDevices + pf;
-  auto entries = host.ListDir(dir);
-  if (!entries.ok()) return -1;
-  for (const auto& e : *entries) {
-    const int index = VirtfnIndex(e);
-    if (index < 0) continue;
-    auto target = host.ReadLink(dir + "/" + e);
-    if (target.ok() && BaseName(*target) == vf) return index;
-  }
-  return -1;
-}
-
 }  // namespace hcashare::hostfacts

@@ -49,8 +49,4 @@ int ReadNumaNode(const Host& host, const std::string& path);
 // The index N of a `virtfnN` entry name ("virtfn12" -> 12); -1 for any other name.
 int VirtfnIndex(std::string_view entry);
 
-// The index N of the `virtfnN` link under PCI function `pf` that points at function `vf`
-// (both PCI addresses), or -1 when `pf` has no such link.
-int ReadVfIndex(const Host& host, const std::string& pf, const std::string& vf);
-
 }  // namespace hcashare::hostfacts

@@ -160,7 +160,7 @@ void Reader::ReadPciDetails(const std::string& dir, PciFunction* f) {
       f->max_link_width = ReadNonNegative(host_, dir + "/max_link_width");
     }
   }
-  f->netdevs = List(host_, dir + "/net");
+  f->netdevs = ReadDeviceNetdevs(host_, f->address, /*aux=*/false);
   for (const auto& nd : f->netdevs) ReadNetdev(dir + "/net/" + nd, nd, f->address, 0);
   ReadRdmaOf(dir, f->address, f->rdma_devices);
 }
@@ -176,7 +176,7 @@ const AuxDevice& Reader::ReadAux(const std::string& name) {
   a.rdma_devices = List(host_, dir + "/infiniband");
   a.driver = LinkName(host_, dir + "/driver");
   a.sf_num = ReadNonNegative(host_, dir + "/sfnum");
-  a.netdevs = List(host_, dir + "/net");
+  a.netdevs = ReadDeviceNetdevs(host_, name, /*aux=*/true);
   for (const auto& nd : a.netdevs) ReadNetdev(dir + "/net/" + nd, nd, name, 0);
   ReadRdmaOf(dir, name, a.rdma_devices);
   if (!a.parent.empty()) ReadPci(a.parent, true);
@@ -338,6 +338,10 @@ std::string ReadPortState(const Host& host, const std::string& port_dir) {
 
 std::string ReadOperState(const Host& host, const std::string& netdev_dir) {
   return Trimmed(host, netdev_dir + "/operstate");
+}
+
+std::vector<std::string> ReadDeviceNetdevs(const Host& host, const std::string& device, bool aux) {
+  return List(host, (aux ? kAuxDevices : kPciDevices) + device + "/net");
 }
 
 bool Present(const Host& host, const std::string& path) { return host.Exists(path); }

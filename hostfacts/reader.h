@@ -44,6 +44,9 @@ HostSnapshot ReadDevices(const Host& host, const std::vector<std::string>& pci,
 std::string ReadPortState(const Host& host, const std::string& port_dir);
 // The `operstate` of the netdev at sysfs dir `netdev_dir`; "" when unreadable.
 std::string ReadOperState(const Host& host, const std::string& netdev_dir);
+// The netdev names of PCI function `device` (an auxiliary device when `aux`), sorted; what
+// the CNI waits for when a VF's netdev returns to the host after DEL.
+std::vector<std::string> ReadDeviceNetdevs(const Host& host, const std::string& device, bool aux);
 // True when `path` (a sysfs directory or a /dev node) exists.
 bool Present(const Host& host, const std::string& path);
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/process.h"
 #include "common/status.h"
-#include "common/subprocess.h"
 #include "common/temp_dir.h"
 #include "testing/sim_node.h"
 

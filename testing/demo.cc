@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/host.h"
+#include "common/process.h"
 #include "common/strings.h"
-#include "common/subprocess.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/discovery.h"
 #include "testing/demo.h"

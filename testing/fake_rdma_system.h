@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/rdma_netlink.h"
 #include "common/status.h"
+#include "nl/rdma_netlink.h"
 
 namespace hcashare::fake {
 

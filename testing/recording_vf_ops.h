@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "common/sriov.h"
 #include "common/status.h"
+#include "nl/sriov.h"
 
 namespace hcashare::fake {
 

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "common/subprocess.h"
+#include "common/process.h"
 #include "tests/test_util.h"
 
 namespace hcashare::testing {

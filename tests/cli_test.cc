@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "common/subprocess.h"
+#include "common/process.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/flags.h"
 #include "tests/test_util.h"

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cni/syntax.h"
-#include "common/exec.h"
+#include "common/process.h"
 #include "common/temp_dir.h"
 #include "common/unique_fd.h"
 #include "testing/sim_node.h"

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/exec.h"
+#include "common/process.h"
 #include "common/unique_fd.h"
 
 namespace hcashare::testing {

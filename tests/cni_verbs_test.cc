@@ -5,7 +5,7 @@
 #include "cni/recover.h"
 #include "cni/status.h"
 #include "cni/steps.h"
-#include "common/pool_info.h"
+#include "interop/pool_info.h"
 #include "tests/cni_fixture.h"
 #include "tests/test_util.h"
 

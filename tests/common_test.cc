@@ -22,17 +22,17 @@
 #include "common/atomic_file.h"
 #include "common/host.h"
 #include "common/inotify.h"
-#include "common/ipoib.h"
-#include "common/link_events.h"
 #include "common/log.h"
-#include "common/netlink.h"
 #include "common/owned_files.h"
-#include "common/pool_info.h"
-#include "common/rdma_netlink.h"
+#include "common/process.h"
 #include "common/status.h"
-#include "common/subprocess.h"
 #include "common/temp_dir.h"
 #include "hostfacts/attrs.h"
+#include "interop/pool_info.h"
+#include "nl/ipoib.h"
+#include "nl/link_events.h"
+#include "nl/netlink.h"
+#include "nl/rdma_netlink.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -42,7 +42,7 @@ namespace {
 
 using hostfacts::ParseSysfsInt;
 using hostfacts::ReadNumaNode;
-using hostfacts::ReadVfIndex;
+using hostfacts::VirtfnIndex;
 
 Result<int> Half(int x) {
   if (x % 2) return Status::InvalidArgument("odd");
@@ -142,18 +142,12 @@ TEST_F(HostTest, NumaNodeAndVfIndex) {
     std::ofstream(dev + "/numa_node") << text;
     EXPECT_EQ(ReadNumaNode(*host_, numa), node) << text;
   }
-  // virtfnN links name the VF index; odd link names are skipped, not read as VF 0.
-  for (const char* vf : {"0000:00:01.2", "0000:00:01.3", "0000:00:01.4"}) {
-    fs::create_directories(root_ + "/sys/devices/pci0000:00/" + vf);
-  }
-  fs::create_symlink("../0000:00:01.2", dev + "/virtfn0");
-  fs::create_symlink("../0000:00:01.3", dev + "/virtfn12");
-  fs::create_symlink("../0000:00:01.4", dev + "/virtfnx");
-  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:01.0", "0000:00:01.2"), 0);
-  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:01.0", "0000:00:01.3"), 12);
-  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:01.0", "0000:00:01.4"), -1);
-  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:01.0", "0000:00:09.0"), -1);
-  EXPECT_EQ(ReadVfIndex(*host_, "0000:00:07.0", "0000:00:01.2"), -1);
+  // virtfnN entries name the VF index; odd names are skipped, not read as VF 0.
+  EXPECT_EQ(VirtfnIndex("virtfn0"), 0);
+  EXPECT_EQ(VirtfnIndex("virtfn12"), 12);
+  EXPECT_EQ(VirtfnIndex("virtfnx"), -1);
+  EXPECT_EQ(VirtfnIndex("virtfn"), -1);
+  EXPECT_EQ(VirtfnIndex("physfn"), -1);
 }
 
 // Files and directories get exactly the mode asked for, whatever the umask; existing

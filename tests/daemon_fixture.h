@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "common/subprocess.h"
+#include "common/process.h"
 #include "common/temp_dir.h"
 #include "testing/daemon_env.h"
 #include "testing/fake_kubelet.h"

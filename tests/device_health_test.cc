@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "common/host.h"
-#include "common/rdma_netlink.h"
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
@@ -22,6 +21,7 @@
 #include "deviceplugin/health.h"
 #include "deviceplugin/plugin_manager.h"
 #include "deviceplugin/pool.h"
+#include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/fake_uevent_source.h"

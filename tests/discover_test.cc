@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/host.h"
-#include "common/rdma_netlink.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/allocation.h"
+#include "nl/rdma_netlink.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/sim_node.h"
 #include "tests/cli_fixtures.h"

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "common/host.h"
-#include "common/rdma_netlink.h"
 #include "common/temp_dir.h"
 #include "doctor/check.h"
 #include "doctor/limits.h"
@@ -17,6 +16,7 @@
 #include "doctor/rdma_sysfs.h"
 #include "doctor/report.h"
 #include "doctor/verbs.h"
+#include "nl/rdma_netlink.h"
 #include "testing/fake_process_limits.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/fake_verbs.h"

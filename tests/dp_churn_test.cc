@@ -8,12 +8,12 @@
 #include <string>
 
 #include "common/host.h"
-#include "common/rdma_netlink.h"
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/plugin_manager.h"
+#include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/fake_uevent_source.h"

@@ -13,15 +13,15 @@
 
 #include <gtest/gtest.h>
 
-#include "common/exec.h"
 #include "common/host.h"
-#include "common/metrics.h"
-#include "common/rdma_netlink.h"
+#include "common/process.h"
 #include "common/temp_dir.h"
 #include "common/version.h"
 #include "config/config.h"
 #include "deviceplugin/dp_metrics.h"
+#include "deviceplugin/metrics.h"
 #include "deviceplugin/plugin_manager.h"
+#include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/sim_node.h"

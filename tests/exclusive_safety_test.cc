@@ -17,12 +17,12 @@
 #include <string>
 
 #include "common/host.h"
-#include "common/rdma_netlink.h"
 #include "common/temp_dir.h"
 #include "config/config.h"
 #include "deviceplugin/discovery.h"
 #include "deviceplugin/pool.h"
 #include "hostfacts/routes.h"
+#include "nl/rdma_netlink.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/sim_node.h"
 #include "tools/discover_report.h"

@@ -1,8 +1,8 @@
-// Tests for common/metrics (the Prometheus registry, its text format and the process
-// metrics), common/http_server (the /metrics endpoint, against real loopback sockets) and
+// Tests for deviceplugin/metrics (the Prometheus registry, its text format and the process
+// metrics), deviceplugin/http_server (the /metrics endpoint, against real loopback sockets) and
 // the device plugin's metrics (DpMetrics, on a PluginManager and in the real daemon, whose
 // scrape `promtool check metrics` must accept).
-#include "common/metrics.h"
+#include "deviceplugin/metrics.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -36,16 +36,16 @@
 #include "tests/metrics_test_util.h"
 #include "tests/test_util.h"
 
-#include "common/exec.h"
 #include "common/host.h"
-#include "common/http_server.h"
-#include "common/rdma_netlink.h"
+#include "common/process.h"
 #include "common/temp_dir.h"
 #include "common/unique_fd.h"
 #include "common/version.h"
 #include "config/config.h"
 #include "deviceplugin/dp_metrics.h"
+#include "deviceplugin/http_server.h"
 #include "deviceplugin/plugin_manager.h"
+#include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
 #include "testing/sim_node.h"
 

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "cni/netconf.h"
-#include "common/pool_info.h"
+#include "common/process.h"
 #include "common/strings.h"
-#include "common/subprocess.h"
 #include "common/temp_dir.h"
+#include "interop/pool_info.h"
 #include "tests/test_util.h"
 
 namespace hcashare {

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/log.h"
-#include "common/subprocess.h"
+#include "common/process.h"
 
 namespace hcashare::testing {
 

@@ -7,9 +7,9 @@
 
 #include "cni/recover.h"
 #include "common/host.h"
-#include "common/netdev.h"
-#include "common/rdma_netlink.h"
-#include "common/sriov.h"
+#include "nl/netdev.h"
+#include "nl/rdma_netlink.h"
+#include "nl/sriov.h"
 #include "tools/commands.h"
 
 namespace hcashare::cli {

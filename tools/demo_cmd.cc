@@ -7,7 +7,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "common/subprocess.h"
+#include "common/process.h"
 #include "tools/commands.h"
 
 namespace hcashare::cli {

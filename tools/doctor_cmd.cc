@@ -4,12 +4,12 @@
 #include <map>
 
 #include "common/host.h"
-#include "common/rdma_netlink.h"
 #include "doctor/check.h"
 #include "doctor/limits.h"
 #include "doctor/rdma_sysfs.h"
 #include "doctor/report.h"
 #include "doctor/verbs.h"
+#include "nl/rdma_netlink.h"
 #include "tools/commands.h"
 
 extern char** environ;

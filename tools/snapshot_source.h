@@ -6,10 +6,10 @@
 #include <string>
 
 #include "common/host.h"
-#include "common/rdma_netlink.h"
 #include "common/status.h"
 #include "hostfacts/facts.h"
 #include "hostfacts/reader.h"
+#include "nl/rdma_netlink.h"
 
 namespace hcashare::cli {
 

@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "common/rdma_netlink.h"
-#include "common/sriov.h"
+#include "nl/rdma_netlink.h"
+#include "nl/sriov.h"
 
 namespace hcashare::testing {
 

@@ -1,4 +1,4 @@
-#include "common/ipoib.h"
+#include "nl/ipoib.h"
 
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "common/nl_util.h"
+#include "nl/nl_util.h"
 
 namespace hcashare {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/pool_info.h"
+#include "interop/pool_info.h"
 
 #include <nlohmann/json.hpp>
 

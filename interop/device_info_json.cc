@@ -1,4 +1,4 @@
-#include "common/device_info_json.h"
+#include "interop/device_info_json.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "common/netdev.h"
+#include "nl/netdev.h"
 
 #include <linux/rtnetlink.h>
 #include <net/if.h>
@@ -10,8 +10,8 @@
 #include <netlink/route/route.h>
 #include <sys/socket.h>
 
-#include "common/ipoib.h"
-#include "common/nl_util.h"
+#include "nl/ipoib.h"
+#include "nl/nl_util.h"
 
 namespace hcashare {
 namespace {

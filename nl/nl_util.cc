@@ -1,4 +1,4 @@
-#include "common/nl_util.h"
+#include "nl/nl_util.h"
 
 #include <cctype>
 

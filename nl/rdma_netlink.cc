@@ -1,4 +1,4 @@
-#include "common/rdma_netlink.h"
+#include "nl/rdma_netlink.h"
 
 #include <linux/netlink.h>
 #include <netlink/attr.h>

@@ -1,4 +1,4 @@
-#include "common/metrics.h"
+#include "deviceplugin/metrics.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,11 +1,11 @@
-#include "common/sriov.h"
+#include "nl/sriov.h"
 
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <netlink/route/link/sriov.h>
 #include <sys/socket.h>
 
-#include "common/nl_util.h"
+#include "nl/nl_util.h"
 
 namespace hcashare {
 namespace {

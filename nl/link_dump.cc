@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "common/netlink.h"
-#include "common/nl_util.h"
+#include "nl/netlink.h"
+#include "nl/nl_util.h"
 
 namespace hcashare {
 namespace {

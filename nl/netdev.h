@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "common/netlink.h"
 #include "common/netns.h"
 #include "common/status.h"
+#include "nl/netlink.h"
 
 namespace hcashare {
 
@@ -49,7 +49,7 @@ class NetdevOps {
   virtual Status CreateMacvlan(const std::string& master, const std::string& name,
                                const Netns& target) = 0;
   // Creates an IPoIB child `name` (partition key `pkey`) of `parent` directly inside
-  // `target` (see common/ipoib.h).
+  // `target` (see nl/ipoib.h).
   virtual Status CreateIpoibChild(const std::string& parent, const std::string& name, uint16_t pkey,
                                   const Netns& target) = 0;
   // Deletes link `name`. NotFound when there is none.

@@ -1,4 +1,4 @@
-#include "common/http_server.h"
+#include "deviceplugin/http_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

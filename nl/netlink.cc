@@ -1,10 +1,10 @@
-#include "common/netlink.h"
+#include "nl/netlink.h"
 
 #include <net/if.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
 
-#include "common/nl_util.h"
+#include "nl/nl_util.h"
 
 namespace hcashare {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/link_events.h"
+#include "nl/link_events.h"
 
 #include <linux/rtnetlink.h>
 #include <netlink/msg.h>
