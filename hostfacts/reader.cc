@@ -125,12 +125,15 @@ const PciFunction& Reader::ReadPci(const std::string& addr, bool force_details) 
 
 void Reader::ReadPciDetails(const std::string& dir, PciFunction* f) {
   f->details = true;
-  f->sysfs_path = BusLinkTarget(host_, dir);
+  // Where it sits in the PCIe tree and which CPUs are near: only topo uses them.
+  if (opts_.all_functions) {
+    f->sysfs_path = BusLinkTarget(host_, dir);
+    f->local_cpulist = Trimmed(host_, dir + "/local_cpulist");
+  }
   f->vendor = ParseHexId(host_.ReadFile(dir + "/vendor").value_or(""));
   f->device = ParseHexId(host_.ReadFile(dir + "/device").value_or(""));
   f->driver = LinkName(host_, dir + "/driver");
   f->numa_node = ReadNumaNode(host_, dir + "/numa_node");
-  f->local_cpulist = Trimmed(host_, dir + "/local_cpulist");
   f->physfn = LinkName(host_, dir + "/physfn");
   // A VF's PF in detail too, whatever it has: its netdevs name the VF's port, its virtfn
   // links give the VF's index.

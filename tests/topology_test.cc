@@ -1,7 +1,7 @@
 // Tests for NUMA topology and exclusive pools: TopologyInfo in the ListAndWatch device list,
 // NUMA-aligned Allocate answers, topology-aware preferred allocations, exclusive Allocate
-// (with the SR-IOV style PCIDEVICE_* environment), exclusive in-use tracking in BuildPool,
-// the isVF/pfNames selectors, VF discovery and the Multus device-info files.
+// (with the SR-IOV style PCIDEVICE_* environment) and exclusive in-use tracking in BuildPool.
+// The isVF/pfNames selectors, VF discovery and the device-info files are in vf_test.cc.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -23,6 +23,7 @@
 #include "deviceplugin/pool.h"
 #include "deviceplugin/selectors.h"
 #include "testing/sim_node.h"
+#include "tests/support/dp_functions.h"
 
 namespace hcashare::dp {
 namespace {
@@ -36,49 +37,7 @@ using ::testing::UnorderedElementsAre;
 
 namespace fs = std::filesystem;
 
-// ---------------------------------------------------------------------------------------
-// Fixture builders.
-
-// An InfiniBand HCA PF on NUMA node `numa` with RDMA device `rdma` and its uverbs node.
-PciFunction Hca(const std::string& address, int numa, const std::string& rdma) {
-  PciFunction f;
-  f.address = address;
-  f.vendor = "15b3";
-  f.device = "1017";
-  f.class_code = 0x020700;
-  f.numa_node = numa;
-  f.driver = "mlx5_core";
-  f.netdevs = {"ib_" + rdma};
-  f.pf_netdevs = f.netdevs;
-  f.link_types = {"infiniband"};
-  RdmaDeviceInfo r;
-  r.name = rdma;
-  r.char_devices = {"/dev/infiniband/uverbs" + rdma.substr(rdma.size() - 1)};
-  r.link_layers = {"infiniband"};
-  f.rdma = {r};
-  return f;
-}
-
-// A shared resource.
-config::ResourceConfig Shared(int rdma_hca_max, bool topology_aware = false) {
-  config::ResourceConfig rc;
-  rc.resource_name = "hca_shared";
-  rc.resource_prefix = "rdma";
-  rc.mode = config::PoolMode::kShared;
-  rc.rdma_hca_max = rdma_hca_max;
-  rc.topology_aware = topology_aware;
-  return rc;
-}
-
-// An exclusive resource (rdmaHcaMax 0).
-config::ResourceConfig Exclusive(const std::string& prefix = "rdma",
-                                 const std::string& name = "hca_vfs") {
-  config::ResourceConfig rc;
-  rc.resource_name = name;
-  rc.resource_prefix = prefix;
-  rc.mode = config::PoolMode::kExclusive;
-  return rc;
-}
+using namespace testfns;  // Hca, Shared, Exclusive, Pf, Vf
 
 // A pool holding `fns` (sorted by address, as BuildPool keeps them).
 PoolState PoolOf(std::vector<PciFunction> fns) {
@@ -106,12 +65,6 @@ std::vector<int64_t> Nodes(const v1beta1::Device& d) {
 std::vector<std::string> Ids(const std::vector<v1beta1::Device>& devs) {
   std::vector<std::string> out;
   for (const auto& d : devs) out.push_back(d.id());
-  return out;
-}
-
-std::vector<std::string> Addresses(const std::vector<PciFunction>& fns) {
-  std::vector<std::string> out;
-  for (const auto& f : fns) out.push_back(f.address);
   return out;
 }
 
@@ -608,230 +561,6 @@ TEST(ExclusiveInUseTest, BlockedKeepsNothing) {
   const PoolState pool = BuildPool(rc, inv, "blocked", &previous);
   EXPECT_THAT(pool.hcas, IsEmpty());
   EXPECT_THAT(pool.in_use, IsEmpty());
-}
-
-// ---------------------------------------------------------------------------------------
-// Selectors: isVF and pfNames
-
-// A PF with netdev pf0.
-PciFunction Pf(const std::string& address, const std::string& netdev) {
-  PciFunction f = Hca(address, 0, "mlx5_0");
-  f.netdevs = {netdev};
-  f.pf_netdevs = {netdev};
-  return f;
-}
-
-// VF number `index` of the PF at `pf_address` whose netdev is `pf_netdev`.
-PciFunction Vf(const std::string& address, const std::string& pf_address,
-               const std::string& pf_netdev, int index) {
-  PciFunction f = Hca(address, 0, "mlx5_" + std::to_string(index + 2));
-  f.device = "101c";
-  f.netdevs = {pf_netdev + "v" + std::to_string(index)};
-  f.is_vf = true;
-  f.pf_address = pf_address;
-  f.pf_netdevs = {pf_netdev};
-  f.vf_index = index;
-  return f;
-}
-
-// isVF true matches only VFs, false only non-VFs, unset both.
-TEST(SelectorsVfTest, IsVf) {
-  const PciFunction pf = Pf("0000:3b:00.0", "pf0");
-  const PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
-  config::Selectors only_vf;
-  only_vf.is_vf = true;
-  config::Selectors no_vf;
-  no_vf.is_vf = false;
-  EXPECT_FALSE(Matches(only_vf, pf));
-  EXPECT_TRUE(Matches(only_vf, vf));
-  EXPECT_TRUE(Matches(no_vf, pf));
-  EXPECT_FALSE(Matches(no_vf, vf));
-  EXPECT_TRUE(Matches(config::Selectors{}, pf));
-  EXPECT_TRUE(Matches(config::Selectors{}, vf));
-}
-
-// pfNames without a range matches the PF itself and all of its VFs.
-TEST(SelectorsVfTest, PfNameWithoutRange) {
-  config::Selectors sel;
-  sel.pf_names = {{"pf0"}};
-  EXPECT_TRUE(Matches(sel, Pf("0000:3b:00.0", "pf0")));
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_TRUE(Matches(sel, Vf("0000:3b:00." + std::to_string(i + 2), "0000:3b:00.0", "pf0", i)))
-        << i;
-  }
-  EXPECT_FALSE(Matches(sel, Pf("0000:3b:00.1", "pf1")));
-  EXPECT_FALSE(Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0)));
-}
-
-// pfNames with a range matches only those VFs, never the PF.
-TEST(SelectorsVfTest, PfNameWithRange) {
-  config::Selectors sel;
-  sel.pf_names = {{"pf0", 0, 1}};
-  EXPECT_TRUE(Matches(sel, Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0)));
-  EXPECT_TRUE(Matches(sel, Vf("0000:3b:00.3", "0000:3b:00.0", "pf0", 1)));
-  EXPECT_FALSE(Matches(sel, Vf("0000:3b:00.4", "0000:3b:00.0", "pf0", 2)));
-  EXPECT_FALSE(Matches(sel, Pf("0000:3b:00.0", "pf0")));
-  // A VF of unknown index is outside every range.
-  EXPECT_FALSE(Matches(sel, Vf("0000:3b:00.5", "0000:3b:00.0", "pf0", -1)));
-}
-
-// A VF of another PF never matches, whatever its index.
-TEST(SelectorsVfTest, OtherPfsVfNeverMatches) {
-  for (const config::PfNameSelector& s :
-       {config::PfNameSelector{"pf0"}, config::PfNameSelector{"pf0", 0, 1}}) {
-    config::Selectors sel;
-    sel.pf_names = {s};
-    EXPECT_FALSE(Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0))) << s.first_vf;
-    EXPECT_FALSE(Matches(sel, Vf("0000:3b:01.3", "0000:3b:00.1", "pf1", 1))) << s.first_vf;
-  }
-}
-
-// pfNames entries are ORed; combined with isVF they are ANDed.
-TEST(SelectorsVfTest, PfNamesOredAndIsVfAnded) {
-  config::Selectors sel;
-  sel.pf_names = {{"pf0", 2, 2}, {"pf1"}};
-  EXPECT_TRUE(Matches(sel, Vf("0000:3b:00.4", "0000:3b:00.0", "pf0", 2)));
-  EXPECT_FALSE(Matches(sel, Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0)));
-  EXPECT_TRUE(Matches(sel, Pf("0000:3b:00.1", "pf1")));
-  sel.is_vf = true;
-  EXPECT_FALSE(Matches(sel, Pf("0000:3b:00.1", "pf1")));
-  EXPECT_TRUE(Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0)));
-}
-
-// ---------------------------------------------------------------------------------------
-// Discovery of VFs
-
-// Discovery sets is_vf, pf_address, pf_netdevs and vf_index from the PF's virtfnN links.
-TEST(VfDiscoveryTest, VfIndexFromVirtfnLinks) {
-  TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
-  fake::SimNode sim(tmp.path());
-  ASSERT_TRUE(sim.AddPciFunction(fake::SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 1)).ok());
-  for (int i = 0; i < 3; ++i) {
-    fake::SimPciFunction vf =
-        fake::SimNode::IbHca("0000:3b:00." + std::to_string(i + 2), "ib0v" + std::to_string(i),
-                             "mlx5_" + std::to_string(i + 1), 1);
-    vf.device = "101c";
-    vf.physfn = "0000:3b:00.0";
-    ASSERT_TRUE(sim.AddPciFunction(vf).ok()) << i;
-  }
-  auto host = NewRootedHost(tmp.path());
-  Inventory inv = Discoverer(*host).Scan();
-  ASSERT_THAT(Addresses(inv.functions),
-              ElementsAre("0000:3b:00.0", "0000:3b:00.2", "0000:3b:00.3", "0000:3b:00.4"));
-  const PciFunction& pf = inv.functions[0];
-  EXPECT_FALSE(pf.is_vf);
-  EXPECT_EQ(pf.vf_index, -1);
-  EXPECT_EQ(pf.pf_address, "");
-  EXPECT_THAT(pf.pf_netdevs, ElementsAre("ib0"));
-  for (int i = 0; i < 3; ++i) {
-    const PciFunction& vf = inv.functions[static_cast<size_t>(i + 1)];
-    EXPECT_TRUE(vf.is_vf) << vf.address;
-    EXPECT_EQ(vf.pf_address, "0000:3b:00.0") << vf.address;
-    EXPECT_EQ(vf.vf_index, i) << vf.address;
-    EXPECT_THAT(vf.pf_netdevs, ElementsAre("ib0")) << vf.address;
-    EXPECT_THAT(vf.netdevs, ElementsAre("ib0v" + std::to_string(i))) << vf.address;
-    EXPECT_EQ(vf.numa_node, 1) << vf.address;
-  }
-
-  // The discovered VFs drive the pfNames range selector.
-  config::Selectors sel;
-  sel.pf_names = {{"ib0", 1, 2}};
-  std::vector<std::string> matched;
-  for (const auto& f : inv.functions) {
-    if (Matches(sel, f)) matched.push_back(f.address);
-  }
-  EXPECT_THAT(matched, ElementsAre("0000:3b:00.3", "0000:3b:00.4"));
-}
-
-// ---------------------------------------------------------------------------------------
-// Multus device-info files
-
-// The file name is "<prefix>-<name>-<id>-device.json".
-TEST(DeviceInfoTest, FileName) {
-  EXPECT_EQ(DeviceInfoFileName(Exclusive("rdma", "hca_vfs"), "0000:3b:00.2"),
-            "rdma-hca_vfs-0000:3b:00.2-device.json");
-  EXPECT_EQ(DeviceInfoFileName(Exclusive("nvidia.com", "hca_vfs"), "0000:3b:00.2"),
-            "nvidia.com-hca_vfs-0000:3b:00.2-device.json");
-}
-
-// A VF's JSON: type pci, version 1.1.0, its address, RDMA device and PF address.
-TEST(DeviceInfoTest, VfJson) {
-  const PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
-  const auto doc = nlohmann::json::parse(DeviceInfoJson(vf), nullptr, false);
-  ASSERT_TRUE(doc.is_object()) << DeviceInfoJson(vf);
-  EXPECT_EQ(doc.at("type"), "pci");
-  EXPECT_EQ(doc.at("version"), "1.1.0");
-  EXPECT_EQ(doc.at("pci").at("pci-address"), "0000:3b:00.2");
-  EXPECT_EQ(doc.at("pci").at("rdma-device"), "mlx5_2");
-  EXPECT_EQ(doc.at("pci").at("pf-pci-address"), "0000:3b:00.0");
-  EXPECT_EQ(doc.size(), 3u);
-  EXPECT_EQ(doc.at("pci").size(), 3u);
-}
-
-// A PF's JSON has no pf-pci-address.
-TEST(DeviceInfoTest, PfJsonHasNoPfAddress) {
-  const auto doc = nlohmann::json::parse(DeviceInfoJson(Pf("0000:3b:00.0", "pf0")), nullptr, false);
-  ASSERT_TRUE(doc.is_object());
-  EXPECT_EQ(doc.at("pci").at("pci-address"), "0000:3b:00.0");
-  EXPECT_EQ(doc.at("pci").at("rdma-device"), "mlx5_0");
-  EXPECT_FALSE(doc.at("pci").contains("pf-pci-address"));
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Writing into a directory that does not exist yet creates it, writes one valid JSON file
-// per function and leaves no temporary files.
-TEST(DeviceInfoTest, WriteCreatesDirAndFiles) {
-  TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
-  const std::string dir = tmp.path() + "/devinfo/dp";
-  ASSERT_FALSE(fs::exists(dir));
-  const config::ResourceConfig rc = Exclusive("rdma", "hca_vfs");
-  const PciFunction vf0 = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
-  const PciFunction vf1 = Vf("0000:3b:00.3", "0000:3b:00.0", "pf0", 1);
-  Status st = WriteDeviceInfoFiles(dir, rc, {&vf0, &vf1});
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  ASSERT_TRUE(fs::is_directory(dir));
-
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  EXPECT_THAT(names, UnorderedElementsAre("rdma-hca_vfs-0000:3b:00.2-device.json",
-                                          "rdma-hca_vfs-0000:3b:00.3-device.json"));
-  for (const auto& n : names) EXPECT_EQ(n.find(".tmp."), std::string::npos) << n;
-
-  for (const PciFunction* fn : {&vf0, &vf1}) {
-    const std::string body = Slurp(dir + "/" + DeviceInfoFileName(rc, fn->address));
-    EXPECT_EQ(body, DeviceInfoJson(*fn)) << fn->address;
-    const auto doc = nlohmann::json::parse(body, nullptr, false);
-    ASSERT_TRUE(doc.is_object()) << body;
-    EXPECT_EQ(doc.at("pci").at("pci-address"), fn->address);
-    EXPECT_EQ(doc.at("pci").at("pf-pci-address"), "0000:3b:00.0");
-  }
-
-  // Rewriting replaces the files in place.
-  st = WriteDeviceInfoFiles(dir, rc, {&vf0});
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);
-}
-
-// A directory path below a regular file is an error, not a crash.
-TEST(DeviceInfoTest, DirUnderRegularFileFails) {
-  TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
-  const std::string file = tmp.path() + "/plain";
-  std::ofstream(file) << "x";
-  const PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
-  Status st = WriteDeviceInfoFiles(file + "/sub", Exclusive(), {&vf});
-  EXPECT_FALSE(st.ok());
-  EXPECT_THAT(st.message(), HasSubstr(file + "/sub"));
-  // Nothing was created next to the file.
-  EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path()), fs::directory_iterator()), 1);
 }
 
 }  // namespace
