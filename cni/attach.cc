@@ -180,7 +180,7 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
     auto cur = ctx.vf.Get(vf->pf_netdev, vf->vf_index);
     if (cur.ok()) {
       pf_current = *cur;
-      for (const auto& g : groups) MergeInto(&state.pf_original, OriginalOf(*cur, g.wanted));
+      for (const auto& g : groups) state.pf_original.MergeFrom(OriginalOf(*cur, g.wanted));
     } else if (!cur.status().IsNotFound() || beyond_mac) {
       return Summarize(cur.status(), "cannot read VF " + std::to_string(vf->vf_index) + " of PF " +
                                          vf->pf_netdev);

@@ -106,7 +106,7 @@ Status CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx
   // The PF-side settings still as configured.
   ASSIGN_OR_RETURN(const std::optional<std::string> mac, SelectMac(conf, env.cni_args));
   VfSettings wanted;
-  for (const auto& g : PfGroups(conf, mac)) MergeInto(&wanted, g.wanted);
+  for (const auto& g : PfGroups(conf, mac)) wanted.MergeFrom(g.wanted);
   const bool pf_applied = std::any_of(state->steps.begin(), state->steps.end(),
                                       [](const auto& s) { return s.rfind("pf:", 0) == 0; });
   if (pf_applied) {

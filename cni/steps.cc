@@ -84,22 +84,6 @@ VfSettings OriginalOf(const VfSettings& current, const VfSettings& wanted) {
   return o;
 }
 
-// Copies the set fields of `from` into `into`.
-void MergeInto(VfSettings* into, const VfSettings& from) {
-  auto merge = [](auto* a, const auto& b) {
-    if (b) *a = b;
-  };
-  merge(&into->vlan, from.vlan);
-  merge(&into->qos, from.qos);
-  merge(&into->vlan_proto, from.vlan_proto);
-  merge(&into->mac, from.mac);
-  merge(&into->spoofchk, from.spoofchk);
-  merge(&into->trust, from.trust);
-  merge(&into->link_state, from.link_state);
-  merge(&into->min_tx_rate, from.min_tx_rate);
-  merge(&into->max_tx_rate, from.max_tx_rate);
-}
-
 // Restores the PF-side settings recorded in `state` (best effort, all groups).
 Status RestorePf(const AttachmentState& state, VfOps& ops) {
   if (state.pf_original == VfSettings{} || state.pf_netdev.empty()) return Status::Ok();

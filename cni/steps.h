@@ -32,8 +32,6 @@ struct PfGroup {
 std::vector<PfGroup> PfGroups(const NetConf& conf, const std::optional<std::string>& mac);
 // The fields of `current` that `wanted` sets (what must be restored later).
 VfSettings OriginalOf(const VfSettings& current, const VfSettings& wanted);
-// Copies the set fields of `from` into `into`.
-void MergeInto(VfSettings* into, const VfSettings& from);
 // Restores the PF-side settings recorded in `state` (all groups, one request).
 Status RestorePf(const AttachmentState& state, VfOps& ops);
 

@@ -1,4 +1,4 @@
-// Small RAII wrappers and helpers for libnl (route) objects. Internal to common/.
+// Small RAII wrappers and helpers for libnl (route) objects. Internal to nl/.
 #pragma once
 
 #include <netlink/addr.h>

@@ -2,10 +2,13 @@
 
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/rtnetlink.h>
+#include <netlink/msg.h>
 #include <netlink/route/link/sriov.h>
 #include <sys/socket.h>
 
 #include "nl/nl_util.h"
+#include "nl/vf_guid.h"
 
 namespace hcashare {
 namespace {
@@ -21,6 +24,43 @@ constexpr std::pair<const char*, uint32_t> kLinkStates[] = {
 template <typename T>
 void Merge(std::optional<T>* into, const std::optional<T>& from) {
   if (from) *into = from;
+}
+
+using NlMsg = std::unique_ptr<nl_msg, NlObjectPut<nl_msg, nlmsg_free>>;
+
+// What the RTM_GETLINK reply callback fills in.
+struct GuidQuery {
+  uint32_t vf = 0;
+  VfGuids guids;
+};
+
+int OnPfLink(nl_msg* msg, void* arg) {
+  auto* q = static_cast<GuidQuery*>(arg);
+  const VfGuids found = ParseVfGuids(nlmsg_hdr(msg), q->vf);
+  if (found.node) q->guids.node = found.node;
+  if (found.port) q->guids.port = found.port;
+  return NL_OK;
+}
+
+// VF `vf`'s GUIDs from one RTM_GETLINK of PF `pf` with its VF table (RTEXT_FILTER_VF):
+// libnl's link objects do not carry them.
+Result<VfGuids> ReadVfGuids(nl_sock* sock, const std::string& pf, uint32_t vf) {
+  NlMsg msg(nlmsg_alloc_simple(RTM_GETLINK, 0));
+  if (!msg) return Status::Internal("cannot allocate a netlink message");
+  ifinfomsg ifi{};
+  ifi.ifi_family = AF_UNSPEC;
+  if (nlmsg_append(msg.get(), &ifi, sizeof(ifi), NLMSG_ALIGNTO) < 0 ||
+      nla_put_string(msg.get(), IFLA_IFNAME, pf.c_str()) < 0 ||
+      nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_VF) < 0) {
+    return Status::Internal("cannot build the RTM_GETLINK request for " + pf);
+  }
+  GuidQuery q;
+  q.vf = vf;
+  int err = nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, OnPfLink, &q);
+  if (err >= 0) err = nl_send_auto(sock, msg.get());
+  if (err >= 0) err = nl_recvmsgs_default(sock);
+  if (err < 0) return NlStatus(err, "read the VF GUIDs of PF " + pf);
+  return q.guids;
 }
 
 class NetlinkVfOps final : public VfOps {
@@ -68,6 +108,9 @@ class NetlinkVfOps final : public VfOps {
       s.min_tx_rate = rate.min_tx_rate;
       s.max_tx_rate = rate.max_tx_rate;
     }
+    ASSIGN_OR_RETURN(const VfGuids guids, ReadVfGuids(sock.get(), pf, static_cast<uint32_t>(vf)));
+    if (guids.node) s.node_guid = FormatGuid(*guids.node);
+    if (guids.port) s.port_guid = FormatGuid(*guids.port);
     return s;
   }
 
@@ -110,6 +153,14 @@ class NetlinkVfOps final : public VfOps {
       rate.max_tx_rate = s.max_tx_rate.value_or(0);
       rtnl_link_vf_set_rate(info.get(), &rate);
     }
+    if (s.node_guid) {
+      ASSIGN_OR_RETURN(const uint64_t guid, ParseGuid(*s.node_guid));
+      rtnl_link_vf_set_ib_node_guid(info.get(), guid);
+    }
+    if (s.port_guid) {
+      ASSIGN_OR_RETURN(const uint64_t guid, ParseGuid(*s.port_guid));
+      rtnl_link_vf_set_ib_port_guid(info.get(), guid);
+    }
     NlLink changes(rtnl_link_alloc());
     int err = rtnl_link_vf_add(changes.get(), info.get());
     if (err < 0) return NlStatus(err, "PF " + pf + " VF " + std::to_string(vf));
@@ -124,7 +175,22 @@ class NetlinkVfOps final : public VfOps {
 bool VfSettings::operator==(const VfSettings& o) const {
   return vlan == o.vlan && qos == o.qos && vlan_proto == o.vlan_proto && mac == o.mac &&
          spoofchk == o.spoofchk && trust == o.trust && link_state == o.link_state &&
-         min_tx_rate == o.min_tx_rate && max_tx_rate == o.max_tx_rate;
+         min_tx_rate == o.min_tx_rate && max_tx_rate == o.max_tx_rate && node_guid == o.node_guid &&
+         port_guid == o.port_guid;
+}
+
+void VfSettings::MergeFrom(const VfSettings& from) {
+  Merge(&vlan, from.vlan);
+  Merge(&qos, from.qos);
+  Merge(&vlan_proto, from.vlan_proto);
+  Merge(&mac, from.mac);
+  Merge(&spoofchk, from.spoofchk);
+  Merge(&trust, from.trust);
+  Merge(&link_state, from.link_state);
+  Merge(&min_tx_rate, from.min_tx_rate);
+  Merge(&max_tx_rate, from.max_tx_rate);
+  Merge(&node_guid, from.node_guid);
+  Merge(&port_guid, from.port_guid);
 }
 
 std::unique_ptr<VfOps> NewNetlinkVfOps() { return std::make_unique<NetlinkVfOps>(); }

@@ -25,8 +25,15 @@ struct VfSettings {
   std::optional<std::string> link_state;  // "auto", "enable" or "disable"
   std::optional<uint32_t> min_tx_rate;    // Mbps; with max_tx_rate
   std::optional<uint32_t> max_tx_rate;
+  // InfiniBand VFs: the node and port GUID ("02:00:00:00:00:00:00:01", nl/vf_guid.h). Get
+  // reports them when the kernel does (5.6 and later, with mlx5); Set applies them (mlx5
+  // takes a VF's new GUIDs when its driver is next bound).
+  std::optional<std::string> node_guid;
+  std::optional<std::string> port_guid;
 
   bool operator==(const VfSettings& o) const;
+  // Copies the fields `from` sets into this.
+  void MergeFrom(const VfSettings& from);
 };
 
 class VfOps {

@@ -112,8 +112,9 @@ TEST_F(CniAttachTest, IpamFailureRollsEverythingBack) {
          "echo '{\"cniVersion\":\"1.0.0\",\"code\":11,\"msg\":\"no addresses left\"}'\n"
          "exit 1\n";
   fs::permissions(plugin, fs::perms::owner_all);
-  vf_ops_.AddVf("pf0", 0,
-                VfSettings{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u});
+  vf_ops_.AddVf(
+      "pf0", 0,
+      VfSettings{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u, {}, {}});
   const VfSettings original = vf_ops_.settings("pf0", 0);
   auto before = LinkIn(*host_ns_, vf_netdevs_[0]);
   Result<json> added = json();
@@ -135,7 +136,8 @@ TEST_F(CniAttachTest, IpamFailureRollsEverythingBack) {
 }
 
 TEST_F(CniAttachTest, PfSettingFailureMidwayRollsBackTheEarlierOnes) {
-  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u,
+                            0u, {}, {}};
   vf_ops_.AddVf("pf0", 0, original);
   vf_ops_.FailSet(3, Status::IoError("simulated driver failure"));  // vlan, spoofchk, then trust
   Result<json> added = json();
@@ -154,7 +156,8 @@ TEST_F(CniAttachTest, PfSettingFailureMidwayRollsBackTheEarlierOnes) {
 }
 
 TEST_F(CniAttachTest, PfSettingsAppliedAndResetOnDel) {
-  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u,
+                            0u, {}, {}};
   vf_ops_.AddVf("pf0", 0, original);
   json extra = {{"vlan", 100},        {"vlanQoS", 3},        {"vlanProto", "802.1ad"},
                 {"spoofchk", "off"},  {"trust", "on"},       {"link_state", "enable"},
@@ -230,7 +233,8 @@ TEST_F(CniAttachTest, PrevResultIsKeptWhenChained) {
 
 // A DEL that fails keeps the state, so that a retry completes it.
 TEST_F(CniAttachTest, FailedDelKeepsStateAndRetryCompletes) {
-  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u,
+                            0u, {}, {}};
   vf_ops_.AddVf("pf0", 0, original);
   Result<json> added = Status::Internal("not run");
   RunIn(*host_ns_, [&] { added = CmdAdd(Env("ADD"), Conf({{"vlan", 7}}), Context()); });

@@ -160,7 +160,8 @@ TEST_F(CniVerbsTest, RdmaOffNeverTouchesIt) {
 
 TEST_F(CniVerbsTest, DpdkVfGetsPfSettingsOnlyAndDelResetsThem) {
   AddVf(3, "", "vfio-pci");  // 0000:3b:00.5, VF index 3
-  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u,
+                            0u, {}, {}};
   vf_ops_.AddVf("pf0", 3, original);
   auto added = Add({{"deviceID", "0000:3b:00.5"}, {"vlan", 42}, {"ipam", HostLocal()}});
   ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
@@ -176,7 +177,8 @@ TEST_F(CniVerbsTest, DpdkVfGetsPfSettingsOnlyAndDelResetsThem) {
 }
 
 TEST_F(CniVerbsTest, CheckDetectsEachKindOfDrift) {
-  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u, 0u};
+  const VfSettings original{0u, 0u, "802.1q", "00:00:00:00:00:00", true, false, "auto", 0u,
+                            0u, {}, {}};
   vf_ops_.AddVf("pf0", 0, original);
   const json conf = {{"mtu", 1400}, {"spoofchk", "off"}, {"ipam", HostLocal()}};
   auto added = Add(conf);
