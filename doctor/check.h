@@ -25,6 +25,7 @@ struct CheckResult {
   Verdict verdict = Verdict::kPass;
   std::string reason;  // one line
   std::string fix;     // one line; "" when passed
+  std::string device;  // the PCI address a per-device result is about; "" otherwise
 };
 
 // Everything a check may look at. All references must outlive the checks. `snap` is what
@@ -53,6 +54,11 @@ CheckResult CheckNcclIbDisable(const DoctorInputs& in);  // "nccl-ib-disable"
 CheckResult CheckNcclNet(const DoctorInputs& in);        // "nccl-net"
 CheckResult CheckNcclIbHca(const DoctorInputs& in);      // "nccl-ib-hca"
 CheckResult CheckPluginEnv(const DoctorInputs& in);      // "plugin-env"
+// The GPU <-> NIC fast path (doctor/gpu_path_checks.cc). One "pcie-link" WARN per GPU or
+// NIC trained below its attainable PCIe width or speed (`device` set), else one PASS.
+std::vector<CheckResult> CheckPcieLinks(const DoctorInputs& in);
+CheckResult CheckGpuDirect(const DoctorInputs& in);  // "gpudirect-rdma": peermem or dma-buf
+CheckResult CheckIommu(const DoctorInputs& in);      // "iommu": RDMA devices in DMA domains
 
 // Runs every check above, in order.
 std::vector<CheckResult> RunChecks(const DoctorInputs& in);

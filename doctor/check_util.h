@@ -10,13 +10,13 @@
 namespace hcashare::doctor {
 
 inline CheckResult Pass(std::string name, std::string reason) {
-  return {std::move(name), Verdict::kPass, std::move(reason), ""};
+  return {std::move(name), Verdict::kPass, std::move(reason), "", ""};
 }
 inline CheckResult Warn(std::string name, std::string reason, std::string fix) {
-  return {std::move(name), Verdict::kWarn, std::move(reason), std::move(fix)};
+  return {std::move(name), Verdict::kWarn, std::move(reason), std::move(fix), ""};
 }
 inline CheckResult Fail(std::string name, std::string reason, std::string fix) {
-  return {std::move(name), Verdict::kFail, std::move(reason), std::move(fix)};
+  return {std::move(name), Verdict::kFail, std::move(reason), std::move(fix), ""};
 }
 
 // The value of `key` in `env`, or "" when it is unset.

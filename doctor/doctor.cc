@@ -23,6 +23,9 @@ std::vector<CheckResult> RunChecks(const DoctorInputs& in) {
   };
   std::vector<CheckResult> out;
   for (CheckFn check : kChecks) out.push_back(check(in));
+  for (auto& r : CheckPcieLinks(in)) out.push_back(std::move(r));
+  out.push_back(CheckGpuDirect(in));
+  out.push_back(CheckIommu(in));
   return out;
 }
 

@@ -32,11 +32,13 @@ std::string FormatText(const std::vector<CheckResult>& results) {
 nlohmann::ordered_json ToJson(const std::vector<CheckResult>& results) {
   nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const auto& r : results) {
-    checks.push_back(
-        {{"name", r.name},
-         {"status", VerdictName(r.verdict)},
-         {"reason", r.reason},
-         {"fix", r.fix.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.fix)}});
+    nlohmann::ordered_json c = {
+        {"name", r.name},
+        {"status", VerdictName(r.verdict)},
+        {"reason", r.reason},
+        {"fix", r.fix.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.fix)}};
+    if (!r.device.empty()) c["device"] = r.device;
+    checks.push_back(std::move(c));
   }
   return {{"ok", !AnyFailed(results)},
           {"summary",

@@ -15,7 +15,7 @@ namespace hcashare::doctor {
 std::string FormatText(const std::vector<CheckResult>& results);
 
 // {"ok": bool (no FAIL), "summary": {"pass", "warn", "fail"}, "checks": [{"name",
-// "status", "reason", "fix" (string or null)}]}.
+// "status", "reason", "fix" (string or null), "device" (per-device results only)}]}.
 nlohmann::ordered_json ToJson(const std::vector<CheckResult>& results);
 
 }  // namespace hcashare::doctor

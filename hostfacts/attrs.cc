@@ -97,4 +97,80 @@ int VirtfnIndex(std::string_view e) {
   return ParseNonNegative(e.substr(6));
 }
 
+double ParseLinkSpeedGts(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  for (std::string_view suffix : {" PCIe", " GT/s"}) {
+    if (text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix) {
+      text.remove_suffix(suffix.size());
+    } else if (suffix == std::string_view(" GT/s")) {
+      return -1;
+    }
+  }
+  // "16.0" or "8": digits, at most one '.', then digits.
+  if (text.empty() || text.size() > 8 || !std::isdigit(static_cast<unsigned char>(text[0]))) {
+    return -1;
+  }
+  double value = 0, scale = 0;
+  for (char c : text) {
+    if (c == '.' && scale == 0) {
+      scale = 1;
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      if (scale == 0) {
+        value = value * 10 + (c - '0');
+      } else {
+        scale /= 10;
+        value += (c - '0') * scale;
+      }
+    } else {
+      return -1;
+    }
+  }
+  return value > 0 ? value : -1;
+}
+
+std::vector<std::string> ParseIommuCmdline(std::string_view text) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    size_t end = i;
+    while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end]))) ++end;
+    const std::string_view tok = text.substr(i, end - i);
+    for (std::string_view prefix : {"iommu=", "iommu.", "intel_iommu=", "amd_iommu="}) {
+      if (tok.substr(0, prefix.size()) == prefix) {
+        out.emplace_back(tok);
+        break;
+      }
+    }
+    i = end;
+  }
+  return out;
+}
+
+bool IsNvidiaOpenModule(std::string_view version_line) {
+  return version_line.find("Open Kernel Module") != std::string_view::npos;
+}
+
+std::pair<int, int> ParseKernelRelease(std::string_view release) {
+  int part[2] = {-1, -1};
+  size_t i = 0;
+  for (int k = 0; k < 2; ++k) {
+    if (k == 1) {
+      if (i >= release.size() || release[i] != '.') return {-1, -1};
+      ++i;
+    }
+    const size_t start = i;
+    int v = 0;
+    while (i < release.size() && std::isdigit(static_cast<unsigned char>(release[i])) &&
+           i - start < 4) {
+      v = v * 10 + (release[i++] - '0');
+    }
+    if (i == start) return {-1, -1};
+    part[k] = v;
+  }
+  return {part[0], part[1]};
+}
+
 }  // namespace hcashare::hostfacts

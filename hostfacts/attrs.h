@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/host.h"
 
@@ -48,5 +50,21 @@ int ReadNumaNode(const Host& host, const std::string& path);
 
 // The index N of a `virtfnN` entry name ("virtfn12" -> 12); -1 for any other name.
 int VirtfnIndex(std::string_view entry);
+
+// A link speed attribute in GT/s: both kernel forms ("16.0 GT/s PCIe", older "8 GT/s");
+// -1 for "Unknown", "Unknown speed" or anything else.
+double ParseLinkSpeedGts(std::string_view text);
+
+// The IOMMU parameters of a kernel command line (/proc/cmdline): the tokens `iommu=...`,
+// `iommu.*=...`, `intel_iommu=...` and `amd_iommu=...`, in order.
+std::vector<std::string> ParseIommuCmdline(std::string_view text);
+
+// True when the first line of /proc/driver/nvidia/version names the open kernel module
+// ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64 ...").
+bool IsNvidiaOpenModule(std::string_view version_line);
+
+// The (major, minor) of a kernel release ("6.1.0-18-amd64" -> {6, 1}); {-1, -1} when it
+// does not start with "<major>.<minor>".
+std::pair<int, int> ParseKernelRelease(std::string_view release);
 
 }  // namespace hcashare::hostfacts

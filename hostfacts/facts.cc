@@ -39,11 +39,12 @@ bool PciFunction::operator==(const PciFunction& o) const {
   return std::tie(address, class_code, rdma_devices, details, sysfs_path, vendor, device, driver,
                   numa_node, local_cpulist, physfn, virtfns, sriov_numvfs, sriov_totalvfs,
                   current_link_speed, max_link_speed, current_link_width, max_link_width,
-                  netdevs) == std::tie(o.address, o.class_code, o.rdma_devices, o.details,
-                                       o.sysfs_path, o.vendor, o.device, o.driver, o.numa_node,
-                                       o.local_cpulist, o.physfn, o.virtfns, o.sriov_numvfs,
-                                       o.sriov_totalvfs, o.current_link_speed, o.max_link_speed,
-                                       o.current_link_width, o.max_link_width, o.netdevs);
+                  upstream_max_link_speed, upstream_max_link_width, iommu_group, netdevs) ==
+         std::tie(o.address, o.class_code, o.rdma_devices, o.details, o.sysfs_path, o.vendor,
+                  o.device, o.driver, o.numa_node, o.local_cpulist, o.physfn, o.virtfns,
+                  o.sriov_numvfs, o.sriov_totalvfs, o.current_link_speed, o.max_link_speed,
+                  o.current_link_width, o.max_link_width, o.upstream_max_link_speed,
+                  o.upstream_max_link_width, o.iommu_group, o.netdevs);
 }
 
 bool AuxDevice::operator==(const AuxDevice& o) const {
@@ -54,10 +55,14 @@ bool AuxDevice::operator==(const AuxDevice& o) const {
 bool HostSnapshot::operator==(const HostSnapshot& o) const {
   return std::tie(version, pci_listed, gid_tables, pci, aux, rdma, netdevs, rdma_class,
                   verbs_owners, dev_infiniband, rdma_cm_present, default_route_netdevs,
-                  rdma_netns_mode, rdma_netns_error) ==
+                  rdma_netns_mode, rdma_netns_error, sys_module_listed, peermem_modules,
+                  memory_peers, nvidia_version, kernel_release, iommu_units, iommu_group_types,
+                  iommu_cmdline) ==
          std::tie(o.version, o.pci_listed, o.gid_tables, o.pci, o.aux, o.rdma, o.netdevs,
                   o.rdma_class, o.verbs_owners, o.dev_infiniband, o.rdma_cm_present,
-                  o.default_route_netdevs, o.rdma_netns_mode, o.rdma_netns_error);
+                  o.default_route_netdevs, o.rdma_netns_mode, o.rdma_netns_error,
+                  o.sys_module_listed, o.peermem_modules, o.memory_peers, o.nvidia_version,
+                  o.kernel_release, o.iommu_units, o.iommu_group_types, o.iommu_cmdline);
 }
 
 const PciFunction* HostSnapshot::FindPci(const std::string& address) const {

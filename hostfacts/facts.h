@@ -83,6 +83,11 @@ struct PciFunction {
   std::string max_link_speed;
   int current_link_width = -1;  // lanes; -1 when unreadable
   int max_link_width = -1;
+  // The max_link_* of the port above it (its parent bridge in sysfs_path): the attainable
+  // link is the lower of both ends. "" / -1 when unreadable (e.g. under a host bridge).
+  std::string upstream_max_link_speed;
+  int upstream_max_link_width = -1;
+  std::string iommu_group;           // `iommu_group` link name ("17"); "" when none
   std::vector<std::string> netdevs;  // names under net/, sorted
   bool operator==(const PciFunction& o) const;
 };
@@ -114,6 +119,16 @@ struct HostSnapshot {
   std::vector<std::string> default_route_netdevs;   // netdevs with an up default route
   std::string rdma_netns_mode;   // "shared" / "exclusive"; "" when not read (netlink)
   std::string rdma_netns_error;  // why it could not be read; "" otherwise
+  // GPUDirect RDMA and IOMMU facts (read with ReadOptions::all_functions).
+  bool sys_module_listed = false;            // /sys/module could be listed
+  std::vector<std::string> peermem_modules;  // of nvidia_peermem, nv_peer_mem: in /sys/module
+  std::vector<std::string> memory_peers;     // /sys/kernel/mm/memory_peers/*/version, by name
+  std::string nvidia_version;  // line 1 of /proc/driver/nvidia/version; "" when absent
+  std::string kernel_release;  // /proc/sys/kernel/osrelease ("6.1.0-18-amd64"); "" unreadable
+  std::vector<std::string> iommu_units;  // the names in /sys/class/iommu ("dmar0")
+  // /sys/kernel/iommu_groups/<group>/type of the groups of the functions read in detail.
+  std::map<std::string, std::string> iommu_group_types;
+  std::vector<std::string> iommu_cmdline;  // the IOMMU parameters of /proc/cmdline, in order
 
   // Lookups by key (binary search; the vectors are sorted). nullptr when absent.
   const PciFunction* FindPci(const std::string& address) const;

@@ -14,6 +14,10 @@ constexpr const char* kAuxDevices = "/sys/bus/auxiliary/devices/";
 constexpr const char* kRdmaClass = "/sys/class/infiniband/";
 constexpr const char* kNetClass = "/sys/class/net/";
 constexpr const char* kDevInfiniband = "/dev/infiniband";
+constexpr const char* kIommuGroups = "/sys/kernel/iommu_groups/";
+constexpr const char* kMemoryPeers = "/sys/kernel/mm/memory_peers/";
+// The GPUDirect RDMA peer-memory modules: NVIDIA's, and Mellanox's legacy one.
+constexpr const char* kPeermemModules[] = {"nvidia_peermem", "nv_peer_mem"};
 constexpr int kMaxUpperDepth = 4;  // bond on VLAN on macvlan on ...: deeper is not a node's
 
 std::vector<std::string> List(const Host& host, const std::string& dir) {
@@ -57,6 +61,13 @@ std::string BusLinkTarget(const Host& host, const std::string& path) {
   return out;
 }
 
+// True for a PCI address directory name ("0000:3a:00.0"), as opposed to a host bridge's
+// ("pci0000:3a").
+bool IsBdfName(const std::string& name) {
+  return name.size() >= 12 && name[name.size() - 2] == '.' && name[name.size() - 5] == ':' &&
+         name.rfind("pci", 0) != 0;
+}
+
 // True for the char device names that belong to an RDMA device.
 bool IsRdmaCharDevice(const std::string& name) {
   return name.rfind("uverbs", 0) == 0 || name.rfind("umad", 0) == 0 || name.rfind("issm", 0) == 0;
@@ -82,6 +93,9 @@ class Reader {
   void ReadVirtualRdma(bool list_class = false);
   void ReadRestOfRdmaClass();
   void ReadHostWide();
+  // The peer-memory modules, the NVIDIA driver and kernel versions, the IOMMU units and
+  // command line (ReadOptions::all_functions only).
+  void ReadGpuDirectAndIommu();
   HostSnapshot Finish();
 
  private:
@@ -161,6 +175,19 @@ void Reader::ReadPciDetails(const std::string& dir, PciFunction* f) {
       f->max_link_speed = Trimmed(host_, dir + "/max_link_speed");
       f->current_link_width = ReadNonNegative(host_, dir + "/current_link_width");
       f->max_link_width = ReadNonNegative(host_, dir + "/max_link_width");
+      // The port above: the parent directory of its resolved path, when that is a bridge.
+      const std::string up = f->sysfs_path.substr(0, f->sysfs_path.rfind('/'));
+      if (!up.empty() && IsBdfName(BaseName(up))) {
+        f->upstream_max_link_speed = Trimmed(host_, up + "/max_link_speed");
+        f->upstream_max_link_width = ReadNonNegative(host_, up + "/max_link_width");
+      }
+    }
+  }
+  if (opts_.all_functions) {
+    f->iommu_group = LinkName(host_, dir + "/iommu_group");
+    if (!f->iommu_group.empty() && !snap_.iommu_group_types.count(f->iommu_group)) {
+      snap_.iommu_group_types[f->iommu_group] =
+          Trimmed(host_, kIommuGroups + f->iommu_group + "/type");
     }
   }
   f->netdevs = ReadDeviceNetdevs(host_, f->address, /*aux=*/false);
@@ -321,6 +348,21 @@ void Reader::ReadHostWide() {
   }
 }
 
+void Reader::ReadGpuDirectAndIommu() {
+  snap_.sys_module_listed = host_.Exists("/sys/module");
+  for (const char* m : kPeermemModules) {
+    if (host_.Exists(std::string("/sys/module/") + m)) snap_.peermem_modules.push_back(m);
+  }
+  for (const auto& name : List(host_, kMemoryPeers)) {
+    if (host_.Exists(kMemoryPeers + name + "/version")) snap_.memory_peers.push_back(name);
+  }
+  const std::string version = host_.ReadFile("/proc/driver/nvidia/version").value_or("");
+  snap_.nvidia_version = version.substr(0, version.find('\n'));
+  snap_.kernel_release = Trimmed(host_, "/proc/sys/kernel/osrelease");
+  snap_.iommu_units = List(host_, "/sys/class/iommu");
+  snap_.iommu_cmdline = ParseIommuCmdline(host_.ReadFile("/proc/cmdline").value_or(""));
+}
+
 HostSnapshot Reader::Finish() {
   snap_.gid_tables = opts_.gid_tables;
   for (auto& [k, v] : pci_) snap_.pci.push_back(std::move(v));
@@ -352,6 +394,7 @@ bool Present(const Host& host, const std::string& path) { return host.Exists(pat
 HostSnapshot ReadHostSnapshot(const Host& host, const ReadOptions& opts) {
   Reader r(host, opts);
   r.ReadHostWide();
+  if (opts.all_functions) r.ReadGpuDirectAndIommu();
   auto addrs = host.ListDir(kPciDevices);
   if (addrs.ok()) {
     for (const auto& a : *addrs) r.ReadPci(a, false);

@@ -146,6 +146,9 @@ Json PciJson(const PciFunction& f) {
           {"max_link_speed", f.max_link_speed},
           {"current_link_width", f.current_link_width},
           {"max_link_width", f.max_link_width},
+          {"upstream_max_link_speed", f.upstream_max_link_speed},
+          {"upstream_max_link_width", f.upstream_max_link_width},
+          {"iommu_group", f.iommu_group},
           {"netdevs", f.netdevs}};
 }
 
@@ -216,6 +219,9 @@ void ReadPci(const nlohmann::json& j, const std::string& path, std::string* err,
   in.Str("max_link_speed", &f->max_link_speed);
   in.Int("current_link_width", &f->current_link_width);
   in.Int("max_link_width", &f->max_link_width);
+  in.Str("upstream_max_link_speed", &f->upstream_max_link_speed);
+  in.Int("upstream_max_link_width", &f->upstream_max_link_width);
+  in.Str("iommu_group", &f->iommu_group);
   in.Strings("netdevs", &f->netdevs);
 }
 
@@ -248,6 +254,8 @@ nlohmann::ordered_json SnapshotToJson(const HostSnapshot& s) {
   for (const auto& n : s.netdevs) netdevs.push_back(NetdevJson(n));
   Json owners = Json::object();
   for (const auto& [node, dev] : s.verbs_owners) owners[node] = dev;
+  Json group_types = Json::object();
+  for (const auto& [group, type] : s.iommu_group_types) group_types[group] = type;
   return {{"kind", kSnapshotKind},
           {"version", s.version},
           {"pci_listed", s.pci_listed},
@@ -259,6 +267,14 @@ nlohmann::ordered_json SnapshotToJson(const HostSnapshot& s) {
           {"rdma_class", s.rdma_class},
           {"dev_infiniband", s.dev_infiniband},
           {"verbs_owners", owners},
+          {"sys_module_listed", s.sys_module_listed},
+          {"peermem_modules", s.peermem_modules},
+          {"memory_peers", s.memory_peers},
+          {"nvidia_version", s.nvidia_version},
+          {"kernel_release", s.kernel_release},
+          {"iommu_units", s.iommu_units},
+          {"iommu_group_types", group_types},
+          {"iommu_cmdline", s.iommu_cmdline},
           {"pci", pci},
           {"aux", aux},
           {"rdma", rdma},
@@ -291,6 +307,14 @@ Result<HostSnapshot> SnapshotFromJson(const nlohmann::json& j) {
   in.Strings("rdma_class", &s.rdma_class);
   in.Strings("dev_infiniband", &s.dev_infiniband);
   in.StringMap("verbs_owners", &s.verbs_owners);
+  in.Bool("sys_module_listed", &s.sys_module_listed);
+  in.Strings("peermem_modules", &s.peermem_modules);
+  in.Strings("memory_peers", &s.memory_peers);
+  in.Str("nvidia_version", &s.nvidia_version);
+  in.Str("kernel_release", &s.kernel_release);
+  in.Strings("iommu_units", &s.iommu_units);
+  in.StringMap("iommu_group_types", &s.iommu_group_types);
+  in.Strings("iommu_cmdline", &s.iommu_cmdline);
   in.Objects("pci", &s.pci, [&err](const nlohmann::json& e, const std::string& at, PciFunction* f) {
     ReadPci(e, at, &err, f);
   });

@@ -63,6 +63,36 @@ Status SimNode::WriteFile(const std::string& host_path, const std::string& conte
   return Status::Ok();
 }
 
+Status SimNode::SetPcieLink(const std::string& address, const std::string& speed, int width,
+                            const std::string& max_speed, int max_width) {
+  auto it = device_dirs_.find(address);
+  if (it == device_dirs_.end()) return Status::NotFound("no device " + address);
+  RETURN_IF_ERROR(WriteFile(it->second + "/current_link_speed", speed + "\n"));
+  RETURN_IF_ERROR(WriteFile(it->second + "/current_link_width", std::to_string(width) + "\n"));
+  RETURN_IF_ERROR(WriteFile(it->second + "/max_link_speed", max_speed + "\n"));
+  return WriteFile(it->second + "/max_link_width", std::to_string(max_width) + "\n");
+}
+
+Status SimNode::SetIommuGroup(const std::string& address, const std::string& group,
+                              const std::string& type) {
+  auto it = device_dirs_.find(address);
+  if (it == device_dirs_.end()) return Status::NotFound("no device " + address);
+  const std::string gdir = "/sys/kernel/iommu_groups/" + group;
+  RETURN_IF_ERROR(WriteFile(gdir + "/type", type + "\n"));
+  RETURN_IF_ERROR(Symlink(gdir + "/devices/" + address, it->second));
+  return Symlink(it->second + "/iommu_group", gdir);
+}
+
+Status SimNode::AddIommuUnit(const std::string& name) {
+  const std::string dir = "/sys/devices/virtual/iommu/" + name;
+  RETURN_IF_ERROR(WriteFile(dir + "/uevent", ""));
+  return Symlink("/sys/class/iommu/" + name, dir);
+}
+
+Status SimNode::AddKernelModule(const std::string& name) {
+  return WriteFile("/sys/module/" + name + "/initstate", "live\n");
+}
+
 Status SimNode::SetRdmaCm(bool present) {
   if (present) return WriteFile("/dev/infiniband/rdma_cm", "");
   std::error_code ec;

@@ -131,6 +131,24 @@ class SimNode {
   // device. NotFound when the function has no RDMA device.
   Status SetGid(const std::string& address, int port, int index, const SimGid& gid);
 
+  // Writes the PCIe link attributes of a function or bridge (already added):
+  // current_link_{speed,width} and max_link_{speed,width}, e.g. "16.0 GT/s PCIe", 16.
+  Status SetPcieLink(const std::string& address, const std::string& speed, int width,
+                     const std::string& max_speed, int max_width);
+  // Puts a function (or bridge) in IOMMU group `group`, creating
+  // /sys/kernel/iommu_groups/<group> with `type` ("identity", "DMA", "DMA-FQ") and the
+  // device's `iommu_group` link.
+  Status SetIommuGroup(const std::string& address, const std::string& group,
+                       const std::string& type);
+  // Creates /sys/class/iommu/<name> (a hardware IOMMU unit, e.g. "dmar0").
+  Status AddIommuUnit(const std::string& name);
+  // Creates /sys/module/<name>, as a loaded kernel module.
+  Status AddKernelModule(const std::string& name);
+  // Writes any file of the tree (e.g. /proc/cmdline, /proc/driver/nvidia/version).
+  Status WriteHostFile(const std::string& host_path, const std::string& content) {
+    return WriteFile(host_path, content);
+  }
+
   // The demo node: four Mellanox HCAs that match the Mellanox example config
   // (ib0, ib1 on ConnectX-6; ib3, ib4 on a ConnectX-5 15b3:1017), a NIC without RDMA,
   // and a SATA controller, over two NUMA nodes.

@@ -120,14 +120,15 @@ TEST_P(TopoGoldenFileTest, CliOnSnapshotMatchesGolden) {
 INSTANTIATE_TEST_SUITE_P(Hosts, TopoGoldenFileTest, ::testing::ValuesIn(testing::CannedHosts()),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// The JSON schema the issue fixes: devices with exactly these keys, matrix keyed by PCI.
+// The JSON schema the issue fixes: devices with exactly these keys (`pcie_link` added by
+// issue 17), matrix keyed by PCI.
 TEST(TopoGoldenTest, JsonSchema) {
   Fixture f("two_socket");
   auto j = nlohmann::json::parse(ToJson(f.report).dump());
   ASSERT_TRUE(j["devices"].is_array());
   for (const auto& d : j["devices"]) {
-    EXPECT_EQ(d.size(), 5u) << d.dump();
-    for (const char* key : {"pci", "kind", "name", "numa", "cpus"}) {
+    EXPECT_EQ(d.size(), 6u) << d.dump();
+    for (const char* key : {"pci", "kind", "name", "numa", "cpus", "pcie_link"}) {
       EXPECT_TRUE(d.contains(key)) << key;
     }
   }

@@ -109,6 +109,7 @@ Result<Endpoints> EndpointsOf(const hostfacts::HostSnapshot& snap) {
     }
     ep.numa_node = f.numa_node;
     ep.cpus = f.local_cpulist;
+    ep.link = LinkOf(f);
     if (ep.kind == DeviceKind::kNic) {
       ep.netdevs = f.netdevs;
       ep.rdma = f.rdma_devices;

@@ -13,6 +13,7 @@
 #include "common/host.h"
 #include "common/status.h"
 #include "hostfacts/facts.h"
+#include "topo/link.h"
 
 namespace hcashare::topo {
 
@@ -37,6 +38,7 @@ struct PciEndpoint {
   std::vector<std::string> netdevs;  // NICs: netdev names, sorted
   std::vector<std::string> rdma;     // NICs: RDMA device names, sorted
   std::string physfn;                // VFs: the PF's address; "" otherwise
+  PcieLink link;                     // its PCIe link as trained (unknown for VFs)
 };
 
 // A virtual RDMA device (Soft-RoCE rxe, siw): not on PCI, so it has no PCIe distance.

@@ -7,6 +7,19 @@ nlohmann::ordered_json OrNull(const std::string& s) {
   return s.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s);
 }
 
+// {"width", "max_width", "speed_gts", "max_speed_gts", "degraded", "text"}; null when the
+// link is unknown.
+nlohmann::ordered_json LinkJson(const PcieLink& l) {
+  if (!l.known) return nullptr;
+  auto gts = [](double v) { return v > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+  return {{"width", l.width},
+          {"max_width", l.max_width},
+          {"speed_gts", gts(l.speed_gts)},
+          {"max_speed_gts", gts(l.max_speed_gts)},
+          {"degraded", l.degraded()},
+          {"text", LinkText(l)}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json ToJson(const TopoReport& r) {
@@ -19,7 +32,8 @@ nlohmann::ordered_json ToJson(const TopoReport& r) {
                        {"name", a.name},
                        {"numa", d.numa_node < 0 ? nlohmann::ordered_json(nullptr)
                                                 : nlohmann::ordered_json(d.numa_node)},
-                       {"cpus", OrNull(d.cpus)}});
+                       {"cpus", OrNull(d.cpus)},
+                       {"pcie_link", LinkJson(d.link)}});
     nlohmann::ordered_json row = nlohmann::ordered_json::object();
     for (const auto& b : r.devices) {
       row[b.device.address] = PathTypeName(r.matrix.at(d.address).at(b.device.address));

@@ -51,6 +51,10 @@ void WriteDevices(const TopoReport& r, std::ostringstream& out) {
           << "  rdma " << (d.device.rdma.empty() ? "-" : Join(d.device.rdma, ","));
       if (!d.device.physfn.empty()) out << "  VF of " << d.device.physfn;
     }
+    if (d.device.link.known) {
+      out << "  link " << LinkText(d.device.link);
+      if (d.device.link.degraded()) out << " (DEGRADED)";
+    }
     out << "\n";
   }
 }
