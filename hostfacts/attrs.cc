@@ -9,7 +9,6 @@ namespace hcashare::hostfacts {
 namespace {
 
 constexpr std::string_view kSpace = " \t\n\r";
-constexpr const char* kPciDevices = "/sys/bus/pci/devices/";
 
 }  // namespace
 
