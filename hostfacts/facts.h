@@ -89,7 +89,34 @@ struct PciFunction {
   int upstream_max_link_width = -1;
   std::string iommu_group;           // `iommu_group` link name ("17"); "" when none
   std::vector<std::string> netdevs;  // names under net/, sorted
+  // PCI-to-PCI bridges (class 0x0604xx), full read only: the ACS Control register (extended
+  // capability 0x000D, at cap+6) from `config`. kAcsUnread when the extended config space
+  // could not be read (without CAP_SYS_ADMIN only its first 64 bytes are), kAcsAbsent when
+  // it was read and has no ACS capability.
+  int acs_ctrl = -1;
   bool operator==(const PciFunction& o) const;
+};
+
+// PciFunction::acs_ctrl when the extended config space was not readable, or not read.
+inline constexpr int kAcsUnread = -1;
+// PciFunction::acs_ctrl when the extended capability list has no ACS capability.
+inline constexpr int kAcsAbsent = -2;
+
+// One NUMA node of /sys/devices/system/node/node<N> (full read).
+struct NumaNode {
+  int id = -1;
+  std::string cpumap;   // `cpumap` ("00000000,0000ffff"): NCCL's cpu `affinity`
+  std::string cpulist;  // `cpulist` ("0-15")
+  bool operator==(const NumaNode& o) const;
+};
+
+// One NVIDIA GPU of /proc/driver/nvidia/gpus/<address>/information (full read).
+struct NvidiaGpu {
+  std::string address;  // the directory name, "0000:18:00.0"
+  std::string uuid;     // `GPU UUID` ("GPU-8c3d..."); "" when the line is absent
+  std::string model;    // `Model`
+  int minor = -1;       // `Device Minor`: N of /dev/nvidiaN; -1 when absent
+  bool operator==(const NvidiaGpu& o) const;
 };
 
 // One auxiliary device (a scalable function such as "mlx5_core.sf.4").
@@ -129,12 +156,21 @@ struct HostSnapshot {
   // /sys/kernel/iommu_groups/<group>/type of the groups of the functions read in detail.
   std::map<std::string, std::string> iommu_group_types;
   std::vector<std::string> iommu_cmdline;  // the IOMMU parameters of /proc/cmdline, in order
+  // CPUs and GPUs (full read): what an NCCL topology file describes.
+  std::vector<NumaNode> numa_nodes;  // by id
+  std::string cpu_arch;              // /proc/sys/kernel/arch ("x86_64"); "" when unreadable
+  std::string cpu_vendor;            // /proc/cpuinfo `vendor_id` of the first CPU; "" none
+  int cpu_family = -1;               // `cpu family` (extended family included); -1 none
+  int cpu_model = -1;                // `model` (extended model included); -1 none
+  std::vector<NvidiaGpu> nvidia_gpus;  // by address
 
   // Lookups by key (binary search; the vectors are sorted). nullptr when absent.
   const PciFunction* FindPci(const std::string& address) const;
   const AuxDevice* FindAux(const std::string& name) const;
   const RdmaDevice* FindRdma(const std::string& name) const;
   const Netdev* FindNetdev(const std::string& name) const;
+  // The NVIDIA GPU with UUID `uuid` (case-insensitive); nullptr when absent.
+  const NvidiaGpu* FindGpuByUuid(const std::string& uuid) const;
   bool operator==(const HostSnapshot& o) const;
 };
 
