@@ -30,7 +30,7 @@ int RunDemo(const std::vector<std::string>& args);
 struct TopoOptions {
   std::string host_root = "/";
   std::string snapshot;          // a snapshot file to read instead of the host
-  std::string format = "table";  // "table", "json" or "dot"
+  std::string format = "table";  // "table", "json", "dot" or "nccl-xml"
   bool json = false;             // same as format "json"
 };
 

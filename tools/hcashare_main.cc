@@ -48,8 +48,9 @@ int main(int argc, char** argv) {
   cli::TopoOptions topo_opts;
   auto* topo = app.add_subcommand(
       "topo", "GPU/NIC PCIe and NUMA distance matrix (PIX/PXB/PHB/NODE/SYS), best NIC per GPU");
-  topo->add_option("--format", topo_opts.format, "table (default), json or dot")
-      ->check(CLI::IsMember({"table", "json", "dot"}));
+  topo->add_option("--format", topo_opts.format,
+                   "table (default), json, dot, or nccl-xml (an NCCL_TOPO_FILE for this node)")
+      ->check(CLI::IsMember({"table", "json", "dot", "nccl-xml"}));
   topo->add_flag("--json", topo_opts.json, "same as --format json");
   topo->add_option("--host-root", topo_opts.host_root, kHostRootHelp);
   topo->add_option("--snapshot", topo_opts.snapshot, kSnapshotHelp);
