@@ -124,7 +124,9 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
                      "is it attached to another pod, or bound to a driver without a netdev?");
   }
   ASSIGN_OR_RETURN(const std::optional<std::string> mac, SelectMac(conf, env.cni_args));
-  const std::vector<PfGroup> groups = PfGroups(conf, mac);
+  ASSIGN_OR_RETURN(const std::optional<std::string> guid, SelectGuid(conf, env.cni_args));
+  if (guid) RETURN_IF_ERROR(CheckGuidApplies(*vf, ctx));
+  const std::vector<PfGroup> groups = PfGroups(conf, mac, guid);
   // A MAC alone also works without the PF (the netdev gets it); anything else needs it.
   const bool beyond_mac = groups.size() > (mac && !dpdk ? 1u : 0u);
   const bool pf_reachable = !vf->is_sf && !vf->pf_netdev.empty() && vf->vf_index >= 0;
@@ -201,11 +203,17 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   HCASHARE_FAULT_POINT("add:owner-marked");
 
   // 1. PF side, one group at a time (a PF that does not report the VF gets no admin MAC).
+  // GUIDs take effect when the VF's driver is next bound: once it was rebound, their undo
+  // rebinds it too.
+  bool rebound = false;
   for (const auto& g : groups) {
     if (!pf_current) break;
     const VfSettings original = OriginalOf(*pf_current, g.wanted);
-    undo.Push(std::string("PF ") + g.name,
-              [&, original] { return ctx.vf.Set(vf->pf_netdev, vf->vf_index, original); });
+    const bool is_guid = std::string(g.name) == "guid";
+    undo.Push(std::string("PF ") + g.name, [&, original, is_guid]() -> Status {
+      RETURN_IF_ERROR(ctx.vf.Set(state.pf_netdev, state.vf_index, original));
+      return is_guid && rebound ? RebindVf(state, ctx) : Status::Ok();
+    });
     if (Status st = ctx.vf.Set(vf->pf_netdev, vf->vf_index, g.wanted); !st.ok()) {
       return Summarize(st, std::string("cannot set ") + g.name + " of VF " +
                                std::to_string(vf->vf_index) + " on PF " + vf->pf_netdev);
@@ -213,6 +221,31 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
     state.steps.push_back(std::string("pf:") + g.name);
     (void)ctx.store.Save(state);
     HCASHARE_FAULT_POINT("add:pf-set");
+  }
+  if (guid && !dpdk) {
+    // 1b. mlx5 reads the new GUIDs when the VF's driver is bound again; the rebind makes
+    // a new netdev and RDMA device, found again by the VF's PCI address.
+    rebound = true;
+    if (Status st = RebindVf(state, ctx); !st.ok()) {
+      return Summarize(st, "cannot rebind " + device + " to apply its GUID");
+    }
+    HCASHARE_FAULT_POINT("add:vf-rebound");
+    auto again = ResolveVf(ctx.host, device, is_aux);
+    if (!again.ok()) {
+      return Summarize(again.status(), "cannot find " + device + " after its rebind");
+    }
+    *vf = std::move(again).value();
+    ASSIGN_OR_RETURN(state.rdma_device, PlanRdmaMove(conf.rdma, *vf, ctx.rdma));
+    auto link = ctx.netdev.Get(state.host_ifname);
+    if (!link.ok()) {
+      return Summarize(link.status(), "cannot read netdev " + state.host_ifname + " of " + device +
+                                          " after its rebind");
+    }
+    // The IPoIB hardware address holds the GUID: the host's is the new one from now on.
+    state.host_mac = link->mac;
+    state.host_ifindex = link->ifindex;
+    if (!mac) state.pod_mac = link->mac;
+    (void)ctx.store.Save(state);
   }
 
   CniResult result;

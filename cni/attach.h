@@ -19,6 +19,7 @@
 #include "cni/env.h"
 #include "cni/netconf.h"
 #include "cni/state.h"
+#include "cni/vf_driver.h"
 #include "common/host.h"
 #include "common/status.h"
 #include "nl/netdev.h"
@@ -44,6 +45,7 @@ struct AttachContext {
   const StateStore& store;
   PodDeviceLookup pod_devices;  // used when the config has no deviceID
   std::chrono::milliseconds lock_wait{5000};
+  VfDriver* vf_driver = nullptr;  // rebinds a VF to apply its GUIDs; none: "guid" fails
 };
 
 // ADD: returns the result JSON in the config's cniVersion.

@@ -42,6 +42,8 @@ std::string VfMismatch(const VfSettings& wanted, const VfSettings& now) {
   if (differs(wanted.link_state, now.link_state)) return "link_state";
   if (differs(wanted.min_tx_rate, now.min_tx_rate)) return "min_tx_rate";
   if (differs(wanted.max_tx_rate, now.max_tx_rate)) return "max_tx_rate";
+  if (differs(wanted.node_guid, now.node_guid)) return "node GUID";
+  if (differs(wanted.port_guid, now.port_guid)) return "port GUID";
   return "";
 }
 
@@ -105,8 +107,9 @@ Status CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx
   }
   // The PF-side settings still as configured.
   ASSIGN_OR_RETURN(const std::optional<std::string> mac, SelectMac(conf, env.cni_args));
+  ASSIGN_OR_RETURN(const std::optional<std::string> guid, SelectGuid(conf, env.cni_args));
   VfSettings wanted;
-  for (const auto& g : PfGroups(conf, mac)) wanted.MergeFrom(g.wanted);
+  for (const auto& g : PfGroups(conf, mac, guid)) wanted.MergeFrom(g.wanted);
   const bool pf_applied = std::any_of(state->steps.begin(), state->steps.end(),
                                       [](const auto& s) { return s.rfind("pf:", 0) == 0; });
   if (pf_applied) {

@@ -64,9 +64,10 @@ Result<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
     return CniStatus(kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message());
   }
   ASSIGN_OR_RETURN(const std::optional<std::string> mac, SelectMac(conf, env.cni_args));
-  if (PfGroups(conf, mac).size() > (mac ? 1u : 0u)) {
+  ASSIGN_OR_RETURN(const std::optional<std::string> guid, SelectGuid(conf, env.cni_args));
+  if (PfGroups(conf, mac, guid).size() > (mac ? 1u : 0u)) {
     return CniStatus(kErrInvalidNetConf, "PF-side VF settings do not apply to a child link",
-                     "remove vlan, spoofchk, trust, link_state and the tx rates");
+                     "remove vlan, spoofchk, trust, link_state, the tx rates and guid");
   }
   std::string master = conf.master.value_or("");
   if (master.empty()) {

@@ -124,6 +124,14 @@ Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) 
     return Summarize(st, "cannot restore the PF-side settings of " + state.device);
   }
   HCASHARE_FAULT_POINT("del:pf-restored");
+  // Restored GUIDs take effect when the VF's driver is bound again. ADD may have rebound it
+  // with the new ones before it recorded that, so whenever it set them.
+  if (state.Done("pf:guid") && !state.dpdk) {
+    if (Status st = RebindVf(state, ctx); !st.ok()) {
+      return Summarize(st, "cannot rebind " + state.device + " to restore its GUID");
+    }
+    HCASHARE_FAULT_POINT("del:vf-rebound");
+  }
   if (!state.device_info_file.empty()) {
     if (Status st = RemoveIfExists(state.device_info_file); !st.ok()) {
       return Summarize(st, "cannot remove the device-info file");

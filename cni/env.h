@@ -18,7 +18,8 @@ inline constexpr std::string_view kArgPodNamespace = "K8S_POD_NAMESPACE";
 inline constexpr std::string_view kArgPodName = "K8S_POD_NAME";
 inline constexpr std::string_view kArgPodUid = "K8S_POD_UID";
 inline constexpr std::string_view kArgPodInfraContainerId = "K8S_POD_INFRA_CONTAINER_ID";
-inline constexpr std::string_view kArgMac = "MAC";  // sriov-cni: a MAC for the interface
+inline constexpr std::string_view kArgMac = "MAC";    // sriov-cni: a MAC for the interface
+inline constexpr std::string_view kArgGuid = "guid";  // ib-sriov-cni: an InfiniBand VF's GUID
 
 // Name -> value, as in environ.
 using EnvMap = std::map<std::string, std::string>;

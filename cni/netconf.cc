@@ -9,6 +9,7 @@
 #include "config/document.h"
 #include "config/json_fields.h"
 #include "config/suggest.h"
+#include "nl/vf_guid.h"
 
 namespace hcashare::cni {
 
@@ -29,6 +30,8 @@ const std::vector<std::string>& KnownKeys() {
       // sriov-cni.
       "deviceID", "pciBusID", "resourceName", "vlan", "vlanQoS", "vlanProto", "mac", "mtu",
       "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "logLevel", "logFile",
+      // ib-sriov-cni.
+      "guid",
       // hcashare.
       "kubeletRootDir", "stateDir", "hostRoot", "rdma", "mode", "master", "poolInfoDir", "pkey"};
   return kKeys;
@@ -168,9 +171,11 @@ class NetConfReader {
 
   void ReadVfSettings() {
     conf_.mac = Mac(top_, "mac");
+    conf_.guid = Guid(top_, "guid");
     if (runtime_) {
       FieldReader runtime_reader = RuntimeReader();
       conf_.runtime_mac = Mac(runtime_reader, "mac");
+      conf_.runtime_guid = Guid(runtime_reader, "infinibandGUID");
     }
     conf_.spoofchk = OnOff("spoofchk");
     conf_.trust = OnOff("trust");
@@ -198,6 +203,15 @@ class NetConfReader {
     std::optional<std::string> mac = ParseUnicastMac(*value, &problem);
     if (!mac) reader.Fail(key, problem + ", got " + config::Quote(*value));
     return mac;
+  }
+
+  std::optional<std::string> Guid(FieldReader& reader, std::string_view key) {
+    const std::optional<std::string> value = reader.String(key);
+    if (!value) return std::nullopt;
+    std::string problem;
+    std::optional<std::string> guid = ParseVfGuid(*value, &problem);
+    if (!guid) reader.Fail(key, problem);
+    return guid;
   }
 
   void ReadIpam() {
@@ -277,7 +291,21 @@ class NetConfReader {
 
 bool NetConf::RequestsPfSideSettings() const {
   return vlan || vlan_qos || vlan_proto || mac || runtime_mac || spoofchk || trust || link_state ||
-         min_tx_rate || max_tx_rate;
+         min_tx_rate || max_tx_rate || guid || runtime_guid;
+}
+
+std::optional<std::string> ParseVfGuid(const std::string& text, std::string* problem) {
+  Result<uint64_t> guid = ParseGuid(text);
+  if (!guid.ok()) {
+    *problem = guid.status().message();
+    return std::nullopt;
+  }
+  if (*guid == 0 || *guid == UINT64_MAX) {
+    *problem = "GUID " + config::Quote(text) + " is all " + (*guid == 0 ? "zeros" : "ones") +
+               ", the value of a VF that has no GUID; give the VF a unique GUID";
+    return std::nullopt;
+  }
+  return FormatGuid(*guid);
 }
 
 Result<NetConf> ParseNetConf(std::string_view text, Verb verb) {
@@ -318,6 +346,22 @@ Result<std::optional<std::string>> SelectMac(const NetConf& conf,
     return mac;
   }
   return conf.mac;
+}
+
+Result<std::optional<std::string>> SelectGuid(const NetConf& conf,
+                                              const std::map<std::string, std::string>& cni_args) {
+  if (conf.runtime_guid) return conf.runtime_guid;
+  const auto arg = cni_args.find(std::string(kArgGuid));
+  if (arg != cni_args.end()) {
+    std::string problem;
+    std::optional<std::string> guid = ParseVfGuid(arg->second, &problem);
+    if (!guid) {
+      return CniStatus(kErrInvalidEnv,
+                       "CNI_ARGS guid " + config::Quote(arg->second) + ": " + problem);
+    }
+    return guid;
+  }
+  return conf.guid;
 }
 
 }  // namespace hcashare::cni

@@ -88,6 +88,10 @@ struct NetConf {
   std::optional<LinkState> link_state;
   std::optional<int64_t> min_tx_rate;  // Mbps, 0 = no limit
   std::optional<int64_t> max_tx_rate;
+  // InfiniBand VFs: the node and port GUID to give the VF ("guid", ib-sriov-cni's key, and
+  // Multus' "runtimeConfig.infinibandGUID"), normalised to lower case.
+  std::optional<std::string> guid;
+  std::optional<std::string> runtime_guid;
 
   std::optional<int> mtu;  // 68..65535
   RdmaMode rdma = RdmaMode::kAuto;
@@ -120,7 +124,7 @@ struct NetConf {
   std::vector<std::string> warnings;
 
   // True when any PF-side VF setting (vlan*, mac, runtime_mac, spoofchk, trust,
-  // link_state, *_tx_rate) is set.
+  // link_state, *_tx_rate, guid, runtime_guid) is set.
   bool RequestsPfSideSettings() const;
 };
 
@@ -135,5 +139,16 @@ Result<NetConf> ParseNetConf(std::string_view text, Verb verb);
 // "MAC", else "mac"; std::nullopt when none is set. An invalid CNI_ARGS MAC -> code 4.
 Result<std::optional<std::string>> SelectMac(const NetConf& conf,
                                              const std::map<std::string, std::string>& cni_args);
+
+// The GUID for an InfiniBand VF, in ib-sriov-cni's precedence: runtimeConfig.infinibandGUID,
+// else CNI_ARGS "guid", else "guid"; std::nullopt when none is set. An invalid CNI_ARGS
+// GUID -> code 4.
+Result<std::optional<std::string>> SelectGuid(const NetConf& conf,
+                                              const std::map<std::string, std::string>& cni_args);
+
+// Checks a GUID for a VF: eight two-digit hex bytes joined by ':' (ParseGuid), neither all
+// zero nor all ones (the values of a VF without one). The lower-case form, or std::nullopt
+// with `problem` set.
+std::optional<std::string> ParseVfGuid(const std::string& text, std::string* problem);
 
 }  // namespace hcashare::cni

@@ -93,7 +93,9 @@ int RunPlugin(const PluginBackends& backends) {
   std::unique_ptr<VfOps> vf = backends.vf();
   std::unique_ptr<RdmaSystem> rdma = backends.rdma();
   StateStore store(conf->state_dir);
+  std::unique_ptr<VfDriver> vf_driver = backends.vf_driver(*host);
   AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
+  ctx.vf_driver = vf_driver.get();
   ctx.pod_devices = [&]() -> Result<PodDeviceMap> {
     PodResourcesOptions opts;
     opts.kubelet_root = conf->kubelet_root_dir;
@@ -123,6 +125,8 @@ int RunPlugin(const PluginBackends& backends) {
   return 0;
 }
 
-PluginBackends NetlinkBackends() { return {NewNetlinkNetdevOps, NewNetlinkVfOps, NewRdmaNetlink}; }
+PluginBackends NetlinkBackends() {
+  return {NewNetlinkNetdevOps, NewNetlinkVfOps, NewRdmaNetlink, NewSysfsVfDriver};
+}
 
 }  // namespace hcashare::cni

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 
+#include "cni/vf_driver.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -19,6 +20,7 @@ struct PluginBackends {
   std::function<std::unique_ptr<NetdevOps>()> netdev;
   std::function<std::unique_ptr<VfOps>()> vf;
   std::function<std::unique_ptr<RdmaSystem>()> rdma;
+  std::function<std::unique_ptr<VfDriver>(const Host&)> vf_driver;
 };
 
 // The kernel's: rtnetlink and RDMA netlink.

@@ -43,6 +43,8 @@ json VfSettingsToJson(const VfSettings& s) {
   PutOptional(&j, "linkState", s.link_state);
   PutOptional(&j, "minTxRate", s.min_tx_rate);
   PutOptional(&j, "maxTxRate", s.max_tx_rate);
+  PutOptional(&j, "nodeGuid", s.node_guid);
+  PutOptional(&j, "portGuid", s.port_guid);
   return j;
 }
 
@@ -57,6 +59,8 @@ VfSettings VfSettingsFromJson(const json& j) {
   s.link_state = GetOptional<std::string>(j, "linkState");
   s.min_tx_rate = GetOptional<uint32_t>(j, "minTxRate");
   s.max_tx_rate = GetOptional<uint32_t>(j, "maxTxRate");
+  s.node_guid = GetOptional<std::string>(j, "nodeGuid");
+  s.port_guid = GetOptional<std::string>(j, "portGuid");
   return s;
 }
 

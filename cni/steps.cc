@@ -15,6 +15,13 @@
 #include "hostfacts/reader.h"
 
 namespace hcashare::cni {
+namespace {
+
+// How long a rebound VF's driver may take to create its netdev again (mlx5: well under a
+// second).
+constexpr std::chrono::milliseconds kRebindWait{5000};
+
+}  // namespace
 
 Status InNetns(const Netns& ns, const std::function<Status()>& fn) {
   NetnsGuard guard(ns);
@@ -26,7 +33,8 @@ std::string PodKey(const CniEnv& env) {
   return env.PodNamespace().empty() ? "" : env.PodNamespace() + "/" + env.PodName();
 }
 
-std::vector<PfGroup> PfGroups(const NetConf& conf, const std::optional<std::string>& mac) {
+std::vector<PfGroup> PfGroups(const NetConf& conf, const std::optional<std::string>& mac,
+                              const std::optional<std::string>& guid) {
   std::vector<PfGroup> groups;
   if (mac) {
     VfSettings s;
@@ -62,6 +70,12 @@ std::vector<PfGroup> PfGroups(const NetConf& conf, const std::optional<std::stri
     s.max_tx_rate = static_cast<uint32_t>(conf.max_tx_rate.value_or(0));
     groups.push_back({"rate", s});
   }
+  if (guid) {
+    VfSettings s;
+    s.node_guid = *guid;
+    s.port_guid = *guid;
+    groups.push_back({"guid", s});
+  }
   return groups;
 }
 
@@ -81,6 +95,12 @@ VfSettings OriginalOf(const VfSettings& current, const VfSettings& wanted) {
     o.min_tx_rate = current.min_tx_rate.value_or(0);
     o.max_tx_rate = current.max_tx_rate.value_or(0);
   }
+  // A VF without a GUID reads all zero (or not at all), which cannot be set back.
+  const auto restorable = [](const std::optional<std::string>& g) {
+    return g && *g != "00:00:00:00:00:00:00:00" ? *g : std::string(kUnsetGuid);
+  };
+  if (wanted.node_guid) o.node_guid = restorable(current.node_guid);
+  if (wanted.port_guid) o.port_guid = restorable(current.port_guid);
   return o;
 }
 
@@ -155,14 +175,58 @@ Status CheckIfnameFree(const CniEnv& env, const Netns& pod, NetdevOps& netdev) {
   return Status::Ok();
 }
 
-Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, NetdevOps& netdev,
-                             std::chrono::milliseconds wait) {
+std::vector<std::string> WaitForDeviceNetdevs(const Host& host, const std::string& device,
+                                              bool is_sf, std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  std::vector<std::string> names = hostfacts::ReadDeviceNetdevs(host, state.device, state.is_sf);
+  std::vector<std::string> names = hostfacts::ReadDeviceNetdevs(host, device, is_sf);
   while (names.empty() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    names = hostfacts::ReadDeviceNetdevs(host, state.device, state.is_sf);
+    names = hostfacts::ReadDeviceNetdevs(host, device, is_sf);
   }
+  return names;
+}
+
+Status CheckGuidApplies(const VfDevice& vf, const AttachContext& ctx) {
+  if (vf.is_sf) {
+    return CniStatus(kErrInvalidNetConf, "a GUID cannot be given to " + vf.id,
+                     "it is a scalable function; GUIDs are for InfiniBand SR-IOV VFs");
+  }
+  if (!vf.pf_arp_type.empty() && vf.pf_arp_type != "32") {
+    const std::string kind =
+        vf.pf_arp_type == "1" ? "Ethernet" : "not InfiniBand (ARPHRD " + vf.pf_arp_type + ")";
+    return CniStatus(kErrInvalidNetConf, "guid applies only to InfiniBand VFs",
+                     vf.id + " is a VF of " + vf.pf_netdev + ", which is " + kind +
+                         "; the kernel sets VF GUIDs only through an InfiniBand PF. Nothing was "
+                         "changed; remove guid (and runtimeConfig.infinibandGUID) from this "
+                         "network");
+  }
+  if (!vf.dpdk && ctx.vf_driver == nullptr) {
+    return CniStatus(kErrInternal, "no way to rebind " + vf.id + " to apply its GUID");
+  }
+  return Status::Ok();
+}
+
+Status RebindVf(const AttachmentState& state, const AttachContext& ctx) {
+  if (ctx.vf_driver == nullptr) return Status::FailedPrecondition("no VF driver to rebind with");
+  RETURN_IF_ERROR(ctx.vf_driver->Rebind(state.device));
+  const std::vector<std::string> names =
+      WaitForDeviceNetdevs(ctx.host, state.device, state.is_sf, kRebindWait);
+  if (names.empty()) {
+    return Status::IoError(state.device + " has no netdev " + std::to_string(kRebindWait.count()) +
+                           " ms after its rebind");
+  }
+  std::string name = names.front();
+  if (!state.host_ifname.empty() && name != state.host_ifname) {
+    RETURN_IF_ERROR(ctx.netdev.SetUp(name, false));
+    RETURN_IF_ERROR(ctx.netdev.Rename(name, state.host_ifname));
+    name = state.host_ifname;
+  }
+  return state.host_up ? ctx.netdev.SetUp(name, true) : Status::Ok();
+}
+
+Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, NetdevOps& netdev,
+                             std::chrono::milliseconds wait) {
+  std::vector<std::string> names = WaitForDeviceNetdevs(host, state.device, state.is_sf, wait);
   if (names.empty()) {
     LogWarn("the device's netdev has not come back to the host namespace",
             {{"device", state.device}, {"waited_ms", wait.count()}});

@@ -24,16 +24,32 @@ std::string PodKey(const CniEnv& env);
 
 // One group of PF-side settings applied (and undone) together.
 struct PfGroup {
-  const char* name;  // "mac", "vlan", "spoofchk", "trust", "link_state", "rate"
+  const char* name;  // "mac", "vlan", "spoofchk", "trust", "link_state", "rate", "guid"
   VfSettings wanted;
 };
-// The groups the configuration asks for, in the order they are applied. `mac` is the
-// selected MAC (SelectMac), if any.
-std::vector<PfGroup> PfGroups(const NetConf& conf, const std::optional<std::string>& mac);
+// The groups the configuration asks for, in the order they are applied. `mac` and `guid`
+// are the selected MAC (SelectMac) and GUID (SelectGuid), if any; a GUID sets both the
+// node and the port GUID, as ib-sriov-cni does.
+std::vector<PfGroup> PfGroups(const NetConf& conf, const std::optional<std::string>& mac,
+                              const std::optional<std::string>& guid);
+// The all-ones GUID: what a VF's GUID is restored to when it had none (all zero), as
+// ib-sriov-cni does (mlx5 takes it as "unset").
+inline constexpr const char* kUnsetGuid = "ff:ff:ff:ff:ff:ff:ff:ff";
 // The fields of `current` that `wanted` sets (what must be restored later).
 VfSettings OriginalOf(const VfSettings& current, const VfSettings& wanted);
 // Restores the PF-side settings recorded in `state` (all groups, one request).
 Status RestorePf(const AttachmentState& state, VfOps& ops);
+
+// An error (code 7, nothing changed) when a GUID cannot be given to `vf`: a scalable
+// function, or a PF that is not InfiniBand (the kernel refuses with EOPNOTSUPP).
+Status CheckGuidApplies(const VfDevice& vf, const AttachContext& ctx);
+// Rebinds the attachment's VF to its driver (ctx.vf_driver), so that mlx5 applies its GUIDs,
+// waits for its new netdev, and gives it the host name and admin state the state records.
+Status RebindVf(const AttachmentState& state, const AttachContext& ctx);
+// The netdev names of `device` (an auxiliary device when `is_sf`), waiting up to `wait` for
+// one to appear; empty when none did.
+std::vector<std::string> WaitForDeviceNetdevs(const Host& host, const std::string& device,
+                                              bool is_sf, std::chrono::milliseconds wait);
 
 // Adds the IPAM addresses and routes to `ifname` (in the current namespace); a route
 // without gw goes via the gateway of an address of the same family.

@@ -44,6 +44,9 @@ Result<VfDevice> ResolveVfIn(const hostfacts::HostSnapshot& snap, const std::str
   }
   if (const hostfacts::PciFunction* pf = snap.FindPci(vf.pf_pci); pf != nullptr) {
     if (!pf->netdevs.empty()) vf.pf_netdev = pf->netdevs.front();
+    if (const hostfacts::Netdev* nd = snap.FindNetdev(vf.pf_netdev); nd != nullptr) {
+      vf.pf_arp_type = nd->arp_type;
+    }
     for (const auto& [index, addr] : pf->virtfns) {
       if (!is_aux && addr == id) vf.vf_index = index;
     }

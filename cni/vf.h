@@ -17,10 +17,13 @@ struct VfDevice {
   bool is_sf = false;     // an auxiliary device (scalable function)
   std::string pf_pci;     // the PF's PCI address
   std::string pf_netdev;  // the PF's netdev ("" when it has none)
-  int vf_index = -1;      // N of the PF's virtfnN link (-1 for an SF)
-  std::string netdev;     // the device's netdev in the host namespace ("" when none)
-  std::string driver;     // bound driver
-  bool dpdk = false;      // a userspace (DPDK) driver: no netdev
+  // The PF netdev's ARPHRD type ("1" Ethernet, "32" InfiniBand; "" unknown): the kernel
+  // sets VF GUIDs only through an InfiniBand PF.
+  std::string pf_arp_type;
+  int vf_index = -1;   // N of the PF's virtfnN link (-1 for an SF)
+  std::string netdev;  // the device's netdev in the host namespace ("" when none)
+  std::string driver;  // bound driver
+  bool dpdk = false;   // a userspace (DPDK) driver: no netdev
   // RDMA devices under its infiniband/, else the virtual ones (rxe) on its netdev.
   std::vector<std::string> rdma_devices;
   bool virtual_rdma = false;  // rdma_devices are virtual (found through the netdev)

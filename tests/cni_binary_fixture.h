@@ -112,7 +112,8 @@ class CniBinaryTest : public ::testing::Test {
   }
 
   // Runs the binary in the host namespace. `raw_stdin` replaces `conf` when not empty;
-  // `extra_env` entries ("K=V") are added to the CNI environment.
+  // `extra_env` entries ("K=V") are added to the CNI environment, replacing a variable of
+  // the same name.
   CniRun Run(const std::string& verb, const std::string& netns, const nlohmann::json& conf,
              const std::string& ifname = "net1", const std::string& container = "ctr1",
              const std::string& raw_stdin = "", const std::vector<std::string>& extra_env = {}) {
@@ -125,7 +126,16 @@ class CniBinaryTest : public ::testing::Test {
                                     "K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a",
                                     "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
     env.insert(env.end(), base_env_.begin(), base_env_.end());
-    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    for (const std::string& kv : extra_env) {
+      const std::string name = kv.substr(0, kv.find('=') + 1);
+      auto same = std::find_if(env.begin(), env.end(),
+                               [&](const std::string& e) { return e.rfind(name, 0) == 0; });
+      if (same != env.end()) {
+        *same = kv;
+      } else {
+        env.push_back(kv);
+      }
+    }
     return RunEnv(env, raw_stdin.empty() ? conf.dump() : raw_stdin);
   }
   // Runs the binary in the host namespace with exactly `env` and `input`; a run longer than

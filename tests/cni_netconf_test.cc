@@ -156,7 +156,8 @@ TEST(CniNetConfTest, EachPfSideSettingCounts) {
                                                         {"trust", "\"on\""},
                                                         {"link_state", "\"auto\""},
                                                         {"min_tx_rate", "0"},
-                                                        {"max_tx_rate", "0"}}) {
+                                                        {"max_tx_rate", "0"},
+                                                        {"guid", "\"02:00:00:00:00:00:00:01\""}}) {
     const Result<NetConf> conf = Parse(BaseWith(key, value));
     ASSERT_TRUE(conf.ok()) << key << ": " << conf.status().details();
     EXPECT_TRUE(conf->RequestsPfSideSettings()) << key;
@@ -573,6 +574,35 @@ TEST(CniNetConfTest, MacPrecedence) {
   EXPECT_FALSE(SelectMac(*none, {})->has_value());
   EXPECT_TRUE(FailsWith(SelectMac(*config_only, {{"MAC", "01:00:00:00:00:01"}}), 4,
                         "CNI_ARGS MAC \"01:00:00:00:00:01\": must be a unicast address"));
+}
+
+// ib-sriov-cni's GUID: eight hex bytes, neither all zeros nor all ones; runtimeConfig's
+// infinibandGUID, then CNI_ARGS "guid", then "guid".
+TEST(CniNetConfTest, GuidSyntaxAndPrecedence) {
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("guid", "\"02:00:00:00:00:00:01\"")), 7,
+                        "guid: GUID \"02:00:00:00:00:00:01\" has 20 characters, not 23"));
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("guid", "\"02-00-00-00-00-00-00-01\"")), 7,
+                        "guid: GUID \"02-00-00-00-00-00-00-01\" is not separated by ':'"));
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("guid", "\"00:00:00:00:00:00:00:00\"")), 7,
+                        "guid: GUID \"00:00:00:00:00:00:00:00\" is all zeros"));
+  EXPECT_TRUE(
+      FailsWith(Parse(BaseWith("runtimeConfig", R"({"infinibandGUID":"FF:FF:FF:FF:FF:FF:FF:FF"})")),
+                7, "runtimeConfig.infinibandGUID: GUID \"FF:FF:FF:FF:FF:FF:FF:FF\" is all ones"));
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("guid", "5")), 7, "guid: must be a string, got number 5"));
+
+  json conf = BaseWith("guid", "\"02:00:00:00:00:00:00:0C\"");
+  const std::map<std::string, std::string> args = {{"guid", "02:00:00:00:00:00:00:0B"}};
+  const Result<NetConf> config_only = Parse(conf);
+  ASSERT_TRUE(config_only.ok());
+  EXPECT_EQ(*SelectGuid(*config_only, {}), "02:00:00:00:00:00:00:0c");
+  EXPECT_EQ(*SelectGuid(*config_only, args), "02:00:00:00:00:00:00:0b");
+  conf["runtimeConfig"] = {{"infinibandGUID", "02:00:00:00:00:00:00:0a"}};
+  const Result<NetConf> with_runtime = Parse(conf);
+  ASSERT_TRUE(with_runtime.ok());
+  EXPECT_EQ(*SelectGuid(*with_runtime, args), "02:00:00:00:00:00:00:0a");
+  EXPECT_FALSE(SelectGuid(*Parse(BaseConf()), {})->has_value());
+  EXPECT_TRUE(FailsWith(SelectGuid(*config_only, {{"guid", "00:00:00:00:00:00:00:00"}}), 4,
+                        "CNI_ARGS guid \"00:00:00:00:00:00:00:00\": GUID"));
 }
 
 // ---------------------------------------------------------------------------------------

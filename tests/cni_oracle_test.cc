@@ -39,6 +39,7 @@ enum class Mode {
   kVf,           // a VF: MAC, MTU, host-local IPAM, a device-info file
   kVfPfOptions,  // a VF with every PF-side option (file-backed PF VF table)
   kVfRdma,       // a VF whose RDMA device moves with it (file-backed RDMA subsystem)
+  kVfGuid,       // an InfiniBand VF given a GUID: set on the PF, applied by a rebind
   kDpdk,         // a DPDK VF: PF-side settings only, IPAM reported
   kIpamFailure,  // a VF whose IPAM plugin fails: ADD must fail and change nothing
   kMacvlan,      // a shared pool's macvlan child on a host netdev
@@ -55,6 +56,8 @@ std::string ModeName(const ::testing::TestParamInfo<Mode>& info) {
       return "VfWithEveryPfOption";
     case Mode::kVfRdma:
       return "VfWithRdmaDevice";
+    case Mode::kVfGuid:
+      return "InfinibandVfWithGuid";
     case Mode::kDpdk:
       return "DpdkVf";
     case Mode::kIpamFailure:
@@ -135,6 +138,34 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
                    .dump(1);
         conf_["deviceID"] = with_rdma.address;
         conf_["rdma"] = "move";
+        break;
+      }
+      case Mode::kVfGuid: {
+        UseTestHost();
+        // An InfiniBand PF and VF (the VF's netdev a veth standing in for its IPoIB one).
+        fake::SimPciFunction pf;
+        pf.address = "0000:7e:00.0";
+        pf.netdevs = {Unique("ib")};
+        pf.link_type = "infiniband";
+        ASSERT_TRUE(node_->AddPciFunction(pf).ok());
+        fake::SimPciFunction vf;
+        vf.address = "0000:7e:00.1";
+        vf.physfn = pf.address;
+        vf.link_type = "infiniband";
+        vf.netdevs = {Unique("hb")};
+        ASSERT_TRUE(Sh("ip -n " + host_ns_ + " link add " + vf.netdevs[0] +
+                       " type veth peer name " + vf.netdevs[0] + "p"));
+        ASSERT_TRUE(node_->AddPciFunction(vf).ok());
+        // Its GUIDs before: set and applied (a restore to anything else would show).
+        const std::string before = "02:00:00:00:00:00:00:01";
+        WriteVfTable({{pf.netdevs[0] + "/0",
+                       {{"nodeGuid", before},
+                        {"portGuid", before},
+                        {"boundNodeGuid", before},
+                        {"boundPortGuid", before}}}});
+        conf_["deviceID"] = vf.address;
+        conf_.erase("mac");
+        conf_["guid"] = "02:00:00:00:00:00:00:5a";
         break;
       }
       case Mode::kDpdk: {
@@ -404,8 +435,9 @@ TEST_F(CniBinaryTest, ContendedAddDelAcrossProcessesLeavesTheNodeAsItWas) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, CniOracleTest,
                          ::testing::Values(Mode::kVf, Mode::kVfPfOptions, Mode::kVfRdma,
-                                           Mode::kDpdk, Mode::kIpamFailure, Mode::kMacvlan,
-                                           Mode::kIpoib, Mode::kSecondInPod, Mode::kChained),
+                                           Mode::kVfGuid, Mode::kDpdk, Mode::kIpamFailure,
+                                           Mode::kMacvlan, Mode::kIpoib, Mode::kSecondInPod,
+                                           Mode::kChained),
                          ModeName);
 
 }  // namespace

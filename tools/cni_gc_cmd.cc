@@ -20,7 +20,9 @@ int RunCniGc(const CniGcOptions& opts) {
   std::unique_ptr<VfOps> vf = NewNetlinkVfOps();
   std::unique_ptr<RdmaSystem> rdma = NewRdmaNetlink();
   cni::StateStore store(opts.state_dir);
+  std::unique_ptr<cni::VfDriver> vf_driver = cni::NewSysfsVfDriver(*host);
   cni::AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
+  ctx.vf_driver = vf_driver.get();
   const std::vector<cni::RecoveryItem> items =
       cni::RecoverAttachments(ctx, opts.cni_path, !opts.dry_run);
   int failures = 0;

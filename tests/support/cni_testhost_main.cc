@@ -21,6 +21,9 @@ hcashare::cni::PluginBackends Backends() {
   if (const char* table = std::getenv("HCASHARE_TEST_VF_TABLE")) {
     const std::string path = table;
     backends.vf = [path] { return hcashare::testing::NewFileVfOps(path); };
+    backends.vf_driver = [path](const hcashare::Host& host) {
+      return hcashare::testing::NewFileVfDriver(path, host);
+    };
   }
   if (const char* rdma = std::getenv("HCASHARE_TEST_RDMA")) {
     const std::string path = rdma;
@@ -37,7 +40,9 @@ int CniGc(const std::string& state_dir, const std::string& host_root, const std:
   auto vf = backends.vf();
   auto rdma = backends.rdma();
   hcashare::cni::StateStore store(state_dir);
+  auto vf_driver = backends.vf_driver(*host);
   hcashare::cni::AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
+  ctx.vf_driver = vf_driver.get();
   int failures = 0;
   for (const auto& item : hcashare::cni::RecoverAttachments(ctx, cni_path, /*apply=*/true)) {
     std::cout << item.container_id << "/" << item.ifname << ": "

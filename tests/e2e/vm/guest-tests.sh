@@ -443,6 +443,10 @@ refused_cleanly() { # refused_cleanly EXTRA WORD
 }
 check cni-pf-link-state-refused-by-igb-rolled-back refused_cleanly ', "link_state": "enable"' link_state
 check cni-pf-min-tx-rate-refused-by-igb-rolled-back refused_cleanly ', "min_tx_rate": 10' rate
+# A GUID on an Ethernet VF: refused before anything changes (the kernel would say
+# EOPNOTSUPP), naming the reason.
+check cni-guid-on-ethernet-vf-refused-unchanged refused_cleanly \
+  ', "guid": "02:00:00:00:00:00:00:5a"' "only to InfiniBand VFs"
 check cni-pf-vlan-proto-802.1ad-refused-by-igb-rolled-back refused_cleanly \
   ', "vlanProto": "802.1ad"' vlan
 # CHECK on the real PF: the VF's vlan changed from the host is drift, named; restored, it

@@ -1,0 +1,147 @@
+// InfiniBand VF GUIDs through hcashare-cni as a process (issue 17): the GUID is set on the
+// PF and applied by rebinding the VF, restored on DEL (an unset one as all ones), checked
+// by CHECK, and refused without any change on an Ethernet VF. The PF's VF table and the
+// rebind are the test host's file backends (tests/support/file_backends.h); every error
+// and SIGKILL point of the flow is in cni_oracle_test.cc (mode InfinibandVfWithGuid).
+#include <fstream>
+
+#include "tests/cni_binary_fixture.h"
+#include "tests/cni_oracle.h"
+
+namespace hcashare::cni {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* kZeroGuid = "00:00:00:00:00:00:00:00";
+constexpr const char* kPodGuid = "02:00:00:00:00:00:00:5a";
+
+class CniGuidTest : public CniPodTest {
+ protected:
+  void SetUp() override {
+    CniPodTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    binary_ = "hcashare-cni-testhost";
+    table_ = tmp_.path() + "/pf/vf-table.json";
+    fs::create_directories(tmp_.path() + "/pf");
+    base_env_ = {"HCASHARE_TEST_VF_TABLE=" + table_};
+  }
+
+  // An InfiniBand PF with one VF whose GUIDs are `guid` (set and applied); returns the
+  // VF's address.
+  std::string AddIbVf(const std::string& guid) {
+    fake::SimPciFunction pf;
+    pf.address = "0000:7e:00.0";
+    pf.netdevs = {Unique("ib")};
+    pf.link_type = "infiniband";
+    EXPECT_TRUE(node_->AddPciFunction(pf).ok());
+    fake::SimPciFunction vf;
+    vf.address = "0000:7e:00.1";
+    vf.physfn = pf.address;
+    vf.link_type = "infiniband";
+    vf.netdevs = {Unique("hb")};
+    EXPECT_TRUE(Sh("ip -n " + host_ns_ + " link add " + vf.netdevs[0] + " type veth peer name " +
+                   vf.netdevs[0] + "p"));
+    EXPECT_TRUE(node_->AddPciFunction(vf).ok());
+    key_ = pf.netdevs[0] + "/0";
+    WriteTable({{key_,
+                 {{"nodeGuid", guid},
+                  {"portGuid", guid},
+                  {"boundNodeGuid", guid},
+                  {"boundPortGuid", guid}}}});
+    return vf.address;
+  }
+  void WriteTable(const json& table) { std::ofstream(table_) << table.dump(1); }
+  // The VF's entry of the table now.
+  json Entry() const {
+    std::ifstream in(table_);
+    return json::parse(in, nullptr, false)[key_];
+  }
+  // Expects the VF's admin and applied (bound) GUIDs to be `guid`.
+  void ExpectGuids(const std::string& guid, const std::string& what) {
+    const json e = Entry();
+    for (const char* k : {"nodeGuid", "portGuid", "boundNodeGuid", "boundPortGuid"}) {
+      EXPECT_EQ(e.value(k, ""), guid) << k << " " << what << ": " << e.dump();
+    }
+  }
+
+  std::string table_, key_;
+};
+
+TEST_F(CniGuidTest, AddAppliesTheGuidAndDelRestoresAnUnsetOneAsAllOnes) {
+  json conf = Conf("1.1.0", AddIbVf(kZeroGuid));
+  conf["guid"] = kPodGuid;
+  CniRun add = Run("ADD", pod_, conf);
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  // Set on the PF and applied: the rebind happened after the set.
+  ExpectGuids(kPodGuid, "after ADD");
+
+  json check = conf;
+  check["prevResult"] = add.out;
+  CniRun ok = Run("CHECK", pod_, check);
+  EXPECT_EQ(ok.exit_code, 0) << ok.raw;
+  // Changed behind our back: CHECK names it.
+  json drifted = Entry();
+  drifted["portGuid"] = "02:00:00:00:00:00:00:99";
+  WriteTable({{key_, drifted}});
+  CniRun drift = Run("CHECK", pod_, check);
+  EXPECT_NE(drift.exit_code, 0);
+  EXPECT_NE(drift.raw.find("port GUID of VF 0"), std::string::npos) << drift.raw;
+
+  CniRun del = Run("DEL", pod_, conf);
+  ASSERT_EQ(del.exit_code, 0) << del.raw << del.err;
+  // ib-sriov-cni's rule: a VF that had no GUID gets all ones back, set and applied.
+  ExpectGuids("ff:ff:ff:ff:ff:ff:ff:ff", "after DEL");
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+TEST_F(CniGuidTest, RuntimeConfigGuidWinsAndIsRestoredExactly) {
+  const std::string before = "02:00:00:00:00:00:00:01";
+  json conf = Conf("1.1.0", AddIbVf(before));
+  conf["guid"] = "02:00:00:00:00:00:00:02";
+  conf["runtimeConfig"] = {{"infinibandGUID", "02:00:00:00:00:00:00:0A"}};
+  CniRun add = Run("ADD", pod_, conf, "net1", "ctr1", "",
+                   {"CNI_ARGS=IgnoreUnknown=1;guid=02:00:00:00:00:00:00:03"});
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  ExpectGuids("02:00:00:00:00:00:00:0a", "after ADD (runtimeConfig, lower-cased)");
+  CniRun del = Run("DEL", pod_, conf);
+  ASSERT_EQ(del.exit_code, 0) << del.raw << del.err;
+  ExpectGuids(before, "after DEL");
+}
+
+TEST_F(CniGuidTest, CniArgsGuidIsCheckedLikeTheConfigurations) {
+  json conf = Conf("1.1.0", AddIbVf(kZeroGuid));
+  const testing::OracleScope scope{{{"host", host_ns_}, {"pod", pod_name_}},
+                                   {{"state", StateDir()}, {"pf", tmp_.path() + "/pf"}}};
+  const testing::Snapshot before = testing::TakeSnapshot(scope);
+  CniRun add = Run("ADD", pod_, conf, "net1", "ctr1", "",
+                   {"CNI_ARGS=IgnoreUnknown=1;guid=02:00:00:00:00:00:00"});
+  EXPECT_EQ(add.exit_code, 1);
+  EXPECT_EQ(add.out.value("code", 0), 4) << add.raw;
+  EXPECT_NE(add.raw.find("CNI_ARGS guid"), std::string::npos) << add.raw;
+  EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(scope)), "");
+}
+
+// The Ethernet case runs the shipped binary: the kernel would refuse the GUID with
+// EOPNOTSUPP after the earlier PF-side groups; hcashare-cni refuses before any change.
+TEST_F(CniGuidTest, GuidOnAnEthernetVfIsRefusedAndChangesNothing) {
+  binary_ = "hcashare-cni";
+  base_env_.clear();
+  json conf = Conf("1.1.0", AddVf(2));  // the fixture's PF, pf0, is Ethernet
+  conf["guid"] = kPodGuid;
+  conf["vlan"] = 100;
+  conf["ipam"] = HostLocal();
+  const testing::OracleScope scope{{{"host", host_ns_}, {"pod", pod_name_}},
+                                   {{"state", StateDir()}, {"ipam", IpamDir()}}};
+  const testing::Snapshot before = testing::TakeSnapshot(scope);
+  CniRun add = Run("ADD", pod_, conf);
+  EXPECT_EQ(add.exit_code, 1);
+  EXPECT_EQ(add.out.value("code", 0), 7) << add.raw;
+  EXPECT_EQ(add.out.value("msg", ""), "guid applies only to InfiniBand VFs") << add.raw;
+  EXPECT_NE(add.out.value("details", "").find("pf0, which is Ethernet"), std::string::npos)
+      << add.raw;
+  EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(scope)), "");
+}
+
+}  // namespace
+}  // namespace hcashare::cni
