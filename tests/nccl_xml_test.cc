@@ -301,11 +301,13 @@ TEST(NcclXmlTest, OddDepthsAndVmdDomainsFollowNccl) {
 // ---------------------------------------------------------------------------------------
 // Devices left out
 
-// VFs, NICs without an RDMA device and BMC consoles get no element; a VF's PF does.
+// VFs (of a NIC or a GPU), NICs without an RDMA device and BMC consoles get no element; a
+// VF's PF does.
 TEST(NcclXmlTest, OnlyGpusAndRdmaPfs) {
   Host h;
   h.Nic("pci0000:00/0000:00:02.0/0000:03:00.0", "mlx5_0");
   h.Nic("pci0000:00/0000:00:02.0/0000:03:00.2", "mlx5_2", 0, "0000:03:00.0");
+  h.Gpu("pci0000:00/0000:00:05.0/0000:07:00.4").physfn = "0000:07:00.0";
   h.Add("pci0000:00/0000:00:03.0/0000:05:00.0", kEthClass).vendor = "8086";
   h.Add("pci0000:00/0000:00:04.0/0000:06:00.0", 0x030000).vendor = "1a03";  // ASPEED VGA
   const XNode root = Xml(h.Build());

@@ -111,14 +111,14 @@ struct Tree {
   std::map<std::string, std::set<std::string>> pci;  // bus id -> children's bus ids
 };
 
-// GPUs, and the PFs that carry an RDMA device. VFs are left out: NCCL places one through
-// sysfs next to its PF's elements, and the set changes with sriov_numvfs.
-Endpoints Kept(const Endpoints& all) {
+// The GPUs, and the NICs that carry an RDMA device; PFs only. NCCL places a VF through sysfs
+// where its PF is (the same parent port), and the VFs change with sriov_numvfs.
+Endpoints Kept(const HostSnapshot& snap, const Endpoints& all) {
   Endpoints kept;
   for (const auto& ep : all.devices) {
-    if (ep.kind == DeviceKind::kGpu || (!ep.rdma.empty() && ep.physfn.empty())) {
-      kept.devices.push_back(ep);
-    }
+    const PciFunction* f = snap.FindPci(ep.address);
+    const bool vf = f != nullptr && !f->physfn.empty();
+    if (!vf && (ep.kind == DeviceKind::kGpu || !ep.rdma.empty())) kept.devices.push_back(ep);
   }
   return kept;
 }
@@ -241,7 +241,7 @@ Result<Element> CpuElement(const HostSnapshot& snap, const std::string& arch, in
 
 Result<std::string> FormatNcclXml(const HostSnapshot& snap) {
   ASSIGN_OR_RETURN(const Endpoints all, EndpointsOf(snap));
-  const Tree tree = TreeOf(Kept(all));
+  const Tree tree = TreeOf(Kept(snap, all));
   const size_t nodes = 1 + tree.cpus.size() + tree.pci.size();
   if (nodes > kMaxNodes) {
     return Status::InvalidArgument("the topology has " + std::to_string(nodes) +
