@@ -59,6 +59,10 @@ CheckResult CheckPluginEnv(const DoctorInputs& in);      // "plugin-env"
 std::vector<CheckResult> CheckPcieLinks(const DoctorInputs& in);
 CheckResult CheckGpuDirect(const DoctorInputs& in);  // "gpudirect-rdma": peermem or dma-buf
 CheckResult CheckIommu(const DoctorInputs& in);      // "iommu": RDMA devices in DMA domains
+// One "acs" WARN per PCIe switch port that redirects P2P between a GPU and an RDMA NIC under
+// it to the root complex (`device` set); a PASS saying which bridges' ACS is unknown (it
+// needs CAP_SYS_ADMIN); else one PASS.
+std::vector<CheckResult> CheckAcs(const DoctorInputs& in);
 
 // Runs every check above, in order.
 std::vector<CheckResult> RunChecks(const DoctorInputs& in);

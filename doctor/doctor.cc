@@ -26,6 +26,7 @@ std::vector<CheckResult> RunChecks(const DoctorInputs& in) {
   for (auto& r : CheckPcieLinks(in)) out.push_back(std::move(r));
   out.push_back(CheckGpuDirect(in));
   out.push_back(CheckIommu(in));
+  for (auto& r : CheckAcs(in)) out.push_back(std::move(r));
   return out;
 }
 

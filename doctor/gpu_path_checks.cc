@@ -1,8 +1,14 @@
 // The GPU <-> NIC fast-path checks (issue 17): degraded PCIe links, the GPUDirect RDMA
-// peer-memory path, and the IOMMU mode of the RDMA devices. All from the host snapshot.
+// peer-memory path, the IOMMU mode of the RDMA devices, and ACS P2P redirect on the switch
+// ports between GPUs and NICs. All from the host snapshot.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
 #include "common/strings.h"
 #include "doctor/check_util.h"
 #include "hostfacts/attrs.h"
+#include "topo/acs.h"
 #include "topo/endpoints.h"
 #include "topo/link.h"
 
@@ -36,6 +42,23 @@ std::string DmaBufMissing(const hostfacts::HostSnapshot& snap) {
     why.push_back("kernel " + snap.kernel_release + " predates dma-buf MRs (5.12)");
   }
   return Join(why, ", ");
+}
+
+// "0x001d (RR CR)": an ACS Control value and the redirect bits set in it.
+std::string AcsCtrlText(int ctrl) {
+  char hex[16];
+  std::snprintf(hex, sizeof(hex), "0x%04x", ctrl);
+  std::vector<std::string> bits;
+  if (ctrl & 0x04) bits.push_back("RR");
+  if (ctrl & 0x08) bits.push_back("CR");
+  if (ctrl & 0x20) bits.push_back("EC");
+  return std::string(hex) + " (" + Join(bits, " ") + ")";
+}
+
+// "GPU 0000:18:00.0 <-> NIC mlx5_0 (0000:19:00.0)".
+std::string PairText(const topo::AcsPath& p) {
+  return "GPU " + p.gpu + " <-> NIC " +
+         (p.nic_name.empty() ? p.nic : p.nic_name + " (" + p.nic + ")");
 }
 
 }  // namespace
@@ -143,6 +166,62 @@ CheckResult CheckIommu(const DoctorInputs& in) {
   if (!unknown.empty()) return Pass("iommu", "IOMMU mode unknown: " + Join(unknown, ", "));
   if (s.iommu_units.empty()) return Pass("iommu", "IOMMU off (no /sys/class/iommu units)");
   return Pass("iommu", "no RDMA device on PCI is in an IOMMU group; " + cmdline);
+}
+
+std::vector<CheckResult> CheckAcs(const DoctorInputs& in) {
+  auto eps = topo::EndpointsOf(in.snap);
+  if (!eps.ok()) return {Pass("acs", "not applicable: " + eps.status().message())};
+  const bool gpus = std::any_of(eps->devices.begin(), eps->devices.end(),
+                                [](const auto& d) { return d.kind == topo::DeviceKind::kGpu; });
+  if (!gpus) return {Pass("acs", "not applicable: no GPU on this node")};
+  const std::vector<topo::AcsPath> paths = topo::AcsPaths(*eps);
+  if (paths.empty()) {
+    return {Pass("acs",
+                 "not applicable: no GPU shares a PCIe switch with an RDMA NIC (P2P between "
+                 "them crosses the root complex anyway)")};
+  }
+  // The GPU <-> NIC pairs through each redirecting bridge, and the unreadable bridges.
+  std::map<std::string, std::vector<std::string>> redirecting;
+  std::vector<std::string> unreadable;
+  size_t bridges = 0;
+  for (const auto& p : paths) {
+    bridges += p.bridges.size();
+    for (const auto& b : p.redirecting) redirecting[b].push_back(PairText(p));
+    for (const auto& b : p.unreadable) {
+      if (std::find(unreadable.begin(), unreadable.end(), b) == unreadable.end()) {
+        unreadable.push_back(b);
+      }
+    }
+  }
+  std::vector<CheckResult> out;
+  for (const auto& [bridge, pairs] : redirecting) {
+    const hostfacts::PciFunction* f = in.snap.FindPci(bridge);
+    CheckResult r = Warn(
+        "acs",
+        "PCIe switch port " + bridge + " has ACS P2P redirect on (Control " +
+            AcsCtrlText(f == nullptr ? 0 : f->acs_ctrl) + "): P2P between " + Join(pairs, ", ") +
+            " goes up through the root complex instead of across the switch, so GPUDirect "
+            "bandwidth falls far below what the PIX/PXB path promises",
+        "setpci -s " + bridge +
+            " ECAP_ACS+0x6.w=0000 (as root; lost on reboot), or boot with "
+            "pci=disable_acs_redir=" +
+            bridge);
+    r.device = bridge;
+    out.push_back(std::move(r));
+  }
+  if (!unreadable.empty()) {
+    out.push_back(Pass("acs", "unknown: the ACS of " + Join(unreadable, ", ") +
+                                  " on GPU <-> NIC paths could not be read (the extended config "
+                                  "space needs CAP_SYS_ADMIN in the initial user namespace: run "
+                                  "doctor as root on the host or in a privileged container)"));
+  }
+  if (out.empty()) {
+    out.push_back(Pass("acs", "ACS P2P redirect is off on the switch ports of all " +
+                                  std::to_string(paths.size()) +
+                                  " GPU <-> NIC path(s) under a PCIe switch (" +
+                                  std::to_string(bridges) + " bridge(s) checked)"));
+  }
+  return out;
 }
 
 }  // namespace hcashare::doctor

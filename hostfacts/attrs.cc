@@ -10,6 +10,46 @@ namespace {
 
 constexpr std::string_view kSpace = " \t\n\r";
 
+// PCIe extended configuration space (include/uapi/linux/pci_regs.h).
+constexpr size_t kExtCapBase = 0x100;  // PCI_CFG_SPACE_SIZE: the first extended capability
+constexpr int kExtCapMaxSteps = (4096 - 256) / 8;  // the kernel's ttl
+constexpr uint32_t kAcsCapId = 0x000d;             // PCI_EXT_CAP_ID_ACS
+constexpr size_t kAcsCtrlOffset = 6;               // PCI_ACS_CTRL
+
+std::string_view Trim(std::string_view text) {
+  const size_t first = text.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
+}
+
+// The little-endian integer of `bytes` bytes at `at` of `data`. REQUIRES: it is in range.
+uint32_t LittleEndian(std::string_view data, size_t at, int bytes) {
+  uint32_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) {
+    v = (v << 8) | static_cast<unsigned char>(data[at + static_cast<size_t>(i)]);
+  }
+  return v;
+}
+
+// Calls `fn(key, value)` for each "key:value" line of `text` (both trimmed; lines without
+// ':' are skipped, a blank line is passed as an empty key and value) until it returns false.
+template <typename F>
+void ForEachKeyValue(std::string_view text, F fn) {
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const size_t colon = line.find(':');
+    if (Trim(line).empty()) {
+      if (!fn(std::string_view(), std::string_view())) return;
+    } else if (colon != std::string_view::npos) {
+      if (!fn(Trim(line.substr(0, colon)), Trim(line.substr(colon + 1)))) return;
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<int64_t> ParseSysfsInt(std::string_view text, int base) {
@@ -66,12 +106,7 @@ std::string ParsePciId(std::string_view text) {
   return out;
 }
 
-std::string ParseHexId(const std::string& text) {
-  std::string_view v = text;
-  const size_t first = v.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return "";
-  return ParsePciId(v.substr(first, v.find_last_not_of(kSpace) - first + 1));
-}
+std::string ParseHexId(const std::string& text) { return ParsePciId(Trim(text)); }
 
 int32_t ParseClassCode(std::string_view text) {
   const std::optional<int64_t> code = ParseSysfsInt(text, 16);
@@ -170,6 +205,57 @@ std::pair<int, int> ParseKernelRelease(std::string_view release) {
     part[k] = v;
   }
   return {part[0], part[1]};
+}
+
+int ParseAcsCtrl(std::string_view config) {
+  size_t pos = kExtCapBase;
+  for (int step = 0; step < kExtCapMaxSteps; ++step) {
+    if (pos + 4 > config.size()) return kAcsUnread;
+    const uint32_t header = LittleEndian(config, pos, 4);
+    if (header == 0xffffffff) return kAcsUnread;  // the device did not answer
+    if (header == 0) return kAcsAbsent;           // no extended capabilities
+    if ((header & 0xffff) == kAcsCapId) {
+      if (pos + kAcsCtrlOffset + 2 > config.size()) return kAcsUnread;
+      return static_cast<int>(LittleEndian(config, pos + kAcsCtrlOffset, 2));
+    }
+    pos = (header >> 20) & 0xffc;
+    if (pos < kExtCapBase) return kAcsAbsent;  // the end of the list
+  }
+  return kAcsAbsent;  // a looped list
+}
+
+int ReadAcsCtrl(const Host& host, const std::string& dir) {
+  auto config = host.ReadFile(dir + "/config");
+  return config.ok() ? ParseAcsCtrl(*config) : kAcsUnread;
+}
+
+CpuIdentity ParseCpuInfo(std::string_view cpuinfo) {
+  CpuIdentity id;
+  bool in_block = false;
+  ForEachKeyValue(cpuinfo, [&](std::string_view key, std::string_view value) {
+    if (key.empty() || key == "processor") {
+      if (in_block) return false;  // the end of the first processor's block
+      in_block = !key.empty();
+      return true;
+    }
+    in_block = true;
+    if (key == "vendor_id") id.vendor = std::string(value);
+    if (key == "cpu family") id.family = ParseNonNegative(value);
+    if (key == "model") id.model = ParseNonNegative(value);
+    return true;
+  });
+  return id;
+}
+
+NvidiaGpu ParseNvidiaGpuInformation(std::string_view information) {
+  NvidiaGpu gpu;
+  ForEachKeyValue(information, [&gpu](std::string_view key, std::string_view value) {
+    if (key == "Model") gpu.model = std::string(value);
+    if (key == "GPU UUID") gpu.uuid = std::string(value);
+    if (key == "Device Minor") gpu.minor = ParseNonNegative(value);
+    return true;
+  });
+  return gpu;
 }
 
 }  // namespace hcashare::hostfacts

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/host.h"
+#include "hostfacts/facts.h"
 
 namespace hcashare::hostfacts {
 
@@ -36,6 +37,11 @@ std::string ParseHexId(const std::string& text);
 
 // A `class` file's value ("0x020700\n" -> 0x020700); -1 unless it is a 24-bit hex value.
 int32_t ParseClassCode(std::string_view text);
+
+// True for the class code of a PCI-to-PCI bridge (0x0604xx: a root port or a switch port).
+inline bool IsPciBridgeClass(int32_t class_code) {
+  return class_code >= 0 && class_code >> 8 == 0x0604;
+}
 
 // A non-negative int attribute (numa_node, sriov_numvfs, sfnum, a link width); -1 when it
 // is negative (the kernel's "none"), malformed or out of range.
@@ -66,5 +72,33 @@ bool IsNvidiaOpenModule(std::string_view version_line);
 // The (major, minor) of a kernel release ("6.1.0-18-amd64" -> {6, 1}); {-1, -1} when it
 // does not start with "<major>.<minor>".
 std::pair<int, int> ParseKernelRelease(std::string_view release);
+
+// The ACS Control register in a PCI function's config space (the bytes of its sysfs
+// `config`). The extended capability list is walked from 0x100 as the kernel walks it
+// (u32 little-endian headers, ID = bits 15:0, next = (header >> 20) & 0xffc; at most 480
+// steps, so a looped list ends) for ACS (ID 0x000D), whose Control register is the u16 at
+// +6. kAcsUnread when the extended config space is not all there (a read without
+// CAP_SYS_ADMIN returns 64 bytes, a device without ECAM 256) or reads as all ones;
+// kAcsAbsent when the list ends without ACS.
+int ParseAcsCtrl(std::string_view config);
+
+// ParseAcsCtrl of the `config` of the PCI function at sysfs dir `dir`; kAcsUnread when the
+// file is unreadable.
+int ReadAcsCtrl(const Host& host, const std::string& dir);
+
+// The identity of the first CPU of /proc/cpuinfo (x86: vendor_id, cpu family, model).
+struct CpuIdentity {
+  std::string vendor;  // `vendor_id`; "" when absent (e.g. on arm64)
+  int family = -1;     // `cpu family`; -1 when absent or malformed
+  int model = -1;      // `model` (not `model name`); -1 when absent or malformed
+};
+
+// Parses the first processor block of /proc/cpuinfo ("key<tabs>: value" lines up to the
+// first blank line or the next `processor` line).
+CpuIdentity ParseCpuInfo(std::string_view cpuinfo);
+
+// Parses /proc/driver/nvidia/gpus/<address>/information ("Key:<whitespace>value" lines):
+// `Model`, `GPU UUID` and `Device Minor`. The result's `address` is left empty.
+NvidiaGpu ParseNvidiaGpuInformation(std::string_view information);
 
 }  // namespace hcashare::hostfacts

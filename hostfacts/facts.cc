@@ -1,6 +1,7 @@
 #include "hostfacts/facts.h"
 
 #include <algorithm>
+#include <cctype>
 #include <tuple>
 
 namespace hcashare::hostfacts {
@@ -39,12 +40,21 @@ bool PciFunction::operator==(const PciFunction& o) const {
   return std::tie(address, class_code, rdma_devices, details, sysfs_path, vendor, device, driver,
                   numa_node, local_cpulist, physfn, virtfns, sriov_numvfs, sriov_totalvfs,
                   current_link_speed, max_link_speed, current_link_width, max_link_width,
-                  upstream_max_link_speed, upstream_max_link_width, iommu_group, netdevs) ==
+                  upstream_max_link_speed, upstream_max_link_width, iommu_group, netdevs,
+                  acs_ctrl) ==
          std::tie(o.address, o.class_code, o.rdma_devices, o.details, o.sysfs_path, o.vendor,
                   o.device, o.driver, o.numa_node, o.local_cpulist, o.physfn, o.virtfns,
                   o.sriov_numvfs, o.sriov_totalvfs, o.current_link_speed, o.max_link_speed,
                   o.current_link_width, o.max_link_width, o.upstream_max_link_speed,
-                  o.upstream_max_link_width, o.iommu_group, o.netdevs);
+                  o.upstream_max_link_width, o.iommu_group, o.netdevs, o.acs_ctrl);
+}
+
+bool NumaNode::operator==(const NumaNode& o) const {
+  return std::tie(id, cpumap, cpulist) == std::tie(o.id, o.cpumap, o.cpulist);
+}
+
+bool NvidiaGpu::operator==(const NvidiaGpu& o) const {
+  return std::tie(address, uuid, model, minor) == std::tie(o.address, o.uuid, o.model, o.minor);
 }
 
 bool AuxDevice::operator==(const AuxDevice& o) const {
@@ -57,12 +67,14 @@ bool HostSnapshot::operator==(const HostSnapshot& o) const {
                   verbs_owners, dev_infiniband, rdma_cm_present, default_route_netdevs,
                   rdma_netns_mode, rdma_netns_error, sys_module_listed, peermem_modules,
                   memory_peers, nvidia_version, kernel_release, iommu_units, iommu_group_types,
-                  iommu_cmdline) ==
+                  iommu_cmdline, numa_nodes, cpu_arch, cpu_vendor, cpu_family, cpu_model,
+                  nvidia_gpus) ==
          std::tie(o.version, o.pci_listed, o.gid_tables, o.pci, o.aux, o.rdma, o.netdevs,
                   o.rdma_class, o.verbs_owners, o.dev_infiniband, o.rdma_cm_present,
                   o.default_route_netdevs, o.rdma_netns_mode, o.rdma_netns_error,
                   o.sys_module_listed, o.peermem_modules, o.memory_peers, o.nvidia_version,
-                  o.kernel_release, o.iommu_units, o.iommu_group_types, o.iommu_cmdline);
+                  o.kernel_release, o.iommu_units, o.iommu_group_types, o.iommu_cmdline,
+                  o.numa_nodes, o.cpu_arch, o.cpu_vendor, o.cpu_family, o.cpu_model, o.nvidia_gpus);
 }
 
 const PciFunction* HostSnapshot::FindPci(const std::string& address) const {
@@ -79,6 +91,20 @@ const RdmaDevice* HostSnapshot::FindRdma(const std::string& name) const {
 
 const Netdev* HostSnapshot::FindNetdev(const std::string& name) const {
   return Find(netdevs, &Netdev::name, name);
+}
+
+const NvidiaGpu* HostSnapshot::FindGpuByUuid(const std::string& uuid) const {
+  auto same = [&uuid](const std::string& other) {
+    return other.size() == uuid.size() &&
+           std::equal(other.begin(), other.end(), uuid.begin(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) ==
+                    std::tolower(static_cast<unsigned char>(b));
+           });
+  };
+  for (const auto& g : nvidia_gpus) {
+    if (!g.uuid.empty() && same(g.uuid)) return &g;
+  }
+  return nullptr;
 }
 
 }  // namespace hcashare::hostfacts

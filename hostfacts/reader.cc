@@ -4,6 +4,7 @@
 #include <set>
 
 #include "hostfacts/attrs.h"
+#include "hostfacts/platform.h"
 #include "hostfacts/routes.h"
 
 namespace hcashare::hostfacts {
@@ -15,18 +16,7 @@ constexpr const char* kRdmaClass = "/sys/class/infiniband/";
 constexpr const char* kNetClass = "/sys/class/net/";
 constexpr const char* kDevInfiniband = "/dev/infiniband";
 constexpr const char* kIommuGroups = "/sys/kernel/iommu_groups/";
-constexpr const char* kMemoryPeers = "/sys/kernel/mm/memory_peers/";
-// The GPUDirect RDMA peer-memory modules: NVIDIA's, and Mellanox's legacy one.
-constexpr const char* kPeermemModules[] = {"nvidia_peermem", "nv_peer_mem"};
 constexpr int kMaxUpperDepth = 4;  // bond on VLAN on macvlan on ...: deeper is not a node's
-
-std::vector<std::string> List(const Host& host, const std::string& dir) {
-  return host.ListDir(dir).value_or(std::vector<std::string>{});
-}
-
-std::string Trimmed(const Host& host, const std::string& path) {
-  return host.ReadTrimmed(path).value_or("");
-}
 
 // The last component of the symlink at `path`; "" when it is not one.
 std::string LinkName(const Host& host, const std::string& path) {
@@ -93,9 +83,6 @@ class Reader {
   void ReadVirtualRdma(bool list_class = false);
   void ReadRestOfRdmaClass();
   void ReadHostWide();
-  // The peer-memory modules, the NVIDIA driver and kernel versions, the IOMMU units and
-  // command line (ReadOptions::all_functions only).
-  void ReadGpuDirectAndIommu();
   HostSnapshot Finish();
 
  private:
@@ -131,9 +118,14 @@ const PciFunction& Reader::ReadPci(const std::string& addr, bool force_details) 
   }
   if (auto cls = host_.ReadFile(dir + "/class"); cls.ok()) f.class_code = ParseClassCode(*cls);
   const int base_class = f.class_code < 0 ? -1 : f.class_code >> 16;
-  if (force_details || base_class == 0x02 || base_class == 0x03 || !f.rdma_devices.empty()) {
+  // Bridges in a full read: their links and ACS control (NCCL's topology, the GPU <-> NIC
+  // path checks).
+  const bool bridge = opts_.all_functions && IsPciBridgeClass(f.class_code);
+  if (force_details || base_class == 0x02 || base_class == 0x03 || !f.rdma_devices.empty() ||
+      bridge) {
     ReadPciDetails(dir, &f);
   }
+  if (bridge) f.acs_ctrl = ReadAcsCtrl(host_, dir);
   return pci_[addr] = std::move(f);
 }
 
@@ -348,21 +340,6 @@ void Reader::ReadHostWide() {
   }
 }
 
-void Reader::ReadGpuDirectAndIommu() {
-  snap_.sys_module_listed = host_.Exists("/sys/module");
-  for (const char* m : kPeermemModules) {
-    if (host_.Exists(std::string("/sys/module/") + m)) snap_.peermem_modules.push_back(m);
-  }
-  for (const auto& name : List(host_, kMemoryPeers)) {
-    if (host_.Exists(kMemoryPeers + name + "/version")) snap_.memory_peers.push_back(name);
-  }
-  const std::string version = host_.ReadFile("/proc/driver/nvidia/version").value_or("");
-  snap_.nvidia_version = version.substr(0, version.find('\n'));
-  snap_.kernel_release = Trimmed(host_, "/proc/sys/kernel/osrelease");
-  snap_.iommu_units = List(host_, "/sys/class/iommu");
-  snap_.iommu_cmdline = ParseIommuCmdline(host_.ReadFile("/proc/cmdline").value_or(""));
-}
-
 HostSnapshot Reader::Finish() {
   snap_.gid_tables = opts_.gid_tables;
   for (auto& [k, v] : pci_) snap_.pci.push_back(std::move(v));
@@ -394,7 +371,6 @@ bool Present(const Host& host, const std::string& path) { return host.Exists(pat
 HostSnapshot ReadHostSnapshot(const Host& host, const ReadOptions& opts) {
   Reader r(host, opts);
   r.ReadHostWide();
-  if (opts.all_functions) r.ReadGpuDirectAndIommu();
   auto addrs = host.ListDir(kPciDevices);
   if (addrs.ok()) {
     for (const auto& a : *addrs) r.ReadPci(a, false);
@@ -404,6 +380,11 @@ HostSnapshot ReadHostSnapshot(const Host& host, const ReadOptions& opts) {
   r.ReadRestOfRdmaClass();
   HostSnapshot snap = r.Finish();
   snap.pci_listed = addrs.ok();
+  if (opts.all_functions) {
+    ReadGpuDirectAndIommu(host, &snap);
+    ReadCpus(host, &snap);
+    snap.nvidia_gpus = ReadNvidiaGpus(host);
+  }
   return snap;
 }
 

@@ -4,7 +4,8 @@
 // /sys/bus/pci/devices is walked once per read. Every function's `infiniband/` and `class`
 // are read; the details only for network and display controllers and RDMA-bearing
 // functions, so the many bridges and storage functions of a node cost two reads each (one,
-// in the device plugin's scan: ReadOptions::all_functions).
+// in the device plugin's scan: ReadOptions::all_functions). A full read also reads every
+// PCI-to-PCI bridge in detail with its ACS control register, the CPUs and the NVIDIA GPUs.
 // Unreadable entries are recorded as unknown (see facts.h), never as errors.
 #pragma once
 
@@ -48,6 +49,9 @@ std::string ReadOperState(const Host& host, const std::string& netdev_dir);
 // The netdev names of PCI function `device` (an auxiliary device when `aux`), sorted; what
 // the CNI waits for when a VF's netdev returns to the host after DEL.
 std::vector<std::string> ReadDeviceNetdevs(const Host& host, const std::string& device, bool aux);
+// The NVIDIA GPUs of /proc/driver/nvidia/gpus/*/information, by address (none without the
+// driver). Each read briefly wakes the GPU: read once, do not poll.
+std::vector<NvidiaGpu> ReadNvidiaGpus(const Host& host);
 // True when `path` (a sysfs directory or a /dev node) exists.
 bool Present(const Host& host, const std::string& path);
 

@@ -149,7 +149,16 @@ Json PciJson(const PciFunction& f) {
           {"upstream_max_link_speed", f.upstream_max_link_speed},
           {"upstream_max_link_width", f.upstream_max_link_width},
           {"iommu_group", f.iommu_group},
-          {"netdevs", f.netdevs}};
+          {"netdevs", f.netdevs},
+          {"acs_ctrl", f.acs_ctrl}};
+}
+
+Json NumaJson(const NumaNode& n) {
+  return {{"id", n.id}, {"cpumap", n.cpumap}, {"cpulist", n.cpulist}};
+}
+
+Json GpuJson(const NvidiaGpu& g) {
+  return {{"address", g.address}, {"uuid", g.uuid}, {"model", g.model}, {"minor", g.minor}};
 }
 
 Json AuxJson(const AuxDevice& a) {
@@ -223,6 +232,22 @@ void ReadPci(const nlohmann::json& j, const std::string& path, std::string* err,
   in.Int("upstream_max_link_width", &f->upstream_max_link_width);
   in.Str("iommu_group", &f->iommu_group);
   in.Strings("netdevs", &f->netdevs);
+  in.Int("acs_ctrl", &f->acs_ctrl);
+}
+
+void ReadNuma(const nlohmann::json& j, const std::string& path, std::string* err, NumaNode* n) {
+  In in(j, path, err);
+  in.Int("id", &n->id);
+  in.Str("cpumap", &n->cpumap);
+  in.Str("cpulist", &n->cpulist);
+}
+
+void ReadGpu(const nlohmann::json& j, const std::string& path, std::string* err, NvidiaGpu* g) {
+  In in(j, path, err);
+  in.Str("address", &g->address);
+  in.Str("uuid", &g->uuid);
+  in.Str("model", &g->model);
+  in.Int("minor", &g->minor);
 }
 
 void ReadAux(const nlohmann::json& j, const std::string& path, std::string* err, AuxDevice* a) {
@@ -256,6 +281,9 @@ nlohmann::ordered_json SnapshotToJson(const HostSnapshot& s) {
   for (const auto& [node, dev] : s.verbs_owners) owners[node] = dev;
   Json group_types = Json::object();
   for (const auto& [group, type] : s.iommu_group_types) group_types[group] = type;
+  Json numa = Json::array(), gpus = Json::array();
+  for (const auto& n : s.numa_nodes) numa.push_back(NumaJson(n));
+  for (const auto& g : s.nvidia_gpus) gpus.push_back(GpuJson(g));
   return {{"kind", kSnapshotKind},
           {"version", s.version},
           {"pci_listed", s.pci_listed},
@@ -275,6 +303,12 @@ nlohmann::ordered_json SnapshotToJson(const HostSnapshot& s) {
           {"iommu_units", s.iommu_units},
           {"iommu_group_types", group_types},
           {"iommu_cmdline", s.iommu_cmdline},
+          {"numa_nodes", numa},
+          {"cpu_arch", s.cpu_arch},
+          {"cpu_vendor", s.cpu_vendor},
+          {"cpu_family", s.cpu_family},
+          {"cpu_model", s.cpu_model},
+          {"nvidia_gpus", gpus},
           {"pci", pci},
           {"aux", aux},
           {"rdma", rdma},
@@ -315,6 +349,18 @@ Result<HostSnapshot> SnapshotFromJson(const nlohmann::json& j) {
   in.Strings("iommu_units", &s.iommu_units);
   in.StringMap("iommu_group_types", &s.iommu_group_types);
   in.Strings("iommu_cmdline", &s.iommu_cmdline);
+  in.Objects("numa_nodes", &s.numa_nodes,
+             [&err](const nlohmann::json& e, const std::string& at, NumaNode* n) {
+               ReadNuma(e, at, &err, n);
+             });
+  in.Str("cpu_arch", &s.cpu_arch);
+  in.Str("cpu_vendor", &s.cpu_vendor);
+  in.Int("cpu_family", &s.cpu_family);
+  in.Int("cpu_model", &s.cpu_model);
+  in.Objects("nvidia_gpus", &s.nvidia_gpus,
+             [&err](const nlohmann::json& e, const std::string& at, NvidiaGpu* g) {
+               ReadGpu(e, at, &err, g);
+             });
   in.Objects("pci", &s.pci, [&err](const nlohmann::json& e, const std::string& at, PciFunction* f) {
     ReadPci(e, at, &err, f);
   });
@@ -341,6 +387,12 @@ Result<HostSnapshot> SnapshotFromJson(const nlohmann::json& j) {
   }
   if (!SortedUnique(s.netdevs, &Netdev::name)) {
     return Status::InvalidArgument("/netdevs: not sorted by name, or a name repeats");
+  }
+  if (!SortedUnique(s.numa_nodes, &NumaNode::id)) {
+    return Status::InvalidArgument("/numa_nodes: not sorted by id, or an id repeats");
+  }
+  if (!SortedUnique(s.nvidia_gpus, &NvidiaGpu::address)) {
+    return Status::InvalidArgument("/nvidia_gpus: not sorted by address, or an address repeats");
   }
   return s;
 }

@@ -144,6 +144,26 @@ class SimNode {
   Status AddIommuUnit(const std::string& name);
   // Creates /sys/module/<name>, as a loaded kernel module.
   Status AddKernelModule(const std::string& name);
+  // The CPUs and GPUs of the node (testing/sim_node_platform.cc).
+  // Writes the sysfs `config` of a function or bridge (already added): its config space as
+  // a read of the file returns it (any bytes).
+  Status SetPciConfig(const std::string& address, const std::string& bytes);
+  // SetPciConfig with a PCIe switch port's config space: 4096 bytes whose extended
+  // capability list holds AER, an ACS capability with Control register `acs_ctrl` unless it
+  // is negative (e.g. 0x001d: SV, RR, CR, UF, as Linux sets them with the IOMMU on), and
+  // Secondary PCIe. `unprivileged`: only the first 64 bytes, as a read without CAP_SYS_ADMIN.
+  Status SetBridgeAcs(const std::string& address, int acs_ctrl, bool unprivileged = false);
+  // Creates NUMA node `id`: /sys/devices/system/node/node<id>/{cpumap,cpulist}, e.g.
+  // "00000000,0000ffff" and "0-15".
+  Status AddNumaNode(int id, const std::string& cpumap, const std::string& cpulist);
+  // Writes /proc/sys/kernel/arch and a /proc/cpuinfo of `cpus` x86 processor blocks with
+  // `vendor_id`, `cpu family` and `model` (and a `model name`).
+  Status SetCpu(const std::string& arch, const std::string& vendor, int family, int model,
+                int cpus = 2);
+  // Writes /proc/driver/nvidia/gpus/<address>/information as the NVIDIA driver does;
+  // without the `GPU UUID` line when `uuid` is "".
+  Status AddNvidiaGpuInfo(const std::string& address, const std::string& model,
+                          const std::string& uuid, int minor);
   // Writes any file of the tree (e.g. /proc/cmdline, /proc/driver/nvidia/version).
   Status WriteHostFile(const std::string& host_path, const std::string& content) {
     return WriteFile(host_path, content);

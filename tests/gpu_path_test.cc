@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -37,10 +38,25 @@ constexpr const char* kGen4 = "16.0 GT/s PCIe";
 constexpr const char* kRootPort = "0000:17:00.0";
 
 // A node with one NVIDIA GPU and one InfiniBand HCA (mlx5_0) side by side under one root
-// port, both links at x16 Gen4 unless a test changes them.
-fake::SimPciFunction UnderRootPort(fake::SimPciFunction f) {
-  f.parent_bridge = kRootPort;
+// port (or, kBehindSwitch, under two ports of a PCIe switch below it), both links at x16
+// Gen4 unless a test changes them.
+// The PCIe switch of GpuNode(kBehindSwitch): upstream port kUpstream under root port
+// kRootPort, the GPU under downstream port kGpuPort and the NIC under kNicPort.
+constexpr const char* kUpstream = "0000:16:00.0";
+constexpr const char* kGpuPort = "0000:17:01.0";
+constexpr const char* kNicPort = "0000:17:02.0";
+constexpr bool kBehindSwitch = true;
+
+fake::SimPciFunction Under(fake::SimPciFunction f, const std::string& bridge) {
+  f.parent_bridge = bridge;
   return f;
+}
+
+fake::SimPciBridge Bridge(const std::string& address, const std::string& parent) {
+  fake::SimPciBridge b;
+  b.address = address;
+  b.parent = parent;
+  return b;
 }
 
 struct GpuNode {
@@ -52,13 +68,20 @@ struct GpuNode {
   fake::FakeProcessLimits limits{doctor::kUnlimited, false};
   hostfacts::HostSnapshot snap;
 
-  GpuNode() {
-    fake::SimPciBridge port;
-    port.address = kRootPort;
-    EXPECT_TRUE(node.AddPciBridge(port).ok());
-    EXPECT_TRUE(node.AddPciFunction(UnderRootPort(fake::SimNode::Gpu(kGpu))).ok());
+  explicit GpuNode(bool behind_switch = false) {
+    EXPECT_TRUE(node.AddPciBridge(Bridge(kRootPort, "")).ok());
+    std::string gpu_port = kRootPort, nic_port = kRootPort;
+    if (behind_switch) {
+      for (const auto& [port, parent] :
+           {std::pair{kUpstream, kRootPort}, {kGpuPort, kUpstream}, {kNicPort, kUpstream}}) {
+        EXPECT_TRUE(node.AddPciBridge(Bridge(port, parent)).ok());
+      }
+      gpu_port = kGpuPort;
+      nic_port = kNicPort;
+    }
+    EXPECT_TRUE(node.AddPciFunction(Under(fake::SimNode::Gpu(kGpu), gpu_port)).ok());
     EXPECT_TRUE(
-        node.AddPciFunction(UnderRootPort(fake::SimNode::IbHca(kNic, "ib0", "mlx5_0"))).ok());
+        node.AddPciFunction(Under(fake::SimNode::IbHca(kNic, "ib0", "mlx5_0"), nic_port)).ok());
     EXPECT_TRUE(node.SetPcieLink(kGpu, kGen4, 16, kGen4, 16).ok());
     EXPECT_TRUE(node.SetPcieLink(kNic, kGen4, 16, kGen4, 16).ok());
   }
@@ -118,6 +141,231 @@ TEST(GpuPathAttrsTest, ParsesLinkSpeedsCmdlineAndReleases) {
       "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build"));
   EXPECT_FALSE(
       hostfacts::IsNvidiaOpenModule("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550"));
+}
+
+// A config space of `size` zero bytes with extended capability headers {offset, ID, next}
+// and, at each ACS capability, Control register `ctrl`.
+std::string ConfigSpace(size_t size, const std::vector<std::array<uint32_t, 3>>& caps,
+                        uint32_t ctrl = 0) {
+  std::string c(size, '\0');
+  auto put = [&c](size_t at, uint32_t v, int bytes) {
+    for (int i = 0; i < bytes && at + i < c.size(); ++i)
+      c[at + i] = static_cast<char>(v >> (8 * i));
+  };
+  for (const auto& [at, id, next] : caps) {
+    put(at, id | (1u << 16) | (next << 20), 4);
+    if (id == 0x000d) put(at + 6, ctrl, 2);
+  }
+  return c;
+}
+
+TEST(AcsParseTest, FindsTheControlRegisterAlongTheList) {
+  // AER, then ACS with RR | CR | SV.
+  EXPECT_EQ(
+      hostfacts::ParseAcsCtrl(ConfigSpace(4096, {{0x100, 0x1, 0x148}, {0x148, 0xd, 0}}, 0x0d)),
+      0x0d);
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(ConfigSpace(4096, {{0x100, 0xd, 0x200}}, 0)), 0);
+  // Present with every bit: all of the u16.
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(ConfigSpace(4096, {{0x100, 0xd, 0}}, 0xffff)), 0xffff);
+}
+
+TEST(AcsParseTest, AListWithoutAcsIsAbsent) {
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(ConfigSpace(4096, {{0x100, 0x1, 0x148}, {0x148, 0x19, 0}})),
+            hostfacts::kAcsAbsent);
+  // No extended capabilities at all (a zero header).
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(ConfigSpace(4096, {})), hostfacts::kAcsAbsent);
+  // A next pointer into the standard header ends the list.
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(ConfigSpace(4096, {{0x100, 0x1, 0x40}})),
+            hostfacts::kAcsAbsent);
+}
+
+TEST(AcsParseTest, ALoopedListEnds) {
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(ConfigSpace(4096, {{0x100, 0x1, 0x148}, {0x148, 0x19, 0x100}})),
+            hostfacts::kAcsAbsent);
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(ConfigSpace(4096, {{0x100, 0x1, 0x100}})),
+            hostfacts::kAcsAbsent);
+}
+
+TEST(AcsParseTest, ATruncatedReadIsUnread) {
+  const std::string full = ConfigSpace(4096, {{0x100, 0x1, 0x148}, {0x148, 0xd, 0}}, 0x1d);
+  // Without CAP_SYS_ADMIN sysfs returns the first 64 bytes; without ECAM there are 256.
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(full.substr(0, 64)), hostfacts::kAcsUnread);
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(full.substr(0, 256)), hostfacts::kAcsUnread);
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(""), hostfacts::kAcsUnread);
+  // Cut inside the list, or inside the ACS capability.
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(full.substr(0, 0x140)), hostfacts::kAcsUnread);
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(full.substr(0, 0x14c)), hostfacts::kAcsUnread);
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(full.substr(0, 0x150)), 0x1d);
+  // A device that does not answer reads as all ones.
+  EXPECT_EQ(hostfacts::ParseAcsCtrl(std::string(4096, '\xff')), hostfacts::kAcsUnread);
+}
+
+// A full read gives bridges their details and ACS control; the device plugin's scan does
+// not read bridges at all.
+TEST(AcsReadTest, BridgesAreReadInDetailWithAcsInAFullReadOnly) {
+  GpuNode n;
+  ASSERT_TRUE(n.node.SetPcieLink(kRootPort, kGen4, 16, kGen4, 16).ok());
+  ASSERT_TRUE(n.node.SetBridgeAcs(kRootPort, 0x001d).ok());
+  const hostfacts::HostSnapshot snap = hostfacts::ReadHostSnapshot(*n.host);
+  const hostfacts::PciFunction* port = snap.FindPci(kRootPort);
+  ASSERT_NE(port, nullptr);
+  EXPECT_TRUE(port->details);
+  EXPECT_EQ(port->acs_ctrl, 0x001d);
+  EXPECT_EQ(port->vendor, "8086");
+  EXPECT_EQ(port->driver, "pcieport");
+  EXPECT_EQ(port->max_link_width, 16);
+  EXPECT_EQ(port->max_link_speed, kGen4);
+  EXPECT_EQ(port->sysfs_path, "/sys/devices/pci0000:00/0000:17:00.0");
+  // Endpoints are not bridges: their config is not read.
+  EXPECT_EQ(snap.FindPci(kGpu)->acs_ctrl, hostfacts::kAcsUnread);
+  hostfacts::ReadOptions scan;
+  scan.all_functions = false;
+  const hostfacts::HostSnapshot lean = hostfacts::ReadHostSnapshot(*n.host, scan);
+  ASSERT_NE(lean.FindPci(kRootPort), nullptr);
+  EXPECT_FALSE(lean.FindPci(kRootPort)->details);
+  EXPECT_EQ(lean.FindPci(kRootPort)->acs_ctrl, hostfacts::kAcsUnread);
+  // Without an ACS capability; read without privilege; no `config` at all.
+  ASSERT_TRUE(n.node.SetBridgeAcs(kRootPort, -1).ok());
+  EXPECT_EQ(hostfacts::ReadHostSnapshot(*n.host).FindPci(kRootPort)->acs_ctrl,
+            hostfacts::kAcsAbsent);
+  ASSERT_TRUE(n.node.SetBridgeAcs(kRootPort, 0x001d, /*unprivileged=*/true).ok());
+  EXPECT_EQ(hostfacts::ReadHostSnapshot(*n.host).FindPci(kRootPort)->acs_ctrl,
+            hostfacts::kAcsUnread);
+}
+
+// The topo JSON best_nics entry of the (one) GPU, and the acs_paths list.
+nlohmann::ordered_json BestNicJson(const topo::TopoReport& r) {
+  return topo::ToJson(r)["best_nics"][0];
+}
+
+TEST(AcsTest, RedirectingSwitchPortsAreFlaggedInTopoAndWarnPerPort) {
+  GpuNode n(kBehindSwitch);
+  ASSERT_TRUE(n.node.SetBridgeAcs(kUpstream, -1).ok());
+  ASSERT_TRUE(n.node.SetBridgeAcs(kGpuPort, 0x001d).ok());  // SV RR CR UF
+  ASSERT_TRUE(n.node.SetBridgeAcs(kNicPort, 0x001d).ok());
+  const topo::TopoReport r = n.Topo();
+  ASSERT_EQ(r.best_nics.size(), 1u);
+  EXPECT_EQ(r.best_nics[0].acs, topo::AcsState::kRedirect);
+  EXPECT_EQ(BestNicJson(r)["acs"], "redirect");
+  ASSERT_EQ(r.acs_paths.size(), 1u);
+  EXPECT_EQ(r.acs_paths[0].bridges, (std::vector<std::string>{kGpuPort, kNicPort}));
+  EXPECT_EQ(r.acs_paths[0].redirecting, (std::vector<std::string>{kGpuPort, kNicPort}));
+  EXPECT_EQ(topo::ToJson(r)["acs_paths"][0]["acs"], "redirect");
+  EXPECT_THAT(topo::FormatTable(r), HasSubstr("GPUDirect RDMA good, ACS redirect\n"));
+  EXPECT_THAT(topo::FormatTable(r), HasSubstr("redirect at 0000:17:01.0, 0000:17:02.0"));
+
+  const auto acs = Named(n.Doctor(), "acs");
+  ASSERT_EQ(acs.size(), 2u);
+  EXPECT_EQ(acs[0].device, kGpuPort);
+  EXPECT_EQ(acs[1].device, kNicPort);
+  for (const auto& a : acs) {
+    EXPECT_EQ(a.verdict, doctor::Verdict::kWarn);
+    EXPECT_THAT(a.reason, HasSubstr("GPU 0000:18:00.0 <-> NIC mlx5_0 (0000:19:00.0)"));
+    EXPECT_THAT(a.reason, HasSubstr("0x001d (RR CR)"));
+    EXPECT_THAT(a.reason, HasSubstr("root complex"));
+    EXPECT_THAT(a.fix, HasSubstr("setpci -s " + a.device + " ECAP_ACS+0x6.w=0000"));
+    EXPECT_THAT(a.fix, HasSubstr("pci=disable_acs_redir=" + a.device));
+  }
+}
+
+TEST(AcsTest, EgressControlAloneRedirects) {
+  GpuNode n(kBehindSwitch);
+  ASSERT_TRUE(n.node.SetBridgeAcs(kGpuPort, 0x0020).ok());
+  ASSERT_TRUE(n.node.SetBridgeAcs(kNicPort, 0x0000).ok());
+  ASSERT_TRUE(n.node.SetBridgeAcs(kUpstream, -1).ok());
+  EXPECT_EQ(n.Topo().best_nics[0].acs, topo::AcsState::kRedirect);
+  const auto acs = One(n.Doctor(), "acs");
+  EXPECT_EQ(acs.verdict, doctor::Verdict::kWarn);
+  EXPECT_EQ(acs.device, kGpuPort);
+  EXPECT_THAT(acs.reason, HasSubstr("0x0020 (EC)"));
+}
+
+// ACS present with only source validation, translation blocking and upstream forwarding:
+// nothing is redirected.
+TEST(AcsTest, CapabilityWithRedirectBitsClearPasses) {
+  GpuNode n(kBehindSwitch);
+  ASSERT_TRUE(n.node.SetBridgeAcs(kUpstream, -1).ok());
+  ASSERT_TRUE(n.node.SetBridgeAcs(kGpuPort, 0x0013).ok());
+  ASSERT_TRUE(n.node.SetBridgeAcs(kNicPort, 0x0053).ok());  // and direct translated P2P
+  const topo::TopoReport r = n.Topo();
+  EXPECT_EQ(BestNicJson(r)["acs"], "off");
+  EXPECT_TRUE(topo::ToJson(r)["acs_paths"][0]["redirecting"].empty());
+  EXPECT_THAT(topo::FormatTable(r), HasSubstr("GPUDirect RDMA good, ACS off\n"));
+  const auto acs = One(n.Doctor(), "acs");
+  EXPECT_EQ(acs.verdict, doctor::Verdict::kPass);
+  EXPECT_THAT(acs.reason, HasSubstr("off on the switch ports of all 1 GPU <-> NIC path(s)"));
+  EXPECT_THAT(acs.reason, HasSubstr("2 bridge(s) checked"));
+}
+
+TEST(AcsTest, NoAcsCapabilityPasses) {
+  GpuNode n(kBehindSwitch);
+  for (const char* b : {kUpstream, kGpuPort, kNicPort})
+    ASSERT_TRUE(n.node.SetBridgeAcs(b, -1).ok());
+  EXPECT_EQ(n.Topo().best_nics[0].acs, topo::AcsState::kOff);
+  EXPECT_EQ(One(n.Doctor(), "acs").verdict, doctor::Verdict::kPass);
+}
+
+// Read without CAP_SYS_ADMIN: 64 bytes of config space, so ACS is unknown, never "off".
+TEST(AcsTest, UnprivilegedReadIsUnknown) {
+  GpuNode n(kBehindSwitch);
+  for (const char* b : {kUpstream, kGpuPort, kNicPort}) {
+    ASSERT_TRUE(n.node.SetBridgeAcs(b, 0x001d, /*unprivileged=*/true).ok());
+  }
+  const topo::TopoReport r = n.Topo();
+  EXPECT_EQ(BestNicJson(r)["acs"], "unknown");
+  EXPECT_EQ(topo::ToJson(r)["acs_paths"][0]["unreadable"].size(), 2u);
+  const auto acs = One(n.Doctor(), "acs");
+  EXPECT_EQ(acs.verdict, doctor::Verdict::kPass);
+  EXPECT_THAT(acs.reason, HasSubstr("unknown: the ACS of 0000:17:01.0, 0000:17:02.0"));
+  EXPECT_THAT(acs.reason, HasSubstr("CAP_SYS_ADMIN in the initial user namespace"));
+}
+
+// A known redirect outweighs an unreadable port; the unreadable one is still reported.
+TEST(AcsTest, RedirectAndUnreadableOnOnePath) {
+  GpuNode n(kBehindSwitch);
+  ASSERT_TRUE(n.node.SetBridgeAcs(kGpuPort, 0x001d).ok());
+  ASSERT_TRUE(n.node.SetBridgeAcs(kNicPort, 0x001d, /*unprivileged=*/true).ok());
+  EXPECT_EQ(n.Topo().best_nics[0].acs, topo::AcsState::kRedirect);
+  const auto acs = Named(n.Doctor(), "acs");
+  ASSERT_EQ(acs.size(), 2u);
+  EXPECT_EQ(acs[0].verdict, doctor::Verdict::kWarn);
+  EXPECT_EQ(acs[0].device, kGpuPort);
+  EXPECT_EQ(acs[1].verdict, doctor::Verdict::kPass);
+  EXPECT_THAT(acs[1].reason, HasSubstr("unknown: the ACS of 0000:17:02.0 "));
+}
+
+// Under one root port, without a switch between them, and without a GPU: no ACS finding.
+TEST(AcsTest, NotApplicableWithoutASharedSwitchOrAGpu) {
+  GpuNode n;
+  ASSERT_TRUE(n.node.SetBridgeAcs(kRootPort, 0x001d).ok());
+  const topo::TopoReport r = n.Topo();
+  EXPECT_EQ(r.best_nics[0].acs, topo::AcsState::kOff);  // no bridge between them
+  TempDir tmp;
+  fake::SimNode node(tmp.path() + "/host");
+  ASSERT_TRUE(node.AddPciBridge(Bridge(kRootPort, "")).ok());
+  ASSERT_TRUE(node.AddPciBridge(Bridge("0000:30:00.0", "")).ok());
+  ASSERT_TRUE(
+      node.AddPciFunction(Under(fake::SimNode::IbHca(kNic, "ib0", "mlx5_0"), kRootPort)).ok());
+  ASSERT_TRUE(node.SetBridgeAcs(kRootPort, 0x001d).ok());
+  auto host = NewRootedHost(tmp.path() + "/host");
+  const auto snap = doctor::ReadDoctorSnapshot(*host);
+  const auto no_gpu = doctor::CheckAcs({snap, n.verbs, n.rdma, n.limits, {}});
+  ASSERT_EQ(no_gpu.size(), 1u);
+  EXPECT_EQ(no_gpu[0].verdict, doctor::Verdict::kPass);
+  EXPECT_THAT(no_gpu[0].reason, HasSubstr("not applicable: no GPU"));
+  // A GPU on another root port: its path to the NIC crosses the root complex anyway.
+  ASSERT_TRUE(node.AddPciFunction(Under(fake::SimNode::Gpu("0000:31:00.0"), "0000:30:00.0")).ok());
+  const auto apart_snap = doctor::ReadDoctorSnapshot(*host);
+  const auto apart = doctor::CheckAcs({apart_snap, n.verbs, n.rdma, n.limits, {}});
+  ASSERT_EQ(apart.size(), 1u);
+  EXPECT_EQ(apart[0].verdict, doctor::Verdict::kPass);
+  EXPECT_THAT(apart[0].reason, HasSubstr("no GPU shares a PCIe switch with an RDMA NIC"));
+  auto eps = topo::EndpointsOf(apart_snap);
+  ASSERT_TRUE(eps.ok());
+  const topo::TopoReport far = topo::BuildReport(*eps);
+  EXPECT_TRUE(far.acs_paths.empty());
+  EXPECT_TRUE(topo::ToJson(far)["best_nics"][0]["acs"].is_null());
+  EXPECT_THAT(topo::FormatTable(far), Not(HasSubstr("ACS")));
 }
 
 TEST(GpuPathTest, HealthyLinksShowInTopoAndPass) {
@@ -290,6 +538,7 @@ TEST(GpuPathTest, NewFactsRoundTripThroughTheSnapshot) {
   ASSERT_TRUE(n.node.AddIommuUnit("dmar0").ok());
   ASSERT_TRUE(n.node.SetIommuGroup(kNic, "17", "DMA").ok());
   ASSERT_TRUE(n.node.WriteHostFile("/proc/cmdline", "intel_iommu=on iommu.strict=1\n").ok());
+  ASSERT_TRUE(n.node.SetBridgeAcs(kRootPort, 0x001d).ok());
   const hostfacts::HostSnapshot snap = hostfacts::ReadHostSnapshot(*n.host);
   EXPECT_TRUE(snap.sys_module_listed);
   EXPECT_EQ(snap.memory_peers, std::vector<std::string>{"nv_mem"});
@@ -298,6 +547,7 @@ TEST(GpuPathTest, NewFactsRoundTripThroughTheSnapshot) {
   EXPECT_EQ(snap.iommu_cmdline, (std::vector<std::string>{"intel_iommu=on", "iommu.strict=1"}));
   EXPECT_EQ(snap.FindPci(kGpu)->current_link_width, 8);
   EXPECT_EQ(snap.FindPci(kGpu)->upstream_max_link_width, 16);
+  EXPECT_EQ(snap.FindPci(kRootPort)->acs_ctrl, 0x001d);
   const std::string text = hostfacts::SnapshotToJson(snap).dump(1);
   auto back = hostfacts::SnapshotFromJson(nlohmann::json::parse(text));
   ASSERT_TRUE(back.ok()) << back.status().ToString();

@@ -14,6 +14,7 @@
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/discovery.h"
+#include "hostfacts/attrs.h"
 #include "hostfacts/reader.h"
 #include "hostfacts/snapshot_json.h"
 #include "testing/sim_node.h"
@@ -194,6 +195,131 @@ TEST(HostFactsTest, DiscoveryRecordsWhyFunctionsAreNotOffered) {
   ASSERT_EQ(inv.not_offered.size(), 1u);
   EXPECT_EQ(inv.not_offered[0].address, "0000:05:00.0");
   EXPECT_THAT(inv.not_offered[0].reason, HasSubstr("no RDMA device"));
+}
+
+// /proc/cpuinfo: the first processor's block only, and `model`, not `model name`.
+TEST(CpuFactsTest, ParsesTheFirstProcessorBlockOnly) {
+  const CpuIdentity intel = ParseCpuInfo(
+      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel name\t: Xeon 8480+\n"
+      "model\t\t: 143\nstepping\t: 8\n\nprocessor\t: 1\nvendor_id\t: AuthenticAMD\n"
+      "cpu family\t: 25\nmodel\t\t: 17\n");
+  EXPECT_EQ(intel.vendor, "GenuineIntel");
+  EXPECT_EQ(intel.family, 6);
+  EXPECT_EQ(intel.model, 143);
+  // The next `processor` line ends the block even without a blank line before it.
+  const CpuIdentity first = ParseCpuInfo(
+      "\nprocessor : 0\nvendor_id : GenuineIntel\nprocessor : 1\ncpu family : 25\nmodel : 1\n");
+  EXPECT_EQ(first.vendor, "GenuineIntel");
+  EXPECT_EQ(first.family, -1);
+  EXPECT_EQ(first.model, -1);
+  // `model name` alone is no model; a malformed family is unknown; arm64 has neither.
+  const CpuIdentity odd = ParseCpuInfo("processor : 0\nmodel name : X\ncpu family : six\n");
+  EXPECT_EQ(odd.model, -1);
+  EXPECT_EQ(odd.family, -1);
+  const CpuIdentity arm =
+      ParseCpuInfo("processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n");
+  EXPECT_EQ(arm.vendor, "");
+  EXPECT_EQ(arm.model, -1);
+}
+
+TEST(NvidiaFactsTest, ParsesInformationWithAndWithoutUuid) {
+  const std::string head = "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 180\n";
+  const std::string tail =
+      "Bus Type: \t PCIe\nBus Location: \t 0000:18:00.0\nDevice Minor: \t 3\n"
+      "GPU Excluded:\t No\n";
+  const NvidiaGpu gpu = ParseNvidiaGpuInformation(
+      head + "GPU UUID: \t GPU-8c3d1f2a-0b4e-4c6d-9e7f-0a1b2c3d4e50\n" + tail);
+  EXPECT_EQ(gpu.model, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(gpu.uuid, "GPU-8c3d1f2a-0b4e-4c6d-9e7f-0a1b2c3d4e50");
+  EXPECT_EQ(gpu.minor, 3);
+  EXPECT_EQ(gpu.address, "");
+  const NvidiaGpu no_uuid = ParseNvidiaGpuInformation(head + tail);
+  EXPECT_EQ(no_uuid.uuid, "");
+  EXPECT_EQ(no_uuid.minor, 3);
+  EXPECT_EQ(ParseNvidiaGpuInformation("Model: X\n").minor, -1);
+}
+
+// A full read has the NUMA nodes (by id, not by name), the CPU and the NVIDIA GPUs; the
+// device plugin's scan reads none of them.
+TEST(CpuFactsTest, FullReadHasNumaNodesCpuAndGpus) {
+  TempDir tmp;
+  const std::string root = tmp.path() + "/host";
+  fake::SimNode node(root);
+  ASSERT_TRUE(node.AddNumaNode(10, "00ff0000,00000000,00000000", "80-87").ok());
+  ASSERT_TRUE(node.AddNumaNode(2, "0000ff00", "8-15").ok());
+  ASSERT_TRUE(node.AddNumaNode(0, "000000ff", "0-7").ok());
+  ASSERT_TRUE(node.WriteHostFile("/sys/devices/system/node/possible", "0-10\n").ok());
+  ASSERT_TRUE(node.SetCpu("x86_64", "GenuineIntel", 6, 143).ok());
+  ASSERT_TRUE(node.AddNvidiaGpuInfo("0000:9a:00.0", "NVIDIA A100-SXM4-80GB", "", 1).ok());
+  ASSERT_TRUE(node.AddNvidiaGpuInfo("0000:18:00.0", "NVIDIA A100-SXM4-80GB",
+                                    "GPU-8c3d1f2a-0b4e-4c6d-9e7f-0a1b2c3d4e50", 0)
+                  .ok());
+  auto host = NewRootedHost(root);
+  const HostSnapshot snap = ReadHostSnapshot(*host);
+  ASSERT_EQ(snap.numa_nodes.size(), 3u);
+  EXPECT_EQ(snap.numa_nodes[0].id, 0);
+  EXPECT_EQ(snap.numa_nodes[1].id, 2);
+  EXPECT_EQ(snap.numa_nodes[2].id, 10);
+  EXPECT_EQ(snap.numa_nodes[2].cpumap, "00ff0000,00000000,00000000");
+  EXPECT_EQ(snap.numa_nodes[1].cpulist, "8-15");
+  EXPECT_EQ(snap.cpu_arch, "x86_64");
+  EXPECT_EQ(snap.cpu_vendor, "GenuineIntel");
+  EXPECT_EQ(snap.cpu_family, 6);
+  EXPECT_EQ(snap.cpu_model, 143);
+  ASSERT_EQ(snap.nvidia_gpus.size(), 2u);
+  EXPECT_EQ(snap.nvidia_gpus[0].address, "0000:18:00.0");
+  EXPECT_EQ(snap.nvidia_gpus[0].minor, 0);
+  EXPECT_EQ(snap.nvidia_gpus[1].address, "0000:9a:00.0");
+  EXPECT_EQ(snap.nvidia_gpus[1].uuid, "");
+  EXPECT_EQ(snap.nvidia_gpus[1].model, "NVIDIA A100-SXM4-80GB");
+  EXPECT_EQ(ReadNvidiaGpus(*host), snap.nvidia_gpus);
+  // By UUID, whatever its case; the prefix is part of it; no match for "" (no UUID line).
+  EXPECT_EQ(snap.FindGpuByUuid("GPU-8C3D1F2A-0B4E-4C6D-9E7F-0A1B2C3D4E50"), &snap.nvidia_gpus[0]);
+  EXPECT_EQ(snap.FindGpuByUuid("8c3d1f2a-0b4e-4c6d-9e7f-0a1b2c3d4e50"), nullptr);
+  EXPECT_EQ(snap.FindGpuByUuid(""), nullptr);
+  const std::string text = SnapshotToJson(snap).dump(1);
+  auto back = SnapshotFromJson(nlohmann::json::parse(text));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(*back == snap);
+  EXPECT_EQ(SnapshotToJson(*back).dump(1), text);
+  ReadOptions scan;
+  scan.all_functions = false;
+  const HostSnapshot lean = ReadHostSnapshot(*host, scan);
+  EXPECT_TRUE(lean.numa_nodes.empty());
+  EXPECT_TRUE(lean.nvidia_gpus.empty());
+  EXPECT_EQ(lean.cpu_family, -1);
+  EXPECT_EQ(lean.cpu_arch, "");
+}
+
+// A snapshot written before the CPU, GPU and ACS facts existed still loads, as unknown.
+TEST(SnapshotJsonTest, FilesWithoutTheNewerKeysLoad) {
+  OnDisk d(Fixtures()[0]);
+  const HostSnapshot snap = d.Read();
+  ASSERT_FALSE(snap.numa_nodes.empty());
+  nlohmann::json j = nlohmann::json::parse(SnapshotToJson(snap).dump());
+  for (const char* key :
+       {"numa_nodes", "cpu_arch", "cpu_vendor", "cpu_family", "cpu_model", "nvidia_gpus"}) {
+    ASSERT_EQ(j.erase(key), 1u) << key;
+  }
+  for (auto& f : j["pci"]) ASSERT_EQ(f.erase("acs_ctrl"), 1u);
+  auto old = SnapshotFromJson(j);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_TRUE(old->numa_nodes.empty());
+  EXPECT_TRUE(old->nvidia_gpus.empty());
+  EXPECT_EQ(old->cpu_family, -1);
+  EXPECT_EQ(old->cpu_model, -1);
+  for (const auto& f : old->pci) EXPECT_EQ(f.acs_ctrl, kAcsUnread) << f.address;
+  // The new arrays are checked like the old ones.
+  nlohmann::json swapped = nlohmann::json::parse(SnapshotToJson(snap).dump());
+  std::swap(swapped["numa_nodes"][0], swapped["numa_nodes"][1]);
+  auto bad = SnapshotFromJson(swapped);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("/numa_nodes: not sorted"));
+  nlohmann::json wrong = nlohmann::json::parse(SnapshotToJson(snap).dump());
+  wrong["nvidia_gpus"][0]["minor"] = "0";
+  bad = SnapshotFromJson(wrong);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("/nvidia_gpus/0/minor"));
 }
 
 TEST(ValidateAgainstTest, ReportsWhatEachResourceSelectsOnTheSnapshot) {

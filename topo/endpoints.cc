@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "common/log.h"
+#include "hostfacts/attrs.h"
 #include "hostfacts/reader.h"
 
 namespace hcashare::topo {
@@ -96,6 +97,7 @@ Result<Endpoints> EndpointsOf(const hostfacts::HostSnapshot& snap) {
       LogDebug("topo: skipping PCI function without a class", {{"pci", f.address}});
       continue;
     }
+    if (hostfacts::IsPciBridgeClass(f.class_code)) out.bridge_acs[f.address] = f.acs_ctrl;
     PciEndpoint ep;
     ep.address = f.address;
     ep.class_code = static_cast<uint32_t>(f.class_code);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,8 @@ struct VirtualRdmaEndpoint {
 struct Endpoints {
   std::vector<PciEndpoint> devices;               // GPUs by address, then NICs by address
   std::vector<VirtualRdmaEndpoint> virtual_rdma;  // by name
+  // Every PCI-to-PCI bridge's ACS Control register (hostfacts::PciFunction::acs_ctrl).
+  std::map<std::string, int> bridge_acs;
 };
 
 // The kind of a PCI function from its class code and vendor: a GPU for class 0x0300 (VGA)

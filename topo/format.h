@@ -5,10 +5,15 @@
 //                or null)}, GPUs first, each kind by PCI address
 //   matrix       {pci: {pci: "X"|"PIX"|"PXB"|"PHB"|"NODE"|"SYS"}}
 //   best_nics    list of {gpu, nic (pci or null), name (RDMA device or null), path,
-//                gpudirect ("good"|"degraded"|"poor"|null)}, one per GPU
+//                gpudirect ("good"|"degraded"|"poor"|null), acs ("redirect"|"off"|
+//                "unknown", null when they share no PCIe switch or there is no NIC)}, one
+//                per GPU
 //   nccl_ib_hca  the suggested NCCL_IB_HCA value, or null
 //   virtual_rdma list of {name, netdev (or null), pci (the netdev's PCI function, or null)}
 //                for RDMA devices that are not on PCI (rxe, siw), by name
+//   acs_paths    list of {gpu, nic, name, acs ("redirect"|"off"|"unknown"), bridges,
+//                redirecting, unreadable (bridge addresses)} for every GPU and RDMA NIC
+//                pair under one PCIe switch, GPU then NIC order
 #pragma once
 
 #include <string>

@@ -20,6 +20,12 @@ nlohmann::ordered_json LinkJson(const PcieLink& l) {
           {"text", LinkText(l)}};
 }
 
+// "off", "redirect", "unknown"; null when not applicable.
+nlohmann::ordered_json AcsJson(AcsState state) {
+  return state == AcsState::kNotApplicable ? nlohmann::ordered_json(nullptr)
+                                           : nlohmann::ordered_json(AcsStateName(state));
+}
+
 }  // namespace
 
 nlohmann::ordered_json ToJson(const TopoReport& r) {
@@ -49,7 +55,18 @@ nlohmann::ordered_json ToJson(const TopoReport& r) {
                     {"path", none ? nlohmann::ordered_json(nullptr)
                                   : nlohmann::ordered_json(PathTypeName(c.path))},
                     {"gpudirect", none ? nlohmann::ordered_json(nullptr)
-                                       : nlohmann::ordered_json(GpuDirectVerdict(c.path))}});
+                                       : nlohmann::ordered_json(GpuDirectVerdict(c.path))},
+                    {"acs", AcsJson(c.acs)}});
+  }
+  nlohmann::ordered_json acs = nlohmann::ordered_json::array();
+  for (const auto& p : r.acs_paths) {
+    acs.push_back({{"gpu", p.gpu},
+                   {"nic", p.nic},
+                   {"name", OrNull(p.nic_name)},
+                   {"acs", AcsJson(p.state)},
+                   {"bridges", p.bridges},
+                   {"redirecting", p.redirecting},
+                   {"unreadable", p.unreadable}});
   }
   nlohmann::ordered_json virtual_rdma = nlohmann::ordered_json::array();
   for (const auto& v : r.virtual_rdma) {
@@ -60,7 +77,8 @@ nlohmann::ordered_json ToJson(const TopoReport& r) {
           {"matrix", matrix},
           {"best_nics", best},
           {"nccl_ib_hca", OrNull(r.nccl_ib_hca)},
-          {"virtual_rdma", virtual_rdma}};
+          {"virtual_rdma", virtual_rdma},
+          {"acs_paths", acs}};
 }
 
 }  // namespace hcashare::topo

@@ -22,6 +22,21 @@ std::string Pad(const std::string& s, size_t width) {
   return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
 }
 
+// The display name of the device at `address`; the address when it is not in the report.
+std::string NameOf(const TopoReport& r, const std::string& address) {
+  for (const auto& d : r.devices) {
+    if (d.device.address == address) return d.name;
+  }
+  return address;
+}
+
+// The column width of device names.
+size_t NameWidth(const TopoReport& r) {
+  size_t w = 0;
+  for (const auto& d : r.devices) w = std::max(w, d.name.size() + 2);
+  return w;
+}
+
 std::string NumaText(int numa) { return numa < 0 ? "N/A" : std::to_string(numa); }
 
 void WriteMatrix(const TopoReport& r, std::ostringstream& out) {
@@ -41,8 +56,7 @@ void WriteMatrix(const TopoReport& r, std::ostringstream& out) {
 }
 
 void WriteDevices(const TopoReport& r, std::ostringstream& out) {
-  size_t w = 0;
-  for (const auto& d : r.devices) w = std::max(w, d.name.size() + 2);
+  const size_t w = NameWidth(r);
   out << "\nDevices:\n\n";
   for (const auto& d : r.devices) {
     out << "  " << Pad(d.name, w) << d.device.address << "  " << DeviceKindName(d.device.kind);
@@ -74,24 +88,34 @@ void WriteVirtualRdma(const TopoReport& r, std::ostringstream& out) {
 void WriteBestNics(const TopoReport& r, std::ostringstream& out) {
   if (r.best_nics.empty()) return;
   out << "\nBest NIC per GPU (closest class, then the same NUMA node):\n\n";
-  size_t w = 0;
-  for (const auto& d : r.devices) w = std::max(w, d.name.size() + 2);
+  const size_t w = NameWidth(r);
   for (const auto& c : r.best_nics) {
-    std::string gpu_name;
-    for (const auto& d : r.devices) {
-      if (d.device.address == c.gpu) gpu_name = d.name;
-    }
-    out << "  " << Pad(gpu_name, w);
+    out << "  " << Pad(NameOf(r, c.gpu), w);
     if (c.nic.empty()) {
       out << "none (no RDMA NIC on this host)\n";
       continue;
     }
     out << Pad(c.nic_name, w) << Pad(PathTypeName(c.path), 6) << "GPUDirect RDMA "
-        << GpuDirectVerdict(c.path) << "\n";
+        << GpuDirectVerdict(c.path);
+    if (c.acs != AcsState::kNotApplicable) out << ", ACS " << AcsStateName(c.acs);
+    out << "\n";
   }
   if (!r.nccl_ib_hca.empty()) {
     out << "\nNCCL_IB_HCA hint: NCCL_IB_HCA=" << r.nccl_ib_hca
         << "  (the leading '=' makes NCCL match these names exactly)\n";
+  }
+}
+
+void WriteAcs(const TopoReport& r, std::ostringstream& out) {
+  if (r.acs_paths.empty()) return;
+  out << "\nACS on GPU <-> NIC paths under a PCIe switch (redirect sends P2P up to the root "
+         "complex):\n\n";
+  const size_t w = NameWidth(r);
+  for (const auto& p : r.acs_paths) {
+    out << "  " << Pad(NameOf(r, p.gpu), w) << Pad(p.nic_name, w) << AcsStateName(p.state);
+    if (!p.redirecting.empty()) out << " at " << Join(p.redirecting, ", ");
+    if (!p.unreadable.empty()) out << " (unreadable: " << Join(p.unreadable, ", ") << ")";
+    out << "\n";
   }
 }
 
@@ -110,6 +134,7 @@ std::string FormatTable(const TopoReport& r) {
   WriteDevices(r, out);
   WriteVirtualRdma(r, out);
   WriteBestNics(r, out);
+  WriteAcs(r, out);
   return out.str();
 }
 

@@ -28,8 +28,8 @@ std::vector<NamedDevice> NameDevices(const Endpoints& snap) {
 }
 
 // The best RDMA NIC of `gpu` among `devices`, by (path class, other NUMA node, is a VF,
-// address).
-NicChoice BestNic(const TopoReport& r, const NamedDevice& gpu) {
+// address), with ACS on the path to it.
+NicChoice BestNic(const Endpoints& eps, const TopoReport& r, const NamedDevice& gpu) {
   NicChoice best;
   best.gpu = gpu.device.address;
   auto key = [&](const NamedDevice& nic) {
@@ -46,6 +46,7 @@ NicChoice BestNic(const TopoReport& r, const NamedDevice& gpu) {
     best.nic = pick->device.address;
     best.nic_name = pick->device.rdma.front();
     best.path = r.matrix.at(gpu.device.address).at(pick->device.address);
+    best.acs = AcsBetween(eps, gpu.device, pick->device).state;
   }
   return best;
 }
@@ -73,13 +74,14 @@ TopoReport BuildReport(const Endpoints& snap) {
   std::vector<std::string> hcas;
   for (const auto& d : r.devices) {
     if (d.device.kind != DeviceKind::kGpu) continue;
-    NicChoice c = BestNic(r, d);
+    NicChoice c = BestNic(snap, r, d);
     if (!c.nic.empty() && std::find(hcas.begin(), hcas.end(), c.nic_name) == hcas.end()) {
       hcas.push_back(c.nic_name);
     }
     r.best_nics.push_back(std::move(c));
   }
   if (!hcas.empty()) r.nccl_ib_hca = "=" + Join(hcas);
+  r.acs_paths = AcsPaths(snap);
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "topo/acs.h"
 #include "topo/endpoints.h"
 #include "topo/graph.h"
 #include "topo/paths.h"
@@ -26,6 +27,7 @@ struct NicChoice {
   std::string nic;       // PCI address
   std::string nic_name;  // RDMA device name
   PathType path = PathType::kSys;
+  AcsState acs = AcsState::kNotApplicable;  // ACS on the path between them
 };
 
 struct TopoReport {
@@ -35,6 +37,7 @@ struct TopoReport {
   std::string nccl_ib_hca;  // "=mlx5_0,mlx5_1": the best NICs; "" when there are none
   Graph graph;              // flattened
   std::vector<VirtualRdmaEndpoint> virtual_rdma;  // not on PCI: listed, not in the matrix
+  std::vector<AcsPath> acs_paths;  // every GPU and RDMA NIC pair under one PCIe switch
 };
 
 // GPUDirect RDMA between a GPU and a NIC at `path`: "good" (PIX, PXB), "degraded" (PHB,
@@ -43,7 +46,7 @@ const char* GpuDirectVerdict(PathType path);
 
 // Builds the report: flattens switches, classifies every pair, and picks for each GPU the
 // RDMA-capable NIC with the closest class, then on the GPU's NUMA node, then a PF before a
-// VF, then the lowest address.
+// VF, then the lowest address; and ACS on every GPU <-> RDMA NIC path under a switch.
 TopoReport BuildReport(const Endpoints& snap);
 
 }  // namespace hcashare::topo

@@ -1,0 +1,32 @@
+// Internal to hostfacts/: two read helpers, and the node-wide facts of a full read
+// (ReadOptions::all_functions): the GPUDirect RDMA and IOMMU facts, the CPUs, and the NVIDIA GPUs
+// the driver lists. Each file is read once, through the Host seam.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/host.h"
+#include "hostfacts/facts.h"
+
+namespace hcashare::hostfacts {
+
+// The entries of directory `dir`, sorted; none when it cannot be listed.
+inline std::vector<std::string> List(const Host& host, const std::string& dir) {
+  return host.ListDir(dir).value_or(std::vector<std::string>{});
+}
+
+// File `path` without trailing whitespace; "" when unreadable.
+inline std::string Trimmed(const Host& host, const std::string& path) {
+  return host.ReadTrimmed(path).value_or("");
+}
+
+// The peer-memory modules, the NVIDIA driver and kernel versions, the IOMMU units and the
+// IOMMU parameters of the kernel command line, into `snap`.
+void ReadGpuDirectAndIommu(const Host& host, HostSnapshot* snap);
+
+// The NUMA nodes of /sys/devices/system/node (by id), /proc/sys/kernel/arch and the first
+// CPU of /proc/cpuinfo, into `snap`.
+void ReadCpus(const Host& host, HostSnapshot* snap);
+
+}  // namespace hcashare::hostfacts
