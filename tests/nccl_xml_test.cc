@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/temp_dir.h"
+#include "tests/canned_snapshots.h"
 #include "tests/cli_fixtures.h"
 #include "tests/test_util.h"
 #include "topo/nccl_xml.h"
@@ -487,6 +488,41 @@ TEST(NcclXmlTest, MoreElementsThanNcclLoadsIsAnError) {
 
 // ---------------------------------------------------------------------------------------
 // Canned hosts and the CLI
+
+using testing::CannedHost;
+
+class NcclXmlGoldenTest : public ::testing::TestWithParam<CannedHost> {};
+
+std::string GoldenName(const CannedHost& h) { return std::string("topo_") + h.name + ".nccl.xml"; }
+
+// The file of each canned snapshot is its golden file, and well-formed.
+TEST_P(NcclXmlGoldenTest, Golden) {
+  auto xml = FormatNcclXml(testing::LoadCanned(GetParam().name));
+  ASSERT_TRUE(xml.ok()) << xml.status().ToString();
+  XNode root;
+  EXPECT_TRUE(LayoutReader(*xml).Read(&root)) << *xml;
+  testing::ExpectGolden(GoldenName(GetParam()), *xml);
+}
+
+// `hcashare topo --format nccl-xml` prints it from --snapshot FILE, and from --host-root on
+// the snapshot's fixture tree.
+TEST_P(NcclXmlGoldenTest, Cli) {
+  TempDir tmp;
+  const std::string want = testing::ReadTextFile(testing::GoldenPath(GoldenName(GetParam())));
+  auto snap = testing::RunHcashare(tmp, {"topo", "--format", "nccl-xml", "--snapshot",
+                                         testing::CannedSnapshotPath(GetParam().name)});
+  EXPECT_EQ(snap.code, 0) << snap.output;
+  EXPECT_EQ(snap.output, want);
+  const std::string root = tmp.path() + "/host";
+  fake::SimNode node(root);
+  ASSERT_TRUE(GetParam().build(&node).ok());
+  auto live = testing::RunHcashare(tmp, {"topo", "--format", "nccl-xml", "--host-root", root});
+  EXPECT_EQ(live.code, 0) << live.output;
+  EXPECT_EQ(live.output, want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, NcclXmlGoldenTest, ::testing::ValuesIn(testing::CannedHosts()),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // The help names the format; an unreadable host is exit 1 naming what could not be read.
 TEST(NcclXmlCliTest, HelpAndErrors) {
