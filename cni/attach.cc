@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "cni/child_link.h"
 #include "cni/error.h"
 #include "cni/fault_points.h"
+#include "cni/gpu_affinity.h"
 #include "cni/ipam.h"
 #include "cni/link_identity.h"
 #include "cni/result.h"
@@ -26,11 +28,44 @@ namespace {
 
 using json = nlohmann::json;
 
-// The device for this attachment: the configured deviceID, else a pod-resources lookup.
-Result<std::pair<std::string, bool>> FindDevice(const CniEnv& env, const NetConf& conf,
-                                                const AttachContext& ctx) {
-  if (conf.device) {
-    return std::make_pair(conf.device->value, conf.device->kind == DeviceKind::kAuxDevice);
+// The device of an attachment, and the GPU it was chosen for.
+struct FoundDevice {
+  std::string id;
+  bool is_aux = false;
+  std::optional<topo::GpuMatch> gpu;
+};
+
+// With gpuRails: the pod's devices `candidates` with the one for this interface's rail
+// (netN: the nearest to the pod's Nth GPU) first, and that match; unchanged otherwise.
+std::vector<std::string> RailFirst(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
+                                   const PodDeviceMap& granted, std::vector<std::string> candidates,
+                                   std::optional<topo::GpuMatch>* match) {
+  const std::optional<size_t> ordinal = InterfaceOrdinal(env.ifname);
+  const std::optional<PodGpuView> view = ReadPodGpus(conf, ctx, granted);
+  if (!ordinal || !view) {
+    LogInfo("gpuRails: no rail for this interface; taking the first free device",
+            {{"ifname", env.ifname}, {"pod_gpus", view ? view->gpus.gpus.size() : 0}});
+    return candidates;
+  }
+  const std::vector<topo::GpuMatch> rails =
+      topo::AssignRails(view->distances, view->gpus.gpus, candidates);
+  if (*ordinal >= rails.size()) {
+    LogInfo("gpuRails: more interfaces than placed GPUs; taking the first free device",
+            {{"ifname", env.ifname}, {"rails", rails.size()}});
+    return candidates;
+  }
+  *match = rails[*ordinal];
+  auto it = std::find(candidates.begin(), candidates.end(), (*match)->device);
+  std::rotate(candidates.begin(), it, it + 1);
+  return candidates;
+}
+
+// The device for this attachment: the configured deviceID, else a pod-resources lookup
+// (also with gpuRails, where the pod's devices are assigned to interfaces by GPU).
+Result<FoundDevice> FindDevice(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+  const bool rails = conf.gpu_rails && conf.resource_name;
+  if (conf.device && !rails) {
+    return FoundDevice{conf.device->value, conf.device->kind == DeviceKind::kAuxDevice, {}};
   }
   if (!conf.resource_name) {
     return CniStatus(kErrInvalidNetConf, "no device to attach",
@@ -58,9 +93,23 @@ Result<std::pair<std::string, bool>> FindDevice(const CniEnv& env, const NetConf
                          "k8s.v1.cni.cncf.io/resourceName annotation?",
                      "looked up through " + found->source);
   }
-  ASSIGN_OR_RETURN(std::string chosen, ChooseDevice(it->second, env, ctx.store, resource));
-  const bool aux = chosen.find(':') == std::string::npos;
-  return std::make_pair(chosen, aux);
+  FoundDevice found_device;
+  std::vector<std::string> candidates = it->second;
+  if (rails) {
+    candidates = RailFirst(env, conf, ctx, *found, std::move(candidates), &found_device.gpu);
+  }
+  ASSIGN_OR_RETURN(found_device.id, ChooseDevice(candidates, env, ctx.store, resource));
+  found_device.is_aux = found_device.id.find(':') == std::string::npos;
+  if (found_device.gpu && found_device.gpu->device != found_device.id) {
+    LogWarn("gpuRails: the device nearest this interface's GPU is held by another attachment",
+            {{"wanted", found_device.gpu->device}, {"taken", found_device.id}});
+    found_device.gpu.reset();
+  }
+  if (conf.device && conf.device->value != found_device.id) {
+    LogInfo("gpuRails: using the pod's device for this rail instead of the injected deviceID",
+            {{"deviceID", conf.device->value}, {"device", found_device.id}});
+  }
+  return found_device;
 }
 
 // Writes the Multus device-info document to `path` (its directory is created).
@@ -110,10 +159,17 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   if (!pod.ok()) {
     return CniStatus(kErrUnknownContainer, "cannot open CNI_NETNS", pod.status().message());
   }
-  ASSIGN_OR_RETURN(const auto found, FindDevice(env, conf, ctx));
-  // Not a structured binding: C++17 lambdas cannot capture those (clang rejects it).
-  const std::string device = found.first;
-  const bool is_aux = found.second;
+  ASSIGN_OR_RETURN(const FoundDevice found, FindDevice(env, conf, ctx));
+  const std::string& device = found.id;
+  const bool is_aux = found.is_aux;
+  if (found.gpu) {
+    LogInfo("chose the device nearest the pod's GPU",
+            {{"device", device},
+             {"ifname", env.ifname},
+             {"gpu", found.gpu->gpu.uuid},
+             {"gpu_pci", found.gpu->gpu.address},
+             {"path", topo::PathTypeName(found.gpu->path)}});
+  }
   RETURN_IF_ERROR(RejectSharedPoolId(conf, device));
   auto vf = ResolveVf(ctx.host, device, is_aux);
   if (!vf.ok()) return Summarize(vf.status(), "cannot use device " + device);
@@ -253,6 +309,7 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   iface.name = env.ifname;
   iface.sandbox = env.netns;
   if (!vf->is_sf) iface.pci_id = device;
+  if (found.gpu) iface.gpu_affinity = DescribeGpuMatch(*found.gpu);
   if (!dpdk) {
     // 2. The netdev: into the pod, renamed, with its MAC and MTU, and up, in one request.
     LinkChanges into_pod;

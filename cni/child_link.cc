@@ -1,11 +1,13 @@
 #include "cni/child_link.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include "cni/error.h"
 #include "cni/fault_points.h"
+#include "cni/gpu_affinity.h"
 #include "cni/link_identity.h"
 #include "cni/steps.h"
 #include "common/log.h"
@@ -13,8 +15,8 @@
 
 namespace hcashare::cni {
 
-Result<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
-                                     const std::string& resource) {
+Result<PoolChoice> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
+                                    const std::string& resource) {
   const std::string path = conf.pool_info_dir + "/" + PoolInfoFileName(resource);
   std::ifstream in(path);
   if (!in) {
@@ -29,9 +31,11 @@ Result<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& c
     return CniStatus(kErrIo, "cannot read the description of pool " + resource,
                      path + ": " + info.status().message());
   }
-  // The NUMA nodes of the IDs the pod was granted (topology-aware pools).
+  // The pod's devices: the NUMA nodes of the IDs it was granted (topology-aware pools),
+  // and its GPUs.
   std::set<int> nodes;
-  if (!info->id_numa.empty() && ctx.pod_devices) {
+  std::optional<PodGpuView> gpus;
+  if (ctx.pod_devices) {
     auto granted = ctx.pod_devices();
     if (granted.ok()) {
       auto it = granted->by_resource.find(resource);
@@ -40,21 +44,34 @@ Result<std::string> ChoosePoolNetdev(const NetConf& conf, const AttachContext& c
           if (auto n = info->id_numa.find(id); n != info->id_numa.end()) nodes.insert(n->second);
         }
       }
+      gpus = ReadPodGpus(conf, ctx, *granted);
     } else {
-      LogWarn("cannot look up the pod's IDs; picking any pool HCA",
+      LogWarn("cannot look up the pod's devices; picking any pool HCA",
               {{"resource", resource}, {"error", granted.status().message()}});
     }
   }
-  const PoolInfoHca* best = nullptr;
+  // Healthy HCAs with a netdev, those on the granted IDs' NUMA nodes first.
+  std::vector<const PoolInfoHca*> usable;
   for (const auto& h : info->hcas) {
-    if (!h.healthy || h.netdevs.empty()) continue;
-    if (best == nullptr || (nodes.count(h.numa) && !nodes.count(best->numa))) best = &h;
+    if (h.healthy && !h.netdevs.empty()) usable.push_back(&h);
   }
-  if (best == nullptr) {
+  std::stable_partition(usable.begin(), usable.end(),
+                        [&](const PoolInfoHca* h) { return nodes.count(h->numa) > 0; });
+  if (usable.empty()) {
     return CniStatus(kErrDeviceNotFound, "pool " + resource + " has no healthy HCA with a netdev",
                      path);
   }
-  return best->netdevs.front();
+  PoolChoice choice{usable.front()->netdevs.front(), std::nullopt};
+  if (gpus) {
+    // The nearest to the pod's GPUs by path class; NUMA, then pool order, break ties.
+    std::vector<std::string> pcis;
+    for (const PoolInfoHca* h : usable) pcis.push_back(h->pci);
+    if (auto match = topo::NearestToGpus(gpus->distances, gpus->gpus.gpus, pcis)) {
+      const size_t at = std::find(pcis.begin(), pcis.end(), match->device) - pcis.begin();
+      choice = {usable[at]->netdevs.front(), std::move(match)};
+    }
+  }
+  return choice;
 }
 
 Result<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
@@ -70,8 +87,19 @@ Result<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
                      "remove vlan, spoofchk, trust, link_state, the tx rates and guid");
   }
   std::string master = conf.master.value_or("");
+  std::optional<topo::GpuMatch> gpu;
   if (master.empty()) {
-    ASSIGN_OR_RETURN(master, ChoosePoolNetdev(conf, ctx, conf.resource_name.value_or("")));
+    ASSIGN_OR_RETURN(PoolChoice choice,
+                     ChoosePoolNetdev(conf, ctx, conf.resource_name.value_or("")));
+    master = std::move(choice.netdev);
+    gpu = std::move(choice.gpu);
+  }
+  if (gpu) {
+    LogInfo("chose the pool HCA nearest the pod's GPU", {{"master", master},
+                                                         {"hca", gpu->device},
+                                                         {"gpu", gpu->gpu.uuid},
+                                                         {"gpu_pci", gpu->gpu.address},
+                                                         {"path", topo::PathTypeName(gpu->path)}});
   }
   auto lower = ctx.netdev.Get(master);
   if (!lower.ok()) {
@@ -115,6 +143,7 @@ Result<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
   ResultInterface iface;
   iface.name = env.ifname;
   iface.sandbox = env.netns;
+  if (gpu) iface.gpu_affinity = DescribeGpuMatch(*gpu);
   Status st = InNetns(*pod, [&]() -> Status {
     ASSIGN_OR_RETURN(hcashare::LinkState child, FindChildLink(ctx.netdev, state));
     state.pod_ifindex = child.ifindex;

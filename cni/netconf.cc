@@ -33,7 +33,8 @@ const std::vector<std::string>& KnownKeys() {
       // ib-sriov-cni.
       "guid",
       // hcashare.
-      "kubeletRootDir", "stateDir", "hostRoot", "rdma", "mode", "master", "poolInfoDir", "pkey"};
+      "kubeletRootDir", "stateDir", "hostRoot", "rdma", "mode", "master", "poolInfoDir", "pkey",
+      "gpuResources", "gpuRails"};
   return kKeys;
 }
 
@@ -97,6 +98,7 @@ class NetConfReader {
     conf_.name = Checked(top_, "name", CheckIdentifier, Need::kRequired).value_or("");
     conf_.type = Checked(top_, "type", CheckPluginName, Need::kRequired).value_or("");
     conf_.resource_name = Checked(top_, "resourceName", CheckResourceName);
+    ReadGpuAffinity();
     if (const auto mode = top_.Choice("mode", {"netdev", "macvlan", "ipoib"})) {
       conf_.mode = static_cast<AttachMode>(*mode);  // the choices are in AttachMode order
     }
@@ -203,6 +205,26 @@ class NetConfReader {
     std::optional<std::string> mac = ParseUnicastMac(*value, &problem);
     if (!mac) reader.Fail(key, problem + ", got " + config::Quote(*value));
     return mac;
+  }
+
+  void ReadGpuAffinity() {
+    if (auto resources = top_.Strings("gpuResources")) {
+      if (resources->size() > kMaxGpuResources) {
+        top_.Fail("gpuResources", "at most " + std::to_string(kMaxGpuResources) +
+                                      " resources, got " + std::to_string(resources->size()));
+      }
+      for (size_t i = 0; i < resources->size(); ++i) {
+        if (const Problem problem = CheckResourceName((*resources)[i])) {
+          errors_.push_back(
+              {top_.PathOf("gpuResources") + "[" + std::to_string(i) + "]", *problem});
+        }
+      }
+      conf_.gpu_resources = std::move(*resources);
+    }
+    conf_.gpu_rails = top_.Bool("gpuRails").value_or(false);
+    if (conf_.gpu_rails && !top_.Find("resourceName")) {
+      top_.Fail("gpuRails", "requires resourceName (the resource whose VFs follow the GPUs)");
+    }
   }
 
   std::optional<std::string> Guid(FieldReader& reader, std::string_view key) {

@@ -28,6 +28,10 @@ inline constexpr int kMaxVlan = 4094;
 inline constexpr int kMaxVlanQos = 7;
 inline constexpr int kMinMtu = 68;
 inline constexpr int kMaxMtu = 65535;
+// The NVIDIA device plugin's resource; its device IDs are GPU UUIDs.
+inline constexpr std::string_view kDefaultGpuResource = "nvidia.com/gpu";
+// At most this many "gpuResources".
+inline constexpr size_t kMaxGpuResources = 16;
 // Rates are Mbps in a 32-bit netlink field.
 inline constexpr int64_t kMaxTxRate = UINT32_MAX;
 
@@ -98,6 +102,10 @@ struct NetConf {
   AttachMode mode = AttachMode::kNetdev;
   std::optional<std::string> master;  // macvlan/ipoib mode: the parent netdev
   uint16_t pkey = 0xffff;             // ipoib mode: the partition key (default partition)
+  // GPU-aware choice: the resources whose device IDs are GPU UUIDs ("gpuResources"), and
+  // whether netN takes the VF nearest the pod's Nth GPU ("gpuRails", with resourceName).
+  std::vector<std::string> gpu_resources{std::string(kDefaultGpuResource)};
+  bool gpu_rails = false;
   // macvlan mode without `master`: where hcashare-device-plugin describes its pools
   // (`poolInfoDir`, by default PoolInfoDirFor(kubelet_root_dir)).
   std::string pool_info_dir = kDefaultPoolInfoDir;

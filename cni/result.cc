@@ -112,6 +112,7 @@ json InterfaceJson(const ResultInterface& in, bool v110) {
     PutIfSet(out, "socketPath", in.socket_path);
     PutIfSet(out, "pciID", in.pci_id);
   }
+  PutIfSet(out, "gpuAffinity", in.gpu_affinity);
   return out;
 }
 

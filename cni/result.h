@@ -22,6 +22,8 @@ struct ResultInterface {
   std::optional<int64_t> mtu;
   std::optional<std::string> socket_path;
   std::optional<std::string> pci_id;
+  // hcashare's own: the GPU the device was chosen for ("gpuAffinity", cni/gpu_affinity.h).
+  std::optional<nlohmann::json> gpu_affinity;
 };
 
 // ips[]. Before 1.0.0 each entry also carries "version": "4" or "6", which is derived

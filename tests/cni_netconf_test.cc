@@ -605,6 +605,26 @@ TEST(CniNetConfTest, GuidSyntaxAndPrecedence) {
                         "CNI_ARGS guid \"00:00:00:00:00:00:00:00\": GUID"));
 }
 
+// GPU-aware choice: gpuResources (default the NVIDIA device plugin's) and gpuRails.
+TEST(CniNetConfTest, GpuAffinityKeys) {
+  const Result<NetConf> plain = Parse(BaseConf());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->gpu_resources, std::vector<std::string>{"nvidia.com/gpu"});
+  EXPECT_FALSE(plain->gpu_rails);
+  json rails = BaseWith("gpuRails", "true");
+  EXPECT_TRUE(FailsWith(Parse(rails), 7, "gpuRails: requires resourceName"));
+  rails["resourceName"] = "rdma/vfs";
+  ASSERT_TRUE(Parse(rails).ok());
+  EXPECT_TRUE(Parse(rails)->gpu_rails);
+  EXPECT_EQ(Parse(BaseWith("gpuResources", R"(["example.com/gpu"])"))->gpu_resources,
+            std::vector<std::string>{"example.com/gpu"});
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("gpuResources", R"(["nvidia.com/gpu", "no slash"])")), 7,
+                        "gpuResources[1]: "));
+  json many = BaseConf();
+  many["gpuResources"] = std::vector<std::string>(17, "a.b/c");
+  EXPECT_TRUE(FailsWith(Parse(many), 7, "gpuResources: at most 16 resources, got 17"));
+}
+
 // ---------------------------------------------------------------------------------------
 // JSON field helpers (config/json_fields.h, the reader the device plugin's configuration
 // uses too)

@@ -101,7 +101,7 @@ TEST(CniErrorTest, ParsesDelegatedPluginErrors) {
 CniResult FullResult() {
   CniResult r;
   r.interfaces.push_back({"net1", "0a:00:00:00:00:01", "/var/run/netns/cni-1", 9000,
-                          std::string("/run/x.sock"), std::string("0000:3b:00.2")});
+                          std::string("/run/x.sock"), std::string("0000:3b:00.2"), std::nullopt});
   r.ips.push_back({"10.1.2.3/24", std::string("10.1.2.1"), 0});
   r.ips.push_back({"fd00::3/64", std::nullopt, 0});
   r.routes.push_back({"0.0.0.0/0", std::string("10.1.2.1"), 1500, 1460, 100, 200, 0});
@@ -116,7 +116,7 @@ CniResult FullResult() {
 TEST(CniResultTest, ChainResultAppendsOursAfterPrev) {
   CniResult prev;
   prev.interfaces.push_back(
-      {"eth0", "", "/var/run/netns/x", std::nullopt, std::nullopt, std::nullopt});
+      {"eth0", "", "/var/run/netns/x", std::nullopt, std::nullopt, std::nullopt, std::nullopt});
   prev.ips.push_back({"10.0.0.5/24", std::nullopt, 0});
   CniResult ours = FullResult();  // net1 with two ips on interface 0, dns set
   const CniResult chained = ChainResult(prev, ours);
@@ -181,9 +181,24 @@ TEST(CniResultTest, Version110Shape) {
   })"));
 }
 
+// hcashare's gpuAffinity (the GPU a device was chosen for) rides on the interface in every
+// version; the spec's fields are unchanged by it.
+TEST(CniResultTest, GpuAffinityInEveryVersion) {
+  CniResult r;
+  ResultInterface iface;
+  iface.name = "net1";
+  iface.gpu_affinity = json{{"gpu", "GPU-1"}, {"gpuPci", "0000:18:00.0"}, {"path", "PIX"}};
+  r.interfaces.push_back(iface);
+  for (const char* version : {"0.3.1", "0.4.0", "1.0.0", "1.1.0"}) {
+    const Result<json> out = ToJson(r, version);
+    ASSERT_TRUE(out.ok()) << version;
+    EXPECT_EQ((*out)["interfaces"][0]["gpuAffinity"]["path"], "PIX") << version;
+  }
+}
+
 TEST(CniResultTest, EmptyPartsAreOmittedButDnsStays) {
   CniResult r;
-  r.interfaces.push_back({"net1", "", "", std::nullopt, std::nullopt, std::nullopt});
+  r.interfaces.push_back({"net1", "", "", std::nullopt, std::nullopt, std::nullopt, std::nullopt});
   const Result<json> out = ToJson(r, "1.1.0");
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(*out, json::parse(R"({"cniVersion":"1.1.0","interfaces":[{"name":"net1"}],
@@ -294,7 +309,7 @@ TEST(CniResultTest, MalformedResultsAreCode6) {
 TEST(CniResultTest, MergesIpamIntoOurInterface) {
   CniResult ours;
   ours.interfaces.push_back({"net1", "0a:00:00:00:00:01", "/var/run/netns/cni-1", std::nullopt,
-                             std::nullopt, std::string("0000:3b:00.2")});
+                             std::nullopt, std::string("0000:3b:00.2"), std::nullopt});
   const Result<CniResult> ipam = ParseResultText(R"({
     "cniVersion": "1.0.0",
     "ips": [{"address": "10.1.2.3/24", "gateway": "10.1.2.1"},

@@ -29,9 +29,12 @@ int RunDemo(const std::vector<std::string>& args);
 
 struct TopoOptions {
   std::string host_root = "/";
-  std::string snapshot;          // a snapshot file to read instead of the host
-  std::string format = "table";  // "table", "json", "dot" or "nccl-xml"
-  bool json = false;             // same as format "json"
+  std::string snapshot;                    // a snapshot file to read instead of the host
+  std::string format = "table";            // "table", "json", "dot" or "nccl-xml"
+  bool json = false;                       // same as format "json"
+  std::string pod;                         // "namespace/name": the pod view instead of the node's
+  std::string kubelet_root;                // "" = <host_root>/var/lib/kubelet
+  std::vector<std::string> gpu_resources;  // empty = {"nvidia.com/gpu"}
 };
 
 // `hcashare topo`: the GPU/NIC PCIe distance matrix of the host (or snapshot). 0 on

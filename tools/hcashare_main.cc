@@ -54,6 +54,15 @@ int main(int argc, char** argv) {
   topo->add_flag("--json", topo_opts.json, "same as --format json");
   topo->add_option("--host-root", topo_opts.host_root, kHostRootHelp);
   topo->add_option("--snapshot", topo_opts.snapshot, kSnapshotHelp);
+  topo->add_option("--pod", topo_opts.pod,
+                   "NAMESPACE/NAME: a running pod's GPUs, RDMA devices and the path class "
+                   "between each pair (asks the kubelet's pod-resources API on this node)");
+  topo->add_option("--kubelet-root", topo_opts.kubelet_root,
+                   "with --pod: the kubelet's root dir (default: /var/lib/kubelet under "
+                   "--host-root)");
+  topo->add_option("--gpu-resource", topo_opts.gpu_resources,
+                   "with --pod: a resource whose device IDs are GPU UUIDs (repeatable; default "
+                   "nvidia.com/gpu)");
 
   cli::DoctorOptions doctor_opts;
   auto* doctor =

@@ -2,14 +2,56 @@
 // Graphviz; or the snapshot -> an NCCL topology file.
 #include <iostream>
 
+#include "cni/podresources.h"
+#include "common/host.h"
+
 #include "tools/commands.h"
 #include "tools/snapshot_source.h"
 #include "topo/endpoints.h"
 #include "topo/format.h"
 #include "topo/nccl_xml.h"
+#include "topo/pod_view.h"
 #include "topo/report.h"
 
 namespace hcashare::cli {
+namespace {
+
+// `topo --pod`: the pod's devices from the kubelet, placed on the snapshot.
+int RunTopoPod(const TopoOptions& opts, const hostfacts::HostSnapshot& facts) {
+  const size_t slash = opts.pod.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == opts.pod.size()) {
+    std::cerr << "hcashare topo: --pod must be NAMESPACE/NAME, got \"" << opts.pod << "\"\n";
+    return 1;
+  }
+  cni::PodResourcesOptions pr;
+  pr.kubelet_root =
+      opts.kubelet_root.empty() ? JoinPath(opts.host_root, "/var/lib/kubelet") : opts.kubelet_root;
+  auto found =
+      cni::LookupPodDevices(pr, {opts.pod.substr(0, slash), opts.pod.substr(slash + 1), ""});
+  if (!found.ok()) {
+    std::cerr << "hcashare topo: cannot ask the kubelet for pod " << opts.pod << ": "
+              << found.status().message() << "\n";
+    return 1;
+  }
+  if (found->by_resource.empty()) {
+    std::cerr << "hcashare topo: the kubelet at " << pr.kubelet_root << " lists no devices for pod "
+              << opts.pod << " (is it running on this node?)\n";
+    return 1;
+  }
+  const std::vector<std::string> gpu_resources =
+      opts.gpu_resources.empty() ? std::vector<std::string>{"nvidia.com/gpu"} : opts.gpu_resources;
+  topo::PodTopo view = topo::BuildPodTopo(facts, found->by_resource, gpu_resources);
+  view.pod = opts.pod;
+  view.source = found->source;
+  if (opts.json || opts.format == "json") {
+    std::cout << topo::PodTopoToJson(view).dump(2) << "\n";
+  } else {
+    std::cout << topo::FormatPodTopo(view);
+  }
+  return 0;
+}
+
+}  // namespace
 
 int RunTopo(const TopoOptions& opts) {
   auto facts = SnapshotFor(opts.host_root, opts.snapshot);
@@ -17,6 +59,7 @@ int RunTopo(const TopoOptions& opts) {
     std::cerr << "hcashare topo: " << facts.status().message() << "\n";
     return 1;
   }
+  if (!opts.pod.empty()) return RunTopoPod(opts, *facts);
   auto snap = topo::EndpointsOf(*facts);
   if (!snap.ok()) {
     std::cerr << "hcashare topo: " << snap.status().message() << "\n";
