@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "common/strings.h"
 #include "doctor/check_util.h"
@@ -182,16 +183,11 @@ std::vector<CheckResult> CheckAcs(const DoctorInputs& in) {
   }
   // The GPU <-> NIC pairs through each redirecting bridge, and the unreadable bridges.
   std::map<std::string, std::vector<std::string>> redirecting;
-  std::vector<std::string> unreadable;
-  size_t bridges = 0;
+  std::set<std::string> unreadable, bridges;
   for (const auto& p : paths) {
-    bridges += p.bridges.size();
+    bridges.insert(p.bridges.begin(), p.bridges.end());
     for (const auto& b : p.redirecting) redirecting[b].push_back(PairText(p));
-    for (const auto& b : p.unreadable) {
-      if (std::find(unreadable.begin(), unreadable.end(), b) == unreadable.end()) {
-        unreadable.push_back(b);
-      }
-    }
+    unreadable.insert(p.unreadable.begin(), p.unreadable.end());
   }
   std::vector<CheckResult> out;
   for (const auto& [bridge, pairs] : redirecting) {
@@ -210,7 +206,8 @@ std::vector<CheckResult> CheckAcs(const DoctorInputs& in) {
     out.push_back(std::move(r));
   }
   if (!unreadable.empty()) {
-    out.push_back(Pass("acs", "unknown: the ACS of " + Join(unreadable, ", ") +
+    const std::vector<std::string> list(unreadable.begin(), unreadable.end());
+    out.push_back(Pass("acs", "unknown: the ACS of " + Join(list, ", ") +
                                   " on GPU <-> NIC paths could not be read (the extended config "
                                   "space needs CAP_SYS_ADMIN in the initial user namespace: run "
                                   "doctor as root on the host or in a privileged container)"));
@@ -219,7 +216,7 @@ std::vector<CheckResult> CheckAcs(const DoctorInputs& in) {
     out.push_back(Pass("acs", "ACS P2P redirect is off on the switch ports of all " +
                                   std::to_string(paths.size()) +
                                   " GPU <-> NIC path(s) under a PCIe switch (" +
-                                  std::to_string(bridges) + " bridge(s) checked)"));
+                                  std::to_string(bridges.size()) + " bridge(s) checked)"));
   }
   return out;
 }

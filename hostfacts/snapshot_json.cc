@@ -1,105 +1,13 @@
 #include "hostfacts/snapshot_json.h"
 
-#include <cstdint>
 #include <fstream>
-#include <limits>
-#include <type_traits>
+
+#include "hostfacts/json_in.h"
 
 namespace hcashare::hostfacts {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-// Reads fields out of a JSON object, remembering the first problem with its JSON path.
-class In {
- public:
-  In(const nlohmann::json& j, std::string path, std::string* error)
-      : j_(j), path_(std::move(path)), error_(error) {
-    if (!j_.is_object()) Fail(path_, "expected an object");
-  }
-
-  void Str(const char* key, std::string* out) { Get(key, out, &nlohmann::json::is_string); }
-  void Bool(const char* key, bool* out) { Get(key, out, &nlohmann::json::is_boolean); }
-  template <typename N>
-  void Int(const char* key, N* out) {
-    const nlohmann::json* v = Field(key);
-    if (v == nullptr) return;
-    if (!v->is_number_integer() ||
-        (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX}) ||
-        v->get<int64_t>() < std::numeric_limits<N>::min() ||
-        v->get<int64_t>() > std::numeric_limits<N>::max()) {
-      Fail(Path(key), "expected an integer in range");
-      return;
-    }
-    *out = static_cast<N>(v->get<int64_t>());
-  }
-  void Strings(const char* key, std::vector<std::string>* out) {
-    const nlohmann::json* v = Field(key);
-    if (v == nullptr) return;
-    if (!v->is_array()) return Fail(Path(key), "expected an array of strings");
-    for (size_t i = 0; i < v->size(); ++i) {
-      if (!(*v)[i].is_string())
-        return Fail(Path(key) + "/" + std::to_string(i), "expected a string");
-      out->push_back((*v)[i].get<std::string>());
-    }
-  }
-  // Each element of array `key` through `read(element, path)`.
-  template <typename T, typename F>
-  void Objects(const char* key, std::vector<T>* out, F read) {
-    const nlohmann::json* v = Field(key);
-    if (v == nullptr) return;
-    if (!v->is_array()) return Fail(Path(key), "expected an array");
-    for (size_t i = 0; i < v->size() && error_->empty(); ++i) {
-      T t;
-      read((*v)[i], Path(key) + "/" + std::to_string(i), &t);
-      out->push_back(std::move(t));
-    }
-  }
-  // Object `key` whose values are strings, keyed by `K` (std::string, or int for numerals).
-  template <typename K>
-  void StringMap(const char* key, std::map<K, std::string>* out) {
-    const nlohmann::json* v = Field(key);
-    if (v == nullptr) return;
-    if (!v->is_object()) return Fail(Path(key), "expected an object");
-    for (const auto& [k, val] : v->items()) {
-      if (!val.is_string()) return Fail(Path(key) + "/" + k, "expected a string");
-      if constexpr (std::is_same_v<K, int>) {
-        size_t used = 0;
-        int n = -1;
-        try {
-          n = std::stoi(k, &used);
-        } catch (const std::exception&) {
-        }
-        if (n < 0 || used != k.size()) return Fail(Path(key) + "/" + k, "expected a numeral key");
-        (*out)[n] = val.template get<std::string>();
-      } else {
-        (*out)[k] = val.template get<std::string>();
-      }
-    }
-  }
-
- private:
-  std::string Path(const char* key) const { return path_ + "/" + key; }
-  const nlohmann::json* Field(const char* key) const {
-    if (!error_->empty() || !j_.is_object()) return nullptr;
-    auto it = j_.find(key);
-    return it == j_.end() ? nullptr : &*it;
-  }
-  template <typename T>
-  void Get(const char* key, T* out, bool (nlohmann::json::*is)() const noexcept) {
-    const nlohmann::json* v = Field(key);
-    if (v == nullptr) return;
-    if (!(v->*is)()) return Fail(Path(key), "wrong type");
-    *out = v->get<T>();
-  }
-  void Fail(const std::string& path, const std::string& what) {
-    if (error_->empty()) *error_ = (path.empty() ? "/" : path) + ": " + what;
-  }
-
-  const nlohmann::json& j_;
-  const std::string path_;
-  std::string* error_;
-};
 
 Json GidJson(const Gid& g) {
   return {{"index", g.index}, {"gid", g.gid}, {"type", g.type}, {"ndev", g.ndev}};
@@ -167,7 +75,7 @@ Json AuxJson(const AuxDevice& a) {
 }
 
 void ReadGid(const nlohmann::json& j, const std::string& path, std::string* err, Gid* g) {
-  In in(j, path, err);
+  JsonIn in(j, path, err);
   in.Int("index", &g->index);
   in.Str("gid", &g->gid);
   in.Str("type", &g->type);
@@ -175,7 +83,7 @@ void ReadGid(const nlohmann::json& j, const std::string& path, std::string* err,
 }
 
 void ReadPort(const nlohmann::json& j, const std::string& path, std::string* err, RdmaPort* p) {
-  In in(j, path, err);
+  JsonIn in(j, path, err);
   in.Str("number", &p->number);
   in.Str("link_layer", &p->link_layer);
   in.Str("state", &p->state);
@@ -185,7 +93,7 @@ void ReadPort(const nlohmann::json& j, const std::string& path, std::string* err
 }
 
 void ReadRdma(const nlohmann::json& j, const std::string& path, std::string* err, RdmaDevice* r) {
-  In in(j, path, err);
+  JsonIn in(j, path, err);
   in.Str("name", &r->name);
   in.Str("sysfs_dir", &r->sysfs_dir);
   in.Str("parent", &r->parent);
@@ -199,7 +107,7 @@ void ReadRdma(const nlohmann::json& j, const std::string& path, std::string* err
 }
 
 void ReadNetdev(const nlohmann::json& j, const std::string& path, std::string* err, Netdev* n) {
-  In in(j, path, err);
+  JsonIn in(j, path, err);
   in.Str("name", &n->name);
   in.Str("sysfs_dir", &n->sysfs_dir);
   in.Str("arp_type", &n->arp_type);
@@ -209,7 +117,7 @@ void ReadNetdev(const nlohmann::json& j, const std::string& path, std::string* e
 }
 
 void ReadPci(const nlohmann::json& j, const std::string& path, std::string* err, PciFunction* f) {
-  In in(j, path, err);
+  JsonIn in(j, path, err);
   in.Str("address", &f->address);
   in.Int("class_code", &f->class_code);
   in.Strings("rdma_devices", &f->rdma_devices);
@@ -236,14 +144,14 @@ void ReadPci(const nlohmann::json& j, const std::string& path, std::string* err,
 }
 
 void ReadNuma(const nlohmann::json& j, const std::string& path, std::string* err, NumaNode* n) {
-  In in(j, path, err);
+  JsonIn in(j, path, err);
   in.Int("id", &n->id);
   in.Str("cpumap", &n->cpumap);
   in.Str("cpulist", &n->cpulist);
 }
 
 void ReadGpu(const nlohmann::json& j, const std::string& path, std::string* err, NvidiaGpu* g) {
-  In in(j, path, err);
+  JsonIn in(j, path, err);
   in.Str("address", &g->address);
   in.Str("uuid", &g->uuid);
   in.Str("model", &g->model);
@@ -251,7 +159,7 @@ void ReadGpu(const nlohmann::json& j, const std::string& path, std::string* err,
 }
 
 void ReadAux(const nlohmann::json& j, const std::string& path, std::string* err, AuxDevice* a) {
-  In in(j, path, err);
+  JsonIn in(j, path, err);
   in.Str("name", &a->name);
   in.Str("parent", &a->parent);
   in.Str("driver", &a->driver);
@@ -318,7 +226,7 @@ nlohmann::ordered_json SnapshotToJson(const HostSnapshot& s) {
 Result<HostSnapshot> SnapshotFromJson(const nlohmann::json& j) {
   std::string err;
   HostSnapshot s;
-  In in(j, "", &err);
+  JsonIn in(j, "", &err);
   std::string kind;
   in.Str("kind", &kind);
   s.version = -1;

@@ -305,6 +305,30 @@ TEST(AcsTest, NoAcsCapabilityPasses) {
   EXPECT_EQ(One(n.Doctor(), "acs").verdict, doctor::Verdict::kPass);
 }
 
+// A port on the paths of two GPUs is one WARN naming both pairs, and counted once.
+TEST(AcsTest, APortOnTwoPathsWarnsOnceNamingBoth) {
+  GpuNode n(kBehindSwitch);
+  ASSERT_TRUE(n.node.AddPciBridge(Bridge("0000:17:03.0", kUpstream)).ok());
+  ASSERT_TRUE(
+      n.node.AddPciFunction(Under(fake::SimNode::Gpu("0000:1a:00.0"), "0000:17:03.0")).ok());
+  for (const char* b : {kUpstream, kGpuPort, "0000:17:03.0"}) {
+    ASSERT_TRUE(n.node.SetBridgeAcs(b, 0).ok());
+  }
+  ASSERT_TRUE(n.node.SetBridgeAcs(kNicPort, 0x0004).ok());  // RR only
+  const auto acs = One(n.Doctor(), "acs");
+  EXPECT_EQ(acs.verdict, doctor::Verdict::kWarn);
+  EXPECT_EQ(acs.device, kNicPort);
+  EXPECT_THAT(acs.reason, HasSubstr("0x0004 (RR)"));
+  EXPECT_THAT(acs.reason, HasSubstr("GPU 0000:18:00.0 <-> NIC mlx5_0 (0000:19:00.0), "
+                                    "GPU 0000:1a:00.0 <-> NIC mlx5_0 (0000:19:00.0)"));
+  // Cleared: one PASS counting the three ports once each.
+  ASSERT_TRUE(n.node.SetBridgeAcs(kNicPort, 0).ok());
+  const auto ok = One(n.Doctor(), "acs");
+  EXPECT_EQ(ok.verdict, doctor::Verdict::kPass);
+  EXPECT_THAT(ok.reason, HasSubstr("all 2 GPU <-> NIC path(s)"));
+  EXPECT_THAT(ok.reason, HasSubstr("(3 bridge(s) checked)"));
+}
+
 // Read without CAP_SYS_ADMIN: 64 bytes of config space, so ACS is unknown, never "off".
 TEST(AcsTest, UnprivilegedReadIsUnknown) {
   GpuNode n(kBehindSwitch);

@@ -69,6 +69,19 @@ TEST(TopoGoldenTest, TwoSocketCells) {
   EXPECT_EQ(f.report.best_nics[3].nic_name, "mlx5_1");
   EXPECT_EQ(f.report.best_nics[3].path, PathType::kNode);
   EXPECT_EQ(f.report.nccl_ib_hca, "=mlx5_0,mlx5_1");
+  // ACS redirect on the NUMA 0 switch ports, off on NUMA 1's; GPU3's NIC is a root complex
+  // away, where ACS does not apply.
+  EXPECT_EQ(f.report.best_nics[0].acs, AcsState::kRedirect);
+  EXPECT_EQ(f.report.best_nics[1].acs, AcsState::kRedirect);
+  EXPECT_EQ(f.report.best_nics[2].acs, AcsState::kOff);
+  EXPECT_EQ(f.report.best_nics[3].acs, AcsState::kNotApplicable);
+  ASSERT_EQ(f.report.acs_paths.size(), 3u);
+  EXPECT_EQ(f.report.acs_paths[1].gpu, kGpu1);
+  EXPECT_EQ(
+      f.report.acs_paths[1].bridges,
+      (std::vector<std::string>{"0000:17:02.0", "0000:1a:00.0", "0000:1b:00.0", "0000:17:01.0"}));
+  EXPECT_EQ(f.report.acs_paths[1].redirecting,
+            (std::vector<std::string>{"0000:17:02.0", "0000:1b:00.0", "0000:17:01.0"}));
 }
 
 // The single-root workstation: root ports are PHB apart, NUMA is unknown.
@@ -88,6 +101,9 @@ TEST(TopoGoldenTest, VfCells) {
   EXPECT_EQ(f.Cell("0000:04:00.0", "0000:03:00.3"), "PIX");
   EXPECT_EQ(f.Cell("0000:05:00.0", "0000:03:00.2"), "PHB");
   EXPECT_EQ(f.report.best_nics[0].nic_name, "mlx5_0");  // the PF before its VFs
+  // Its switch ports' config space was read without privilege: ACS unknown, not off.
+  EXPECT_EQ(f.report.best_nics[0].acs, AcsState::kUnknown);
+  EXPECT_EQ(f.report.best_nics[1].acs, AcsState::kNotApplicable);  // PHB
 }
 
 class TopoGoldenFileTest : public ::testing::TestWithParam<CannedHost> {};
@@ -138,6 +154,15 @@ TEST(TopoGoldenTest, JsonSchema) {
   EXPECT_EQ(j["devices"][4]["kind"], "nic");
   EXPECT_EQ(j["matrix"][kGpu0][kMlx0], "PIX");
   EXPECT_EQ(j["matrix"][kGpu0][kGpu2], "SYS");
+  EXPECT_EQ(j["best_nics"][0]["acs"], "redirect");
+  EXPECT_TRUE(j["best_nics"][3]["acs"].is_null());
+  ASSERT_TRUE(j["acs_paths"].is_array());
+  for (const auto& p : j["acs_paths"]) {
+    EXPECT_EQ(p.size(), 7u) << p.dump();
+    for (const char* key : {"gpu", "nic", "name", "acs", "bridges", "redirecting", "unreadable"}) {
+      EXPECT_TRUE(p.contains(key)) << key;
+    }
+  }
 }
 
 // Help, a bad format, an empty host root and a missing snapshot file.
