@@ -231,6 +231,9 @@ TEST_F(GpuAffinityTest, TopoPodShowsThePathBetweenEachGpuAndDevice) {
   EXPECT_NE(unknown.err.find("lists no devices for pod ml/nobody"), std::string::npos)
       << unknown.err;
   EXPECT_EQ(topo({"--pod", "no-slash"}).exit_code, 1);
+  const ExecOutput xml = topo({"--pod", "ml/trainer-0", "--format", "nccl-xml"});
+  EXPECT_EQ(xml.exit_code, 1);
+  EXPECT_NE(xml.err.find("--pod shows a table or --json"), std::string::npos) << xml.err;
 }
 
 }  // namespace

@@ -59,7 +59,14 @@ int RunTopo(const TopoOptions& opts) {
     std::cerr << "hcashare topo: " << facts.status().message() << "\n";
     return 1;
   }
-  if (!opts.pod.empty()) return RunTopoPod(opts, *facts);
+  if (!opts.pod.empty()) {
+    if (opts.format != "table" && opts.format != "json") {
+      std::cerr << "hcashare topo: --pod shows a table or --json, not --format " << opts.format
+                << "\n";
+      return 1;
+    }
+    return RunTopoPod(opts, *facts);
+  }
   auto snap = topo::EndpointsOf(*facts);
   if (!snap.ok()) {
     std::cerr << "hcashare topo: " << snap.status().message() << "\n";
