@@ -169,7 +169,8 @@ struct HostSnapshot {
   const AuxDevice* FindAux(const std::string& name) const;
   const RdmaDevice* FindRdma(const std::string& name) const;
   const Netdev* FindNetdev(const std::string& name) const;
-  // The NVIDIA GPU with UUID `uuid` (case-insensitive); nullptr when absent.
+  // The NVIDIA GPU whose `uuid` is `uuid` ("GPU-...", compared case-insensitively; a linear
+  // scan, GPUs are few); nullptr when absent or `uuid` is "".
   const NvidiaGpu* FindGpuByUuid(const std::string& uuid) const;
   bool operator==(const HostSnapshot& o) const;
 };
