@@ -12,7 +12,10 @@
 //  - NormalizePciAddress agrees with the CNI's ParseDeviceName on PCI addresses;
 //  - pfNames: each selector has a 1..15-character name and 0 <= first <= last <= 4095
 //    (or no range), and rendering the selectors back parses to the same selectors;
-//  - a parsed uevent has a non-empty action and devpath, and its env agrees with them.
+//  - a parsed uevent has a non-empty action and devpath, and its env agrees with them;
+//  - ParseAcsCtrl gives kAcsUnread, kAcsAbsent or a 16-bit register; ParseCpuInfo and
+//    ParseNvidiaGpuInformation give -1 or a non-negative number for their numbers;
+//    ParseCpuModaliasArch gives "", "x86_64" or "aarch64".
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
@@ -123,6 +126,19 @@ void FuzzUevent(const std::string& text) {
 
 }  // namespace
 
+// The parsers of the GPU <-> NIC path facts (config space, /proc/cpuinfo, NVIDIA procfs).
+void FuzzPlatformFacts(const std::string& text) {
+  namespace hostfacts = hcashare::hostfacts;
+  const int acs = hostfacts::ParseAcsCtrl(text);
+  FUZZ_CHECK(acs == hostfacts::kAcsUnread || acs == hostfacts::kAcsAbsent ||
+             (acs >= 0 && acs <= 0xffff));
+  const hostfacts::CpuIdentity cpu = hostfacts::ParseCpuInfo(text);
+  FUZZ_CHECK(cpu.family >= -1 && cpu.model >= -1);
+  FUZZ_CHECK(hostfacts::ParseNvidiaGpuInformation(text).minor >= -1);
+  const std::string arch = hostfacts::ParseCpuModaliasArch(text);
+  FUZZ_CHECK(arch.empty() || arch == "x86_64" || arch == "aarch64");
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   FuzzHexId(text);
@@ -132,5 +148,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckIdempotent(config::NormalizeLinkType, text, &link_type);
   FuzzPfNames(text);
   FuzzUevent(text);
+  FuzzPlatformFacts(text);
   return 0;
 }

@@ -247,6 +247,16 @@ CpuIdentity ParseCpuInfo(std::string_view cpuinfo) {
   return id;
 }
 
+std::string ParseCpuModaliasArch(std::string_view modalias) {
+  constexpr std::string_view kPrefix = "cpu:type:";
+  if (modalias.substr(0, kPrefix.size()) != kPrefix) return "";
+  const std::string_view rest = modalias.substr(kPrefix.size());
+  const std::string_view type = rest.substr(0, rest.find_first_of(",:\n"));
+  if (type == "x86") return "x86_64";
+  if (type == "aarch64") return "aarch64";
+  return "";
+}
+
 NvidiaGpu ParseNvidiaGpuInformation(std::string_view information) {
   NvidiaGpu gpu;
   ForEachKeyValue(information, [&gpu](std::string_view key, std::string_view value) {

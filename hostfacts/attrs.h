@@ -97,6 +97,11 @@ struct CpuIdentity {
 // first blank line or the next `processor` line).
 CpuIdentity ParseCpuInfo(std::string_view cpuinfo);
 
+// The CPU architecture from /sys/devices/system/cpu/modalias ("cpu:type:x86,ven...",
+// "cpu:type:aarch64:feature:..."), for kernels before 6.1 that lack /proc/sys/kernel/arch:
+// "x86_64" for type x86 (the only x86 NCCL runs on), "aarch64"; "" for anything else.
+std::string ParseCpuModaliasArch(std::string_view modalias);
+
 // Parses /proc/driver/nvidia/gpus/<address>/information ("Key:<whitespace>value" lines):
 // `Model`, `GPU UUID` and `Device Minor`. The result's `address` is left empty.
 NvidiaGpu ParseNvidiaGpuInformation(std::string_view information);

@@ -157,11 +157,11 @@ struct HostSnapshot {
   std::map<std::string, std::string> iommu_group_types;
   std::vector<std::string> iommu_cmdline;  // the IOMMU parameters of /proc/cmdline, in order
   // CPUs and GPUs (full read): what an NCCL topology file describes.
-  std::vector<NumaNode> numa_nodes;    // by id
-  std::string cpu_arch;                // /proc/sys/kernel/arch ("x86_64"); "" when unreadable
-  std::string cpu_vendor;              // /proc/cpuinfo `vendor_id` of the first CPU; "" none
-  int cpu_family = -1;                 // `cpu family` (extended family included); -1 none
-  int cpu_model = -1;                  // `model` (extended model included); -1 none
+  std::vector<NumaNode> numa_nodes;  // by id
+  std::string cpu_arch;    // /proc/sys/kernel/arch, else the CPU modalias ("x86_64"); "" unknown
+  std::string cpu_vendor;  // /proc/cpuinfo `vendor_id` of the first CPU; "" none
+  int cpu_family = -1;     // `cpu family` (extended family included); -1 none
+  int cpu_model = -1;      // `model` (extended model included); -1 none
   std::vector<NvidiaGpu> nvidia_gpus;  // by address
 
   // Lookups by key (binary search; the vectors are sorted). nullptr when absent.

@@ -45,6 +45,10 @@ void ReadCpus(const Host& host, HostSnapshot* snap) {
   std::sort(snap->numa_nodes.begin(), snap->numa_nodes.end(),
             [](const NumaNode& a, const NumaNode& b) { return a.id < b.id; });
   snap->cpu_arch = Trimmed(host, "/proc/sys/kernel/arch");
+  if (snap->cpu_arch.empty()) {
+    snap->cpu_arch =
+        ParseCpuModaliasArch(host.ReadFile("/sys/devices/system/cpu/modalias").value_or(""));
+  }
   const CpuIdentity cpu = ParseCpuInfo(host.ReadFile("/proc/cpuinfo").value_or(""));
   snap->cpu_vendor = cpu.vendor;
   snap->cpu_family = cpu.family;

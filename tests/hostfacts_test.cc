@@ -222,6 +222,25 @@ TEST(CpuFactsTest, ParsesTheFirstProcessorBlockOnly) {
   EXPECT_EQ(arm.model, -1);
 }
 
+// Before Linux 6.1 there is no /proc/sys/kernel/arch: the CPU modalias names the type.
+TEST(CpuFactsTest, ArchFromTheCpuModaliasWhenTheSysctlIsMissing) {
+  EXPECT_EQ(ParseCpuModaliasArch("cpu:type:x86,ven0002fam001Amod0002:feature:,0000,0001\n"),
+            "x86_64");
+  EXPECT_EQ(ParseCpuModaliasArch("cpu:type:aarch64:feature:,0000,0001\n"), "aarch64");
+  EXPECT_EQ(ParseCpuModaliasArch("cpu:type:power9:feature:"), "");
+  EXPECT_EQ(ParseCpuModaliasArch("x86"), "");
+  EXPECT_EQ(ParseCpuModaliasArch(""), "");
+  TempDir tmp;
+  fake::SimNode node(tmp.path() + "/host");
+  ASSERT_TRUE(node.WriteHostFile("/sys/devices/system/cpu/modalias",
+                                 "cpu:type:x86,ven0000fam0006mod008F:feature:,0000\n")
+                  .ok());
+  auto host = NewRootedHost(tmp.path() + "/host");
+  EXPECT_EQ(ReadHostSnapshot(*host).cpu_arch, "x86_64");
+  ASSERT_TRUE(node.WriteHostFile("/proc/sys/kernel/arch", "aarch64\n").ok());
+  EXPECT_EQ(ReadHostSnapshot(*host).cpu_arch, "aarch64");  // the sysctl wins
+}
+
 TEST(NvidiaFactsTest, ParsesInformationWithAndWithoutUuid) {
   const std::string head = "Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 180\n";
   const std::string tail =

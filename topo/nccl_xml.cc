@@ -195,9 +195,9 @@ Result<Element> PciElement(const HostSnapshot& snap, const Tree& tree, const std
 Result<std::string> NcclArch(const std::string& arch) {
   if (arch.empty()) {
     return Status::FailedPrecondition(
-        "the CPU architecture is unknown (/proc/sys/kernel/arch: kernels before 6.1 lack it, "
-        "snapshots of older hcashare versions do not hold it), and NCCL needs the arch of "
-        "every cpu element");
+        "the CPU architecture is unknown (neither /proc/sys/kernel/arch, which kernels before "
+        "6.1 lack, nor /sys/devices/system/cpu/modalias names it; snapshots of older hcashare "
+        "versions do not hold it), and NCCL needs the arch of every cpu element");
   }
   static const std::pair<const char*, const char*> kArchs[] = {{"x86_64", "x86_64"},
                                                                {"aarch64", "arm64"},
