@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/host.h"
+#include "common/process.h"
 #include "common/temp_dir.h"
 #include "doctor/check.h"
 #include "doctor/rdma_sysfs.h"
@@ -22,6 +23,7 @@
 #include "testing/fake_rdma_system.h"
 #include "testing/fake_verbs.h"
 #include "testing/sim_node.h"
+#include "tests/test_util.h"
 #include "topo/endpoints.h"
 #include "topo/format.h"
 #include "topo/report.h"
@@ -550,6 +552,68 @@ TEST(GpuPathTest, NoIommuPasses) {
   const auto r = One(n.Doctor(), "iommu");
   EXPECT_EQ(r.verdict, doctor::Verdict::kPass);
   EXPECT_THAT(r.reason, HasSubstr("IOMMU off"));
+}
+
+// `hcashare doctor --host-root DIR --json` as a process, on one fixture tree per finding:
+// the checks reach the CLI with their stable keys, verdicts and devices.
+TEST(GpuPathCliTest, DoctorOnFixtureTreesReportsEachFinding) {
+  // The GPU path results of the CLI's JSON: name -> [(status, device)] in order.
+  const auto doctor = [](GpuNode& n) {
+    auto out = Execute(testing::BinDir() + "/hcashare",
+                       {"hcashare", "doctor", "--json", "--host-root", n.tmp.path() + "/host"},
+                       {"PATH=/usr/bin:/bin"}, "", std::chrono::seconds(60));
+    EXPECT_TRUE(out.ok());
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> found;
+    if (!out.ok()) return found;
+    EXPECT_TRUE(out->exit_code == 0 || out->exit_code == 1) << out->err;  // 1: a FAIL elsewhere
+    const auto doc = nlohmann::json::parse(out->out, nullptr, false);
+    EXPECT_FALSE(doc.is_discarded()) << out->out;
+    for (const auto& c : doc.value("checks", nlohmann::json::array())) {
+      const std::string name = c.value("name", "");
+      if (name == "pcie-link" || name == "gpudirect-rdma" || name == "iommu" || name == "acs") {
+        found[name].emplace_back(c.value("status", ""), c.value("device", ""));
+      }
+    }
+    return found;
+  };
+  using Found = std::vector<std::pair<std::string, std::string>>;
+
+  GpuNode acs(kBehindSwitch);  // an ACS-enabled switch: one WARN per redirecting port
+  ASSERT_TRUE(acs.node.SetBridgeAcs(kUpstream, -1).ok());
+  ASSERT_TRUE(acs.node.SetBridgeAcs(kGpuPort, 0x001d).ok());
+  ASSERT_TRUE(acs.node.SetBridgeAcs(kNicPort, 0).ok());
+  EXPECT_EQ(doctor(acs)["acs"], (Found{{"WARN", kGpuPort}}));
+
+  GpuNode degraded;  // an x8 GPU link on an x16 slot
+  ASSERT_TRUE(degraded.node.SetPcieLink(kGpu, kGen4, 8, kGen4, 16).ok());
+  auto d = doctor(degraded);
+  EXPECT_EQ(d["pcie-link"], (Found{{"WARN", kGpu}}));
+  EXPECT_EQ(d["acs"], (Found{{"PASS", ""}}));
+
+  GpuNode dmabuf;  // the open kernel module on Linux 6.1, no peer-memory module
+  ASSERT_TRUE(dmabuf.node.AddKernelModule("nvidia").ok());
+  ASSERT_TRUE(dmabuf.node
+                  .WriteHostFile("/proc/driver/nvidia/version",
+                                 "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  "
+                                 "580.95.05  Release Build\n")
+                  .ok());
+  ASSERT_TRUE(dmabuf.node.WriteHostFile("/proc/sys/kernel/osrelease", "6.1.0-18-amd64\n").ok());
+  EXPECT_EQ(doctor(dmabuf)["gpudirect-rdma"], (Found{{"PASS", ""}}));
+
+  GpuNode bounce;  // the proprietary module on an old kernel, no peer memory: bounce buffers
+  ASSERT_TRUE(bounce.node.AddKernelModule("nvidia").ok());
+  ASSERT_TRUE(bounce.node
+                  .WriteHostFile("/proc/driver/nvidia/version",
+                                 "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.135\n")
+                  .ok());
+  ASSERT_TRUE(bounce.node.WriteHostFile("/proc/sys/kernel/osrelease", "5.4.0-150-generic\n").ok());
+  EXPECT_EQ(doctor(bounce)["gpudirect-rdma"], (Found{{"WARN", ""}}));
+
+  GpuNode peermem;  // nvidia_peermem loaded, links healthy
+  ASSERT_TRUE(peermem.node.AddKernelModule("nvidia_peermem").ok());
+  auto p = doctor(peermem);
+  EXPECT_EQ(p["gpudirect-rdma"], (Found{{"PASS", ""}}));
+  EXPECT_EQ(p["pcie-link"], (Found{{"PASS", ""}}));
 }
 
 TEST(GpuPathTest, NewFactsRoundTripThroughTheSnapshot) {
