@@ -8,6 +8,7 @@
 #include "common/temp_dir.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/discovery.h"
+#include "hostfacts/reader.h"
 #include "testing/sim_node.h"
 
 namespace hcashare {
@@ -57,6 +58,21 @@ void BM_DiscoveryScan(benchmark::State& state) {
   state.counters["rdma_functions"] = static_cast<double>(found);
 }
 BENCHMARK(BM_DiscoveryScan)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+// The full read (every function's details, bridges' ACS, CPUs, NVIDIA GPUs): what topo and
+// doctor read, and what hcashare-cni adds to an ADD when the pod has GPUs (issue 17).
+void BM_FullHostRead(benchmark::State& state) {
+  BigNode big(static_cast<int>(state.range(0)));
+  auto host = NewRootedHost(big.tmp.path());
+  size_t functions = 0;
+  for (auto _ : state) {
+    hostfacts::HostSnapshot snap = hostfacts::ReadHostSnapshot(*host);
+    functions = snap.pci.size();
+    benchmark::DoNotOptimize(snap);
+  }
+  state.counters["functions"] = static_cast<double>(functions);
+}
+BENCHMARK(BM_FullHostRead)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
 
 void BM_BuildAllocateResponse(benchmark::State& state) {
   BigNode big(64);
