@@ -354,36 +354,40 @@ Result<NetConf> ParseNetConf(std::string_view text, Verb verb) {
   return conf;
 }
 
+namespace {
+
+// A setting in sriov-cni's precedence: `runtime` (runtimeConfig), else CNI_ARGS `arg`
+// checked by `parse` (code 4 when it is bad), else `configured`.
+template <typename Parse>
+Result<std::optional<std::string>> SelectSetting(const std::optional<std::string>& runtime,
+                                                 const std::map<std::string, std::string>& cni_args,
+                                                 std::string_view arg, Parse parse,
+                                                 const std::optional<std::string>& configured) {
+  if (runtime) return runtime;
+  const auto it = cni_args.find(std::string(arg));
+  if (it == cni_args.end()) return configured;
+  std::string problem;
+  std::optional<std::string> value = parse(it->second, &problem);
+  if (!value) {
+    return CniStatus(kErrInvalidEnv, "CNI_ARGS " + std::string(arg) + " " +
+                                         config::Quote(it->second) + ": " + problem);
+  }
+  return value;
+}
+
+}  // namespace
+
 Result<std::optional<std::string>> SelectMac(const NetConf& conf,
                                              const std::map<std::string, std::string>& cni_args) {
-  if (conf.runtime_mac) return conf.runtime_mac;
-  const auto arg = cni_args.find(std::string(kArgMac));
-  if (arg != cni_args.end()) {
-    std::string problem;
-    std::optional<std::string> mac = ParseUnicastMac(arg->second, &problem);
-    if (!mac) {
-      return CniStatus(kErrInvalidEnv,
-                       "CNI_ARGS MAC " + config::Quote(arg->second) + ": " + problem);
-    }
-    return mac;
-  }
-  return conf.mac;
+  return SelectSetting(
+      conf.runtime_mac, cni_args, kArgMac,
+      [](const std::string& v, std::string* problem) { return ParseUnicastMac(v, problem); },
+      conf.mac);
 }
 
 Result<std::optional<std::string>> SelectGuid(const NetConf& conf,
                                               const std::map<std::string, std::string>& cni_args) {
-  if (conf.runtime_guid) return conf.runtime_guid;
-  const auto arg = cni_args.find(std::string(kArgGuid));
-  if (arg != cni_args.end()) {
-    std::string problem;
-    std::optional<std::string> guid = ParseVfGuid(arg->second, &problem);
-    if (!guid) {
-      return CniStatus(kErrInvalidEnv,
-                       "CNI_ARGS guid " + config::Quote(arg->second) + ": " + problem);
-    }
-    return guid;
-  }
-  return conf.guid;
+  return SelectSetting(conf.runtime_guid, cni_args, kArgGuid, ParseVfGuid, conf.guid);
 }
 
 }  // namespace hcashare::cni

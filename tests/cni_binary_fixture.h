@@ -82,6 +82,25 @@ class CniBinaryTest : public ::testing::Test {
     vf_netdevs_.push_back(veth);
     return vf.address;
   }
+  // An InfiniBand PF (0000:7e:00.0, netdev `*pf_netdev`) with one VF (0000:7e:00.1) whose
+  // netdev is a veth in the host namespace standing in for its IPoIB one; returns the VF.
+  std::string AddIbVf(std::string* pf_netdev) {
+    fake::SimPciFunction pf;
+    pf.address = "0000:7e:00.0";
+    pf.netdevs = {Unique("ib")};
+    pf.link_type = "infiniband";
+    EXPECT_TRUE(node_->AddPciFunction(pf).ok());
+    fake::SimPciFunction vf;
+    vf.address = "0000:7e:00.1";
+    vf.physfn = pf.address;
+    vf.link_type = "infiniband";
+    vf.netdevs = {Unique("hb")};
+    EXPECT_TRUE(Sh("ip -n " + host_ns_ + " link add " + vf.netdevs[0] + " type veth peer name " +
+                   vf.netdevs[0] + "p"));
+    EXPECT_TRUE(node_->AddPciFunction(vf).ok());
+    *pf_netdev = pf.netdevs[0];
+    return vf.address;
+  }
   // A VF at function `fn` of the PF's device.
   std::string AddVf(int fn) { return AddVfAt("0000:5e:00." + std::to_string(fn)); }
   // VF number `i` of many: bus 5f, devices 1.., eight functions each.

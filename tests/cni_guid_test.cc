@@ -29,27 +29,16 @@ class CniGuidTest : public CniPodTest {
 
   // An InfiniBand PF with one VF whose GUIDs are `guid` (set and applied); returns the
   // VF's address.
-  std::string AddIbVf(const std::string& guid) {
-    fake::SimPciFunction pf;
-    pf.address = "0000:7e:00.0";
-    pf.netdevs = {Unique("ib")};
-    pf.link_type = "infiniband";
-    EXPECT_TRUE(node_->AddPciFunction(pf).ok());
-    fake::SimPciFunction vf;
-    vf.address = "0000:7e:00.1";
-    vf.physfn = pf.address;
-    vf.link_type = "infiniband";
-    vf.netdevs = {Unique("hb")};
-    EXPECT_TRUE(Sh("ip -n " + host_ns_ + " link add " + vf.netdevs[0] + " type veth peer name " +
-                   vf.netdevs[0] + "p"));
-    EXPECT_TRUE(node_->AddPciFunction(vf).ok());
-    key_ = pf.netdevs[0] + "/0";
+  std::string AddIbVfWithGuid(const std::string& guid) {
+    std::string pf;
+    const std::string vf = AddIbVf(&pf);
+    key_ = pf + "/0";
     WriteTable({{key_,
                  {{"nodeGuid", guid},
                   {"portGuid", guid},
                   {"boundNodeGuid", guid},
                   {"boundPortGuid", guid}}}});
-    return vf.address;
+    return vf;
   }
   void WriteTable(const json& table) { std::ofstream(table_) << table.dump(1); }
   // The VF's entry of the table now.
@@ -69,7 +58,7 @@ class CniGuidTest : public CniPodTest {
 };
 
 TEST_F(CniGuidTest, AddAppliesTheGuidAndDelRestoresAnUnsetOneAsAllOnes) {
-  json conf = Conf("1.1.0", AddIbVf(kZeroGuid));
+  json conf = Conf("1.1.0", AddIbVfWithGuid(kZeroGuid));
   conf["guid"] = kPodGuid;
   CniRun add = Run("ADD", pod_, conf);
   ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
@@ -97,7 +86,7 @@ TEST_F(CniGuidTest, AddAppliesTheGuidAndDelRestoresAnUnsetOneAsAllOnes) {
 
 TEST_F(CniGuidTest, RuntimeConfigGuidWinsAndIsRestoredExactly) {
   const std::string before = "02:00:00:00:00:00:00:01";
-  json conf = Conf("1.1.0", AddIbVf(before));
+  json conf = Conf("1.1.0", AddIbVfWithGuid(before));
   conf["guid"] = "02:00:00:00:00:00:00:02";
   conf["runtimeConfig"] = {{"infinibandGUID", "02:00:00:00:00:00:00:0A"}};
   CniRun add = Run("ADD", pod_, conf, "net1", "ctr1", "",
@@ -110,7 +99,7 @@ TEST_F(CniGuidTest, RuntimeConfigGuidWinsAndIsRestoredExactly) {
 }
 
 TEST_F(CniGuidTest, CniArgsGuidIsCheckedLikeTheConfigurations) {
-  json conf = Conf("1.1.0", AddIbVf(kZeroGuid));
+  json conf = Conf("1.1.0", AddIbVfWithGuid(kZeroGuid));
   const testing::OracleScope scope{{{"host", host_ns_}, {"pod", pod_name_}},
                                    {{"state", StateDir()}, {"pf", tmp_.path() + "/pf"}}};
   const testing::Snapshot before = testing::TakeSnapshot(scope);

@@ -142,28 +142,16 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
       }
       case Mode::kVfGuid: {
         UseTestHost();
-        // An InfiniBand PF and VF (the VF's netdev a veth standing in for its IPoIB one).
-        fake::SimPciFunction pf;
-        pf.address = "0000:7e:00.0";
-        pf.netdevs = {Unique("ib")};
-        pf.link_type = "infiniband";
-        ASSERT_TRUE(node_->AddPciFunction(pf).ok());
-        fake::SimPciFunction vf;
-        vf.address = "0000:7e:00.1";
-        vf.physfn = pf.address;
-        vf.link_type = "infiniband";
-        vf.netdevs = {Unique("hb")};
-        ASSERT_TRUE(Sh("ip -n " + host_ns_ + " link add " + vf.netdevs[0] +
-                       " type veth peer name " + vf.netdevs[0] + "p"));
-        ASSERT_TRUE(node_->AddPciFunction(vf).ok());
+        std::string pf;
+        const std::string vf = AddIbVf(&pf);  // the VF's netdev a veth
         // Its GUIDs before: set and applied (a restore to anything else would show).
         const std::string before = "02:00:00:00:00:00:00:01";
-        WriteVfTable({{pf.netdevs[0] + "/0",
+        WriteVfTable({{pf + "/0",
                        {{"nodeGuid", before},
                         {"portGuid", before},
                         {"boundNodeGuid", before},
                         {"boundPortGuid", before}}}});
-        conf_["deviceID"] = vf.address;
+        conf_["deviceID"] = vf;
         conf_.erase("mac");
         conf_["guid"] = "02:00:00:00:00:00:00:5a";
         break;
