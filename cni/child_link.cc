@@ -35,7 +35,8 @@ Result<PoolChoice> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ct
   // and its GPUs.
   std::set<int> nodes;
   std::optional<PodGpuView> gpus;
-  if (ctx.pod_devices) {
+  // Without topology or GPU resources to look for, the kubelet is not asked.
+  if (ctx.pod_devices && (!info->id_numa.empty() || !conf.gpu_resources.empty())) {
     auto granted = ctx.pod_devices();
     if (granted.ok()) {
       auto it = granted->by_resource.find(resource);

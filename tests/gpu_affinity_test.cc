@@ -188,6 +188,11 @@ TEST_F(GpuAffinityTest, SharedPoolParentNearestThePodsGpu) {
   auto configured = AddAs(named, "net3");
   ASSERT_TRUE(configured.ok()) << configured.status().ToString();
   EXPECT_EQ(store_->Load("c0ffee", "net3")->device, pf_netdevs_[0]);
+  // An empty list turns the GPU-aware choice off.
+  named["gpuResources"] = json::array();
+  auto off = AddAs(named, "net4");
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_EQ(store_->Load("c0ffee", "net4")->device, pf_netdevs_[1]);
 }
 
 // `hcashare topo --pod`: the pod's devices from the kubelet's pod-resources API, placed.
