@@ -154,6 +154,12 @@ Result<std::string> ChooseDevice(const std::vector<std::string>& candidates, con
 }
 
 Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+  // Held until ADD returns, so that `hcashare cni-gc` leaves a running ADD alone.
+  auto running = ctx.store.MarkAddRunning(env.container_id, env.ifname);
+  if (!running.ok()) {
+    return StateError(running.status(), "cannot mark the ADD of " + env.container_id + "/" +
+                                            env.ifname + " as running");
+  }
   if (conf.mode != AttachMode::kNetdev) return AddChildLink(env, conf, ctx);
   auto pod = Netns::Open(env.netns);
   if (!pod.ok()) {

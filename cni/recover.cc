@@ -13,7 +13,16 @@ std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const std
     if (IsStale(state.owner)) {
       item.reason = "its pod network namespace " + state.owner.netns + " is gone";
     } else if (state.result.is_null()) {
-      item.reason = "its ADD never finished";
+      // No result: an ADD that crashed, or one still running (it holds its mark from
+      // before its first state write until it returns), or one that finished since the
+      // listing.
+      auto running = ctx.store.IsAddRunning(state.owner.container_id, state.owner.ifname);
+      auto now = ctx.store.Load(state.owner.container_id, state.owner.ifname);
+      if (!running.ok()) {
+        item.error = "cannot tell whether its ADD is running: " + running.status().message();
+      } else if (!*running && now.ok() && now->result.is_null()) {
+        item.reason = "its ADD never finished";
+      }
     }
     if (!item.reason.empty() && apply) {
       CniEnv env;

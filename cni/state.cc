@@ -130,6 +130,34 @@ Result<DeviceLock> StateStore::Lock(const std::string& device,
   return DeviceLock(std::move(fd));
 }
 
+AddRunning::~AddRunning() {
+  // Unlinked while still held: whoever opens the path from now on gets a new, free file.
+  if (fd_.valid() && !path_.empty()) ::unlink(path_.c_str());
+}
+
+Result<AddRunning> StateStore::MarkAddRunning(const std::string& container_id,
+                                              const std::string& ifname) const {
+  RETURN_IF_ERROR(EnsureDir("locks"));
+  const std::string path = dir_ + "/locks/add-" + container_id + "-" + ifname + ".lock";
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kStateFileMode));
+  if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return Status::Unavailable("an ADD of " + container_id + "/" + ifname + " is running");
+    }
+    return ErrnoStatus(errno, "flock " + path);
+  }
+  return AddRunning(std::move(fd), path);
+}
+
+Result<bool> StateStore::IsAddRunning(const std::string& container_id,
+                                      const std::string& ifname) const {
+  auto probe = MarkAddRunning(container_id, ifname);
+  if (probe.ok()) return false;  // released (and its file removed) on return
+  if (probe.status().code() == StatusCode::kUnavailable) return true;
+  return probe.status();
+}
+
 Status StateStore::Save(const AttachmentState& s) const {
   RETURN_IF_ERROR(EnsureDir("attachments"));
   json j = {{"owner", OwnerToJson(s.owner)},

@@ -72,6 +72,22 @@ class DeviceLock {
   UniqueFd fd_;
 };
 
+// Marks one ADD as running while alive: an flock on locks/add-<container>-<ifname>.lock,
+// whose file is removed when the ADD returns. `hcashare cni-gc` tells a crashed ADD (its
+// state has no result, and nobody holds this lock) from one still running.
+class AddRunning {
+ public:
+  AddRunning() = default;
+  AddRunning(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+  AddRunning(AddRunning&& o) noexcept = default;
+  AddRunning& operator=(AddRunning&& o) = delete;
+  ~AddRunning();
+
+ private:
+  UniqueFd fd_;
+  std::string path_;
+};
+
 // Modes of what the store creates: its records say which devices pods hold and how to
 // restore them, for root's eyes only.
 inline constexpr mode_t kStateDirMode = 0700;
@@ -84,6 +100,13 @@ class StateStore {
   // Takes the lock of `device`, waiting up to `wait`. Unavailable when another process
   // holds it that long.
   Result<DeviceLock> Lock(const std::string& device, std::chrono::milliseconds wait) const;
+
+  // Marks the ADD of (container_id, ifname) as running (see AddRunning); Unavailable when
+  // another process's ADD of it is.
+  Result<AddRunning> MarkAddRunning(const std::string& container_id,
+                                    const std::string& ifname) const;
+  // True while an ADD of (container_id, ifname) holds its AddRunning.
+  Result<bool> IsAddRunning(const std::string& container_id, const std::string& ifname) const;
 
   Status Save(const AttachmentState& state) const;
   // NotFound when there is no state for (container_id, ifname).

@@ -176,6 +176,16 @@ class CniBinaryTest : public ::testing::Test {
     return run;
   }
 
+  // `hcashare cni-gc` over the state dir and the host tree, in the host namespace.
+  Result<ExecOutput> CniGc(bool dry_run) {
+    std::vector<std::string> argv = {
+        "ip",     "netns",       "exec",     host_ns_,      testing::BinDir() + "/hcashare",
+        "cni-gc", "--state-dir", StateDir(), "--host-root", tmp_.path() + "/host"};
+    if (dry_run) argv.push_back("--dry-run");
+    return Execute("/usr/sbin/ip", argv, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "",
+                   std::chrono::milliseconds(30000));
+  }
+
   std::string StateDir() const { return tmp_.path() + "/state"; }
   std::string IpamDir() const { return tmp_.path() + "/ipam"; }
   size_t StateFiles() const { return CountStateFiles(StateDir()); }

@@ -4,6 +4,7 @@
 // network namespaces. Hostile input is in cni_hostile_test.cc, crashes in
 // cni_crash_test.cc, the long soak in cni_soak_test.cc.
 #include <atomic>
+#include <csignal>
 #include <thread>
 
 #include "testing/fake_podresources.h"
@@ -92,30 +93,44 @@ TEST_F(CniBinaryTest, CniGcReleasesAttachmentsOfVanishedPods) {
   ASSERT_EQ(Run("ADD", netns, Conf("1.0.0", device)).exit_code, 0);
   ASSERT_TRUE(Sh("ip netns del " + netns_.back()));
   netns_.pop_back();
-  auto gc = [&](bool dry) {
-    std::vector<std::string> argv = {"ip",
-                                     "netns",
-                                     "exec",
-                                     host_ns_,
-                                     hcashare::testing::BinDir() + "/hcashare",
-                                     "cni-gc",
-                                     "--state-dir",
-                                     tmp_.path() + "/state",
-                                     "--host-root",
-                                     tmp_.path() + "/host"};
-    if (dry) argv.push_back("--dry-run");
-    return Execute("/usr/sbin/ip", argv, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "",
-                   milliseconds(30000));
-  };
-  auto dry = gc(true);
+  auto dry = CniGc(/*dry_run=*/true);
   ASSERT_TRUE(dry.ok());
   EXPECT_EQ(dry->exit_code, 0) << dry->out << dry->err;
   EXPECT_NE(dry->out.find("stale    ctr1/net1 (" + device + ")"), std::string::npos) << dry->out;
   EXPECT_EQ(StateFiles(), 2u);
-  auto done = gc(false);
+  auto done = CniGc(/*dry_run=*/false);
   ASSERT_TRUE(done.ok());
   EXPECT_EQ(done->exit_code, 0) << done->out << done->err;
   EXPECT_NE(done->out.find("released ctr1/net1"), std::string::npos) << done->out;
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+// `hcashare cni-gc` leaves an ADD that is still running alone: its state has no result yet,
+// like a crashed ADD's, but the ADD holds its running mark. (It used to wait for the
+// device's lock and then undo the ADD that had just succeeded.)
+TEST_F(CniBinaryTest, CniGcLeavesARunningAddAlone) {
+  const std::string device = AddVf(2);
+  const std::string netns = AddPod();
+  // A crashed ADD's leftovers: a state without a result and the owner marker.
+  CniRun add = Run("ADD", netns, Conf("1.0.0", device), "net1", "ctr1", "",
+                   {"HCASHARE_CNI_CRASH_AT=add:owner-marked"});
+  ASSERT_EQ(add.exit_code, 128 + SIGKILL) << add.raw << add.err;
+  ASSERT_EQ(StateFiles(), 2u);
+  {
+    // An ADD of ctr1/net1 running now, as far as anyone can tell.
+    auto running = cni::StateStore(StateDir()).MarkAddRunning("ctr1", "net1");
+    ASSERT_TRUE(running.ok()) << running.status().ToString();
+    auto kept = CniGc(/*dry_run=*/false);
+    ASSERT_TRUE(kept.ok());
+    EXPECT_EQ(kept->exit_code, 0) << kept->out << kept->err;
+    EXPECT_NE(kept->out.find("keep     ctr1/net1"), std::string::npos) << kept->out;
+    EXPECT_EQ(StateFiles(), 2u);
+  }
+  // Once nobody holds it, the ADD is one that crashed: released.
+  auto released = CniGc(/*dry_run=*/false);
+  ASSERT_TRUE(released.ok());
+  EXPECT_EQ(released->exit_code, 0) << released->out << released->err;
+  EXPECT_NE(released->out.find("released ctr1/net1"), std::string::npos) << released->out;
   EXPECT_EQ(StateFiles(), 0u);
 }
 
