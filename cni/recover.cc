@@ -5,8 +5,8 @@
 
 namespace hcashare::cni {
 
-std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const std::string& cni_path,
-                                             bool apply) {
+std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const NodeSettings& node,
+                                             const std::string& cni_path, bool apply) {
   std::vector<RecoveryItem> items;
   for (const AttachmentState& state : ctx.store.List()) {
     RecoveryItem item{state.owner.container_id, state.owner.ifname, state.device, "", ""};
@@ -32,7 +32,7 @@ std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const std
       env.ifname = state.owner.ifname;
       env.netns = IsStale(state.owner) ? "" : state.owner.netns;
       env.path = cni_path;
-      auto conf = ParseNetConf(state.netconf.dump(), Verb::kDel);
+      auto conf = ParseNetConf(state.netconf.dump(), Verb::kDel, node);
       if (!conf.ok()) {
         item.error = "its recorded configuration does not parse: " + conf.status().message();
       } else if (Status st = CmdDel(env, *conf, ctx); !st.ok()) {

@@ -24,7 +24,8 @@ struct RecoveryItem {
 // would (interface and RDMA device back to the host, PF-side settings reset, IPAM
 // released with each attachment's own configuration, marker and state removed).
 // `cni_path` is where IPAM plugins are found.
-std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const std::string& cni_path,
-                                             bool apply);
+// Each attachment's recorded configuration is read on a node with settings `node`.
+std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const NodeSettings& node,
+                                             const std::string& cni_path, bool apply);
 
 }  // namespace hcashare::cni

@@ -162,10 +162,9 @@ TEST_F(CniFailureTest, StateDirErrorsHaveTheirSpecCodes) {
   const std::string ro = tmp_.path() + "/ro-state";
   fs::create_directories(ro);
   ASSERT_EQ(::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=64k"), 0);
-  json conf = conf_;
-  conf["stateDir"] = ro;
+  WriteNodeConfig({{"stateDir", ro}});
   const auto before = TakeSnapshot(Scope());
-  CniRun add = Run("ADD", pod_, conf);
+  CniRun add = Run("ADD", pod_, conf_);
   ::umount(ro.c_str());
   ExpectError(add, kErrIo, "Read-only file system");
   EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
