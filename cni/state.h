@@ -92,6 +92,9 @@ class AddRunning {
 // restore them, for root's eyes only.
 inline constexpr mode_t kStateDirMode = 0700;
 inline constexpr mode_t kStateFileMode = 0600;
+// The largest state file the store reads (an attachment's holds its network configuration,
+// at most 1 MiB as stdin, and ADD's result).
+inline constexpr size_t kMaxStateFileBytes = 16 << 20;
 
 class StateStore {
  public:

@@ -7,9 +7,11 @@
 // exists, so an input that slipped through would really attach it.
 #include <sys/stat.h>
 
+#include <functional>
 #include <map>
 
 #include "cni/env.h"
+#include "interop/pool_info.h"
 #include "tests/cni_binary_fixture.h"
 
 namespace hcashare::cni {
@@ -64,8 +66,9 @@ struct Case {
 
 class CniHostileTest : public CniBinaryTest {
  protected:
-  // Runs `c` and checks its outcome; the tree and the netdevs are compared by the caller.
-  void RunCase(const Case& c) {
+  // Runs `c`, checks its outcome and returns the run; the tree and the netdevs are
+  // compared by the caller.
+  CniRun RunCase(const Case& c) {
     SCOPED_TRACE(c.what);
     std::map<std::string, std::string> vars = {
         {"CNI_COMMAND", c.verb},
@@ -90,9 +93,11 @@ class CniHostileTest : public CniBinaryTest {
     }
     CniRun run = RunEnv(env, c.raw.empty() ? conf.dump() : c.raw, c.limit);
     EXPECT_EQ(run.exit_code, 1) << "an error, not a crash: " << run.raw << run.err;
-    ASSERT_FALSE(run.out.is_discarded()) << "stdout is one JSON object: " << run.raw;
+    EXPECT_TRUE(run.out.is_object()) << "stdout is one JSON object: " << run.raw;
+    if (!run.out.is_object()) return run;
     EXPECT_EQ(run.out["code"], c.code) << run.raw;
     EXPECT_TRUE(run.out["msg"].is_string()) << run.raw;
+    return run;
   }
 
   void SetUp() override {
@@ -241,6 +246,59 @@ TEST_F(CniHostileTest, TheUnchangedConfigurationAttaches) {
   EXPECT_EQ(Run("DEL", pod_, good_).exit_code, 0);
   EXPECT_EQ(StateFiles(), 0u);
   EXPECT_EQ(IpamLeases(), 0u);
+}
+
+// The device-plugin pod writes the pool directory (unprivileged, yet the root CNI reads
+// what it puts there). A FIFO nobody writes held ADD until the runtime killed it; a symlink
+// to /dev/zero took the CNI to 266 MB. Each now fails at once with code 5 naming the file
+// and what is wrong with it, in little memory, changing nothing.
+TEST_F(CniHostileTest, PoolDescriptionThatIsAFifoOrDevZeroFailsFast) {
+  const std::string pools = tmp_.path() + "/pools";
+  const std::string file = pools + "/" + PoolInfoFileName("rdma/hca_a");
+  fs::create_directories(pools);
+  const json conf = {{"deviceID", nullptr},
+                     {"mode", "macvlan"},
+                     {"resourceName", "rdma/hca_a"},
+                     {"poolInfoDir", pools}};
+  const std::vector<LinkInfo> host = Links(host_ns_), pod = Links(netns_.back());
+  struct Row {
+    std::string what, wrong;
+    std::function<bool()> make;
+  };
+  const std::vector<Row> rows = {
+      {"a FIFO", "is a FIFO, not a regular file",
+       [&] { return ::mkfifo(file.c_str(), 0644) == 0; }},
+      {"a symlink to /dev/zero", "is a symlink",
+       [&] { return ::symlink("/dev/zero", file.c_str()) == 0; }},
+  };
+  // The peak RSS of an ADD that finds no description, for comparison: a child forked from
+  // this test process starts from its high-water mark, which earlier tests raised.
+  const CniRun baseline = RunCase({"no pool description", kErrDeviceNotFound, {}, conf});
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.what);
+    ::unlink(file.c_str());
+    ASSERT_TRUE(row.make());
+    Tree before = Snapshot(tmp_.path());
+    // 10 s: a safety net far above a passing run (milliseconds); the FIFO blocked for ever.
+    CniRun run = RunCase({row.what, kErrIo, {}, conf, "", "ADD", std::chrono::milliseconds(10000)});
+    // Every ADD takes its mark (a lock file in state/locks/, removed when it returns)
+    // first: those two directories are its own; every file in them is compared.
+    Tree after = Snapshot(tmp_.path());
+    for (Tree* t : {&before, &after}) {
+      t->erase(StateDir());
+      t->erase(StateDir() + "/locks");
+    }
+    EXPECT_EQ(TreeChanges(before, after), "");
+    EXPECT_LT(run.max_rss_kib, baseline.max_rss_kib + 8 * 1024) << "the file was read";
+    if (!run.out.is_object()) continue;
+    EXPECT_EQ(run.out.value("msg", ""), "cannot read the description of pool rdma/hca_a")
+        << run.raw;
+    EXPECT_NE(run.out.value("details", "").find("pool description " + file + " " + row.wrong),
+              std::string::npos)
+        << run.raw;
+  }
+  EXPECT_EQ(Links(host_ns_), host);
+  EXPECT_EQ(Links(netns_.back()), pod);
 }
 
 // NUL bytes cannot reach the binary through its environment (execve ends each entry at

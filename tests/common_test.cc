@@ -27,6 +27,8 @@
 #include "common/process.h"
 #include "common/status.h"
 #include "common/temp_dir.h"
+#include "config/config.h"
+#include "config/names.h"
 #include "hostfacts/attrs.h"
 #include "interop/pool_info.h"
 #include "nl/ipoib.h"
@@ -502,6 +504,23 @@ TEST(PoolInfoTest, RoundTripAndErrors) {
                           R"({"resource": "r", "hcas": [{"netdevs": []}]})"}) {
     EXPECT_FALSE(ParsePoolInfo(bad).ok()) << bad;
   }
+}
+
+// The device plugin's largest pool (kMaxRdmaHcaMax topology IDs, 256 HCAs with long
+// names) stays well inside the cap its readers apply.
+TEST(PoolInfoTest, LargestPoolFitsTheCap) {
+  PoolInfo info;
+  info.resource = "example.com/" + std::string(config::kMaxResourceNameLength, 'r');
+  for (int i = 0; i < 256; ++i) {
+    info.hcas.push_back({"0000:3b:00." + std::to_string(i),
+                         {std::string(15, 'n')},
+                         {std::string(63, 'm')},
+                         7,
+                         true});
+  }
+  for (int id = 0; id < config::kMaxRdmaHcaMax; ++id) info.id_numa[std::to_string(id)] = 7;
+  const size_t size = PoolInfoToJson(info).size();
+  EXPECT_LT(size, kMaxPoolInfoBytes / 4) << size;
 }
 
 // Against the real kernel: either a mode, or Unavailable when RDMA netlink is absent.
