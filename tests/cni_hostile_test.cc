@@ -301,6 +301,69 @@ TEST_F(CniHostileTest, PoolDescriptionThatIsAFifoOrDevZeroFailsFast) {
   EXPECT_EQ(Links(netns_.back()), pod);
 }
 
+// The pod rows. The adversary: the pod, with CAP_NET_ADMIN in its netns, which may change
+// its interface's MAC, rename it, or move it elsewhere. The veth stand-ins have no parent
+// device, as a VF's netdev has none before Linux 5.15 (RHEL 8's 4.18).
+
+// The pod changes its VF's MAC. DEL returned 102 and left the VF in the pod for ever,
+// although CHECK reported that very drift: the identity rule needed a recorded MAC. The
+// ifindex and the name ADD gave it suffice now; the VF is back under its host name and MAC.
+TEST_F(CniHostileTest, PodChangedTheMacDelReturnsTheVf) {
+  const std::vector<LinkInfo> host = Links(host_ns_);
+  CniRun add = Run("ADD", pod_, good_);
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  ASSERT_TRUE(Sh("ip -n " + netns_.back() + " link set net1 address 02:12:34:56:78:9a"));
+  json check = good_;
+  check["prevResult"] = add.out;
+  CniRun drift = Run("CHECK", pod_, check);
+  EXPECT_EQ(drift.exit_code, 1) << drift.raw;
+  EXPECT_NE(drift.raw.find("has MAC 02:12:34:56:78:9a"), std::string::npos) << drift.raw;
+  CniRun del = Run("DEL", pod_, good_);
+  EXPECT_EQ(del.exit_code, 0) << del.raw << del.err;
+  EXPECT_EQ(Links(host_ns_), host);
+  EXPECT_EQ(StateFiles(), 0u);
+  EXPECT_EQ(IpamLeases(), 0u);
+}
+
+// The pod renames its VF (MAC kept): DEL finds it by its MAC and ifindex and returns it
+// under its host name. (This worked before; the row keeps it working.)
+TEST_F(CniHostileTest, PodRenamedTheInterfaceDelReturnsTheVf) {
+  const std::vector<LinkInfo> host = Links(host_ns_);
+  ASSERT_EQ(Run("ADD", pod_, good_).exit_code, 0);
+  ASSERT_TRUE(Sh("ip -n " + netns_.back() + " link set net1 down"));
+  ASSERT_TRUE(Sh("ip -n " + netns_.back() + " link set net1 name renamed0"));
+  CniRun del = Run("DEL", pod_, good_);
+  EXPECT_EQ(del.exit_code, 0) << del.raw << del.err;
+  EXPECT_EQ(Links(host_ns_), host);
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+// The pod moves its VF into another namespace it can reach. DEL cannot return what it
+// cannot see: it fails with 102 saying so and keeps the state, the owner marker and the
+// lease, so that a later DEL (once the VF is back in the pod, or its namespace is gone)
+// releases it. Documented outcome, not a silent success that would leak the VF.
+TEST_F(CniHostileTest, PodMovedTheInterfaceAwayDelKeepsTheStateUntilItIsBack) {
+  const std::vector<LinkInfo> host = Links(host_ns_);
+  const std::string pod = netns_.back();
+  ASSERT_EQ(Run("ADD", pod_, good_).exit_code, 0);
+  AddPod();
+  const std::string elsewhere = netns_.back();
+  ASSERT_TRUE(Sh("ip -n " + pod + " link set net1 netns " + elsewhere));
+  CniRun del = Run("DEL", pod_, good_);
+  EXPECT_EQ(del.exit_code, 1) << del.raw << del.err;
+  EXPECT_EQ(del.out.value("code", 0), kErrHostSetupFailed) << del.raw;
+  EXPECT_NE(del.raw.find("neither in the host nor in the pod"), std::string::npos) << del.raw;
+  EXPECT_NE(del.raw.find("moved to another namespace"), std::string::npos) << del.raw;
+  EXPECT_EQ(StateFiles(), 2u) << "the attachment and the owner marker are kept";
+  EXPECT_EQ(IpamLeases(), 1u);
+  ASSERT_TRUE(Sh("ip -n " + elsewhere + " link set net1 netns " + pod));
+  CniRun retried = Run("DEL", pod_, good_);
+  EXPECT_EQ(retried.exit_code, 0) << retried.raw << retried.err;
+  EXPECT_EQ(Links(host_ns_), host);
+  EXPECT_EQ(StateFiles(), 0u);
+  EXPECT_EQ(IpamLeases(), 0u);
+}
+
 // NUL bytes cannot reach the binary through its environment (execve ends each entry at
 // the first NUL), so the parser is given them directly.
 TEST(CniHostileEnvTest, NulBytesInTheEnvironmentAreCode4) {
