@@ -4,11 +4,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "common/lock_file.h"
 #include "common/log.h"
 #include "common/netns.h"
 #include "common/safe_file.h"
@@ -142,15 +144,27 @@ Result<AddRunning> StateStore::MarkAddRunning(const std::string& container_id,
                                               const std::string& ifname) const {
   RETURN_IF_ERROR(EnsureDir("locks"));
   const std::string path = dir_ + "/locks/add-" + container_id + "-" + ifname + ".lock";
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kStateFileMode));
-  if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) {
-      return Status::Unavailable("an ADD of " + container_id + "/" + ifname + " is running");
-    }
-    return ErrnoStatus(errno, "flock " + path);
+  // Re-checks that the path names the inode locked: cni-gc may remove an unheld mark.
+  auto fd = TryLockFile(path, kStateFileMode);
+  if (fd.status().code() == StatusCode::kUnavailable) {
+    return Status::Unavailable("an ADD of " + container_id + "/" + ifname + " is running");
   }
-  return AddRunning(std::move(fd), path);
+  if (!fd.ok()) return fd.status();
+  return AddRunning(std::move(fd).value(), path);
+}
+
+std::vector<std::string> StateStore::AddMarkFiles() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir_ + "/locks", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("add-", 0) == 0 && name.size() > 9 &&
+        name.compare(name.size() - 5, 5, ".lock") == 0) {
+      out.push_back(e.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Result<bool> StateStore::IsAddRunning(const std::string& container_id,
