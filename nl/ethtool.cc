@@ -64,7 +64,10 @@ void FillBusInfo(std::vector<LinkState>* links) {
   auto sock = IoctlSocket();
   if (!sock.ok()) return;
   for (LinkState& link : *links) {
-    if (!link.parent_dev.empty() || link.arp_type == ARPHRD_LOOPBACK) continue;
+    // Virtual kinds (veth, macvlan, bridge, ...) have no bus; an IPoIB netdev of a VF
+    // reports the kind "ipoib" and its HCA's bus address.
+    const bool may_have_bus = link.kind.empty() || link.kind == "ipoib";
+    if (!link.parent_dev.empty() || link.arp_type == ARPHRD_LOOPBACK || !may_have_bus) continue;
     link.bus_info = BusInfoOn(sock->get(), link.name, link.ifindex).value_or("");
   }
 }

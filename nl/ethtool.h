@@ -17,8 +17,8 @@ namespace hcashare {
 // (virtual links: veth, macvlan). NotFound when `name` is gone or names another ifindex.
 Result<std::string> EthtoolBusInfo(const std::string& name, int ifindex);
 
-// Sets bus_info of each link of `links` that has no parent device (loopback aside) to
-// EthtoolBusInfo; left "" where that fails.
+// Sets bus_info of each link of `links` that has no parent device and may have a bus (no
+// kind, or "ipoib"; loopback aside) to EthtoolBusInfo; left "" where that fails.
 void FillBusInfo(std::vector<LinkState>* links);
 
 }  // namespace hcashare
