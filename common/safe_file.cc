@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <vector>
 
 namespace hcashare {
@@ -161,6 +162,13 @@ Result<std::string> ReadFileSafely(const std::string& path, const SafeReadOption
   if (!S_ISREG(st.st_mode)) {
     return Status::FailedPrecondition(label + " is " + FileKindName(st.st_mode) +
                                       ", not a regular file");
+  }
+  if (options.root_owned && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0)) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return Status::PermissionDenied(label + " is owned by uid " + std::to_string(st.st_uid) +
+                                    " with mode " + mode +
+                                    "; it must be owned by root and writable by root only");
   }
   const std::string limit = "; the limit is " + std::to_string(options.max_bytes) + " bytes";
   if (static_cast<uint64_t>(st.st_size) > options.max_bytes) {

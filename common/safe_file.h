@@ -36,15 +36,18 @@ struct SafeReadOptions {
   // (symlinks and all), and no component of `path` below it may be a symlink or "..".
   // Incompatible with follow_symlinks.
   std::string beneath;
+  // Refuse the file unless root owns it and neither its group nor others may write it (a
+  // node file that only the administrator may change). Checked on the opened file.
+  bool root_owned = false;
   // What the file is, for messages ("pool description", "config file"); "file" by default.
   std::string what = "file";
 };
 
 // The whole content of the regular file at `path` (see the file comment). Errors, each
-// naming `path`: absent -> NotFound; a symlink where none is allowed -> PermissionDenied;
-// not a regular file (FIFO, socket, device, directory) or larger than max_bytes ->
-// FailedPrecondition (the message names the kind of file or the cap); anything else from
-// open/read -> the errno's Status.
+// naming `path`: absent -> NotFound; a symlink where none is allowed, or a file not root's
+// where root_owned asks for it -> PermissionDenied; not a regular file (FIFO, socket, device,
+// directory) or larger than max_bytes -> FailedPrecondition (the message names the kind of file or
+// the cap); anything else from open/read -> the errno's Status.
 Result<std::string> ReadFileSafely(const std::string& path, const SafeReadOptions& options);
 
 // "a directory", "a FIFO", "a socket", ...: what a file of mode `mode` is.

@@ -185,6 +185,26 @@ TEST_F(SafeFileTest, SizeUnknownToFstatIsCutAtTheCap) {
   EXPECT_THAT(text.status().message(), HasSubstr("the limit is 16 bytes"));
 }
 
+// A node file only the administrator may change: root's, writable by root only.
+TEST_F(SafeFileTest, RootOwnedRefusesAFileOthersCanWrite) {
+  const std::string path = Write("cni.json", "{}");
+  SafeReadOptions o = Cap(1024);
+  o.root_owned = true;
+  ASSERT_EQ(::chmod(path.c_str(), 0664), 0);
+  auto group_writable = ReadFileSafely(path, o);
+  ASSERT_FALSE(group_writable.ok());
+  EXPECT_EQ(group_writable.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(group_writable.status().message(), HasSubstr("with mode 0664; it must be owned"));
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to own and give away a file";
+  auto ok = ReadFileSafely(path, o);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+  auto nobodys = ReadFileSafely(path, o);
+  ASSERT_FALSE(nobodys.ok());
+  EXPECT_THAT(nobodys.status().message(), HasSubstr("is owned by uid 65534"));
+}
+
 TEST_F(SafeFileTest, FollowAndBeneathTogetherAreAnError) {
   SafeReadOptions o = Cap(1024);
   o.follow_symlinks = true;
