@@ -88,6 +88,7 @@ Result<UniqueFd> OpenBeneath(const std::string& beneath, const std::string& rela
   ASSIGN_OR_RETURN(const std::vector<std::string> parts, Components(relative, label));
   UniqueFd dir(::open(beneath.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return ErrnoStatus(errno, "cannot open directory " + beneath);
+#ifdef SYS_openat2
   open_how how{};
   how.flags = static_cast<uint64_t>(flags | O_NOFOLLOW);
   how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
@@ -98,6 +99,7 @@ Result<UniqueFd> OpenBeneath(const std::string& beneath, const std::string& rela
   if (errno != ENOSYS && errno != EPERM && errno != E2BIG) {
     return OpenError(errno, label, beneath);
   }
+#endif
   UniqueFd file;
   if (const int err = WalkOpen(dir.get(), parts, flags, &file); err != 0) {
     return OpenError(err, label, beneath);

@@ -5,6 +5,8 @@
 // environment, 6 undecodable, 7 bad configuration), exit 1 (no crash), and leave every
 // file of the test's tree and every netdev as it was. The VF named by the configuration
 // exists, so an input that slipped through would really attach it.
+// Issue 24 adds rows per adversary, each test naming it: the device-plugin pod (the pool
+// description it writes) and the pod (its interface's MAC, name and namespace).
 #include <sys/stat.h>
 
 #include <functional>
