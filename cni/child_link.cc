@@ -1,9 +1,7 @@
 #include "cni/child_link.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "cni/allocation.h"
 #include "cni/error.h"
@@ -13,6 +11,7 @@
 #include "cni/steps.h"
 #include "common/log.h"
 #include "common/netns.h"
+#include "common/safe_file.h"
 #include "common/strings.h"
 
 namespace hcashare::cni {
@@ -22,15 +21,23 @@ namespace {
 // The description hcashare-device-plugin published of shared pool `resource`.
 Result<PoolInfo> ReadPoolDescription(const NetConf& conf, const std::string& resource) {
   const std::string path = conf.node.pool_info_dir + "/" + PoolInfoFileName(resource);
-  std::ifstream in(path);
-  if (!in) {
+  // The device-plugin pod (unprivileged) writes this directory: whatever it put there is
+  // read as a bounded regular file or not at all.
+  SafeReadOptions read;
+  read.max_bytes = kMaxPoolInfoBytes;
+  read.beneath = conf.node.pool_info_dir;
+  read.what = "pool description";
+  auto text = ReadFileSafely(path, read);
+  if (text.status().IsNotFound()) {
     return CniStatus(kErrDeviceNotFound, "no description of pool " + resource,
                      path + " is missing; is hcashare-device-plugin running with --pool-info-dir " +
                          conf.node.pool_info_dir + " and does it serve " + resource + "?");
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto info = ParsePoolInfo(text.str());
+  if (!text.ok()) {
+    return CniStatus(kErrIo, "cannot read the description of pool " + resource,
+                     text.status().message() + "; nothing was changed");
+  }
+  auto info = ParsePoolInfo(*text);
   if (!info.ok()) {
     return CniStatus(kErrIo, "cannot read the description of pool " + resource,
                      path + ": " + info.status().message());

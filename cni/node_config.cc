@@ -1,8 +1,6 @@
 #include "cni/node_config.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +9,7 @@
 
 #include "cni/error.h"
 #include "cni/syntax.h"
-#include "common/unique_fd.h"
+#include "common/safe_file.h"
 #include "config/document.h"
 #include "config/json_fields.h"
 #include "config/suggest.h"
@@ -58,35 +56,19 @@ Result<std::string> ReadNodeFile(const std::string& path) {
     if (errno == ENOENT) return Status::NotFound(path);
     return NodeFileError(path, "cannot stat its directory: " + ErrnoStatus(errno, dir).message());
   }
-  // O_NONBLOCK: a FIFO must not hang the plugin; it is refused below as not a regular file.
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-  if (!fd.valid()) {
-    if (errno == ENOENT) return Status::NotFound(path);
-    if (errno == ELOOP) return NodeFileError(path, "it is a symbolic link");
-    return NodeFileError(path, ErrnoStatus(errno, "open").message());
+  SafeReadOptions read;
+  read.max_bytes = kMaxNodeConfigBytes;
+  read.root_owned = true;
+  read.what = "node configuration";
+  Result<std::string> text = ReadFileSafely(path, read);
+  if (!text.ok()) {
+    if (text.status().IsNotFound()) return text.status();
+    return NodeFileError(path, text.status().message());
   }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0)
-    return NodeFileError(path, ErrnoStatus(errno, "fstat").message());
-  if (!S_ISREG(st.st_mode)) return NodeFileError(path, "it is not a regular file");
-  if (std::string p = OwnershipProblem(st, "the file"); !p.empty()) return NodeFileError(path, p);
+  // Whoever may write the directory could replace the file.
   if (std::string p = OwnershipProblem(dir_st, "its directory"); !p.empty()) {
     return NodeFileError(path, p);
   }
-  std::string text(kMaxNodeConfigBytes + 1, '\0');
-  size_t got = 0;
-  while (got < text.size()) {
-    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return NodeFileError(path, ErrnoStatus(errno, "read").message());
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
-  }
-  if (got > kMaxNodeConfigBytes) {
-    return NodeFileError(path,
-                         "it is larger than " + std::to_string(kMaxNodeConfigBytes) + " bytes");
-  }
-  text.resize(got);
   return text;
 }
 

@@ -1,5 +1,6 @@
 #include "cni/recover.h"
 
+#include "common/lock_file.h"
 #include "common/log.h"
 #include "common/netns.h"
 
@@ -47,6 +48,19 @@ std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const Nod
     items.push_back(std::move(item));
   }
   return items;
+}
+
+std::vector<StaleLock> RemoveStaleAddMarks(const StateStore& store, bool apply) {
+  std::vector<StaleLock> out;
+  for (const std::string& path : store.AddMarkFiles()) {
+    auto removed = RemoveLockFileIfUnheld(path, apply);
+    if (!removed.ok()) {
+      out.push_back({path, removed.status().message()});
+    } else if (*removed) {
+      out.push_back({path, ""});
+    }
+  }
+  return out;
 }
 
 }  // namespace hcashare::cni

@@ -60,6 +60,21 @@ int RunCniGc(const CniGcOptions& flags) {
     if (!item.error.empty()) std::cout << "; FAILED: " << item.error;
     std::cout << "\n";
   }
+  // After the attachments: their check of a running ADD takes (and releases) its mark.
+  for (const cni::StaleLock& lock : cni::RemoveStaleAddMarks(store, !opts.dry_run)) {
+    failures += !lock.error.empty();
+    const char* action = opts.dry_run ? "would remove" : "remove";
+    if (opts.json) {
+      out.push_back({{"lockFile", lock.path},
+                     {"action", action},
+                     {"reason", "nobody holds it (its ADD was killed)"},
+                     {"error", lock.error}});
+      continue;
+    }
+    std::cout << (opts.dry_run ? "stale    " : "removed  ") << "lock file " << lock.path;
+    if (!lock.error.empty()) std::cout << "; FAILED: " << lock.error;
+    std::cout << "\n";
+  }
   if (opts.json) {
     std::cout << out.dump(2) << "\n";
   } else if (items.empty()) {
