@@ -156,13 +156,16 @@ Result<std::string> ChooseDevice(const std::vector<std::string>& candidates, con
                    Join(held));
 }
 
-Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
-  // Held until ADD returns, so that `hcashare cni-gc` leaves a running ADD alone.
+Result<AddRunning> MarkRunning(const CniEnv& env, const AttachContext& ctx) {
   auto running = ctx.store.MarkAddRunning(env.container_id, env.ifname);
   if (!running.ok()) {
     return StateError(running.status(), "cannot mark the ADD of " + env.container_id + "/" +
                                             env.ifname + " as running");
   }
+  return running;
+}
+
+Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   if (conf.mode != AttachMode::kNetdev) return AddChildLink(env, conf, ctx);
   auto pod = Netns::Open(env.netns);
   if (!pod.ok()) {
@@ -204,6 +207,9 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
                                                        : PlanRdmaMove(conf.rdma, *vf, ctx.rdma));
   if (!dpdk) RETURN_IF_ERROR(CheckIfnameFree(env, *pod, ctx.netdev));
 
+  // Everything checked, nothing changed yet. Held until ADD returns, from before its
+  // first state write, so that `hcashare cni-gc` leaves a running ADD alone.
+  ASSIGN_OR_RETURN(const AddRunning running, MarkRunning(env, ctx));
   auto lock = ctx.store.Lock(device, ctx.lock_wait);
   if (!lock.ok()) return StateError(lock.status(), "cannot lock device " + device);
   if (auto owner = ctx.store.OwnerOf(device); owner && !IsStale(*owner)) {

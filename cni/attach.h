@@ -57,6 +57,10 @@ Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 // device is in the pod. Each mismatch is a precise error.
 Status CmdCheck(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 
+// Marks the ADD of `env` as running (StateStore::MarkAddRunning) until the result dies:
+// taken once ADD has checked everything and before its first state write.
+Result<AddRunning> MarkRunning(const CniEnv& env, const AttachContext& ctx);
+
 // Picks the device for this attachment among `candidates` (the pod's devices of one
 // resource): the one this attachment already holds, else the first without a live owner.
 // Busy (code 101) when every candidate is held by another attachment.

@@ -163,6 +163,8 @@ Result<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
                      "attachment " + env.container_id + "/" + env.ifname + " already exists",
                      "run DEL first");
   }
+  // Everything checked, nothing changed yet (see CmdAdd).
+  ASSIGN_OR_RETURN(const AddRunning running, MarkRunning(env, ctx));
   AttachmentState state;
   state.owner = {env.container_id, env.ifname,  env.netns,
                  env.PodUid(),     PodKey(env), conf.resource_name.value_or("")};

@@ -15,6 +15,7 @@
 #include "cni/env.h"
 #include "interop/pool_info.h"
 #include "tests/cni_binary_fixture.h"
+#include "tests/support/tree_diff.h"
 
 namespace hcashare::cni {
 namespace {
@@ -22,36 +23,6 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int kEnv = kErrInvalidEnv, kDecode = kErrDecode, kConf = kErrInvalidNetConf;
-
-// Every path under `root` with its type, size and modification time.
-using Tree = std::map<std::string, std::string>;
-Tree Snapshot(const std::string& root) {
-  Tree out;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    struct stat st {};
-    if (::lstat(it->path().c_str(), &st) != 0) continue;
-    out[it->path().string()] = std::to_string(st.st_mode) + " " + std::to_string(st.st_size) + " " +
-                               std::to_string(st.st_mtim.tv_sec) + "." +
-                               std::to_string(st.st_mtim.tv_nsec);
-  }
-  return out;
-}
-
-// The paths created, changed or removed from `before` to `after` ("" when none).
-std::string TreeChanges(const Tree& before, const Tree& after) {
-  std::string changes;
-  for (const auto& [path, meta] : after) {
-    auto it = before.find(path);
-    if (it == before.end()) changes += "created " + path + "\n";
-    if (it != before.end() && it->second != meta) changes += "changed " + path + "\n";
-  }
-  for (const auto& [path, meta] : before) {
-    if (!after.count(path)) changes += "removed " + path + "\n";
-  }
-  return changes;
-}
 
 // One row: a verb, changes to the CNI environment ("" unsets), changes to a valid
 // configuration (null removes a key) or a raw stdin replacing it, and the code expected.
@@ -79,7 +50,8 @@ class CniHostileTest : public CniBinaryTest {
         {"CNI_IFNAME", "net1"},
         {"CNI_PATH", kIpamDir},
         {"CNI_ARGS", "K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a"},
-        {"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"}};
+        {"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"},
+        {"HCASHARE_CNI_CONFIG", NodeConfigPath()}};
     for (const auto& [k, v] : c.env) vars[k] = v;
     std::vector<std::string> env;
     for (const auto& [k, v] : vars) {

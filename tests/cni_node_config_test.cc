@@ -86,7 +86,8 @@ TEST_F(NodeFileTest, AbsentDefaultFileMeansBuiltInDefaultsButANamedFileMustExist
 // choose the root plugin's host paths.
 TEST_F(NodeFileTest, RefusedUnlessOnlyRootCanWriteIt) {
   Write(R"({"stateDir": "/run/x"})", 0664);
-  EXPECT_TRUE(Refused(Load(), "with mode 0664; it must be owned by root and writable by root only"));
+  EXPECT_TRUE(
+      Refused(Load(), "with mode 0664; it must be owned by root and writable by root only"));
   Write(R"({"stateDir": "/run/x"})", 0646);
   EXPECT_TRUE(Refused(Load(), "with mode 0646"));
   Write(R"({"stateDir": "/run/x"})", 0644);
