@@ -12,12 +12,23 @@
 # container with the host's CNI bin directory mounted at /host/opt/cni/bin. It needs
 # bash and coreutils (cp, mv, rm, mkdir, chmod, sync), nothing else.
 #
+# With --node-config it also writes hcashare-cni's node file (cni/node_config.h: the host
+# paths no NetworkAttachmentDefinition may set), atomically, mode 0644, owned by the
+# installer (root); the directory is created 0755.
+#
 # Usage: install-cni.sh [--source FILE] [--dest-dir DIR] [--name NAME]
+#                       [--node-config FILE [--kubelet-root-dir DIR] [--state-dir DIR]]
 #   --source    the plugin to install (default: $HCASHARE_CNI_SOURCE, else hcashare-cni
 #               next to this script)
 #   --dest-dir  the CNI bin directory (default: $CNI_BIN_DIR, else /host/opt/cni/bin);
 #               created if missing
 #   --name      the installed file name, the "type" NADs use (default: hcashare-cni)
+#   --node-config       where to write the node file (the host's /etc/hcashare/cni.json,
+#                       e.g. /host/etc/hcashare/cni.json); not written without it
+#   --kubelet-root-dir  the node's kubelet root, "kubeletRootDir" (default: left out,
+#                       /var/lib/kubelet)
+#   --state-dir         the plugin's state directory, "stateDir" (default: left out,
+#                       /var/lib/cni/hcashare)
 # Exit codes: 0 installed; 1 not installed (the old binary, if any, is left untouched);
 # 2 bad usage.
 set -euo pipefail
@@ -27,6 +38,9 @@ self_dir=${BASH_SOURCE[0]%/*}
 source=${HCASHARE_CNI_SOURCE:-$self_dir/hcashare-cni}
 dest_dir=${CNI_BIN_DIR:-/host/opt/cni/bin}
 name=hcashare-cni
+node_config=
+kubelet_root_dir=
+state_dir=
 
 usage() {
   sed -n '/^# Usage:/,/^# Exit codes/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
@@ -42,6 +56,9 @@ while [ $# -gt 0 ]; do
     --source) source=${2:?--source needs a value}; shift 2 ;;
     --dest-dir) dest_dir=${2:?--dest-dir needs a value}; shift 2 ;;
     --name) name=${2:?--name needs a value}; shift 2 ;;
+    --node-config) node_config=${2:?--node-config needs a value}; shift 2 ;;
+    --kubelet-root-dir) kubelet_root_dir=${2:?--kubelet-root-dir needs a value}; shift 2 ;;
+    --state-dir) state_dir=${2:?--state-dir needs a value}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-cni: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -49,6 +66,20 @@ done
 case $name in
   "" | */* | . | ..) echo "install-cni: invalid --name: '$name'" >&2; exit 2 ;;
 esac
+
+# Node paths go into JSON as they are: absolute, and only characters that need no escaping.
+for pair in "--kubelet-root-dir:$kubelet_root_dir" "--state-dir:$state_dir" \
+  "--node-config:$node_config"; do
+  value=${pair#*:}
+  if [ -n "$value" ] && ! [[ $value =~ ^/[A-Za-z0-9._/-]*$ ]]; then
+    echo "install-cni: invalid ${pair%%:*}: '$value' (an absolute path of [A-Za-z0-9._/-])" >&2
+    exit 2
+  fi
+done
+if [ -z "$node_config" ] && { [ -n "$kubelet_root_dir" ] || [ -n "$state_dir" ]; }; then
+  echo "install-cni: --kubelet-root-dir and --state-dir need --node-config" >&2
+  exit 2
+fi
 
 [ -f "$source" ] || die "source $source is not a file"
 [ -x "$source" ] || die "source $source is not executable"
@@ -79,3 +110,19 @@ sync -- "$tmp"
 mv -f -T -- "$tmp" "$dest" || die "cannot rename $tmp to $dest"
 sync -- "$dest_dir"
 log "installed $dest ($out)"
+
+if [ -n "$node_config" ]; then
+  node_dir=${node_config%/*}
+  mkdir -p -m 0755 -- "$node_dir" || die "cannot create $node_dir"
+  members=()
+  [ -z "$kubelet_root_dir" ] || members+=("\"kubeletRootDir\": \"$kubelet_root_dir\"")
+  [ -z "$state_dir" ] || members+=("\"stateDir\": \"$state_dir\"")
+  joined=$(IFS=,; echo "${members[*]}")
+  node_tmp=$node_dir/.cni.json.installing
+  trap 'rm -f -- "$tmp" "$node_tmp"' EXIT
+  printf '{%s}\n' "$joined" >"$node_tmp" || die "cannot write $node_tmp"
+  chmod 0644 "$node_tmp"
+  sync -- "$node_tmp"
+  mv -f -T -- "$node_tmp" "$node_config" || die "cannot rename $node_tmp to $node_config"
+  log "wrote the node file $node_config: $(cat -- "$node_config")"
+fi

@@ -108,5 +108,30 @@ check "a directory in the way is not replaced" \
 check "... and is left as it was" test -d "$tmp/dirdest/hcashare-cni/sub"
 check "--help prints the usage" grep -q "^Usage: install-cni.sh" <<<"$(bash "$installer" --help)"
 
+# 5. The node file (cni/node_config.h): written with the node's paths, atomically, 0644;
+# without paths it is "{}" (the built-in defaults); paths that would need escaping are
+# refused before anything is written.
+node=$tmp/host-etc/hcashare/cni.json
+check "the node file is written" bash "$installer" --source "$cni" --dest-dir "$dest" \
+  --node-config "$node" --kubelet-root-dir /var/lib/k3s-kubelet --state-dir /run/hcashare
+check "... with the node's paths" \
+  grep -qx '{"kubeletRootDir": "/var/lib/k3s-kubelet","stateDir": "/run/hcashare"}' "$node"
+check "... mode 644" test "$(mode_of "$node")" = 644
+check "... its directory mode 755" test "$(mode_of "${node%/*}")" = 755
+check "no temporary node file is left" no_temp_left "${node%/*}"
+check "the node file without paths is {}" bash "$installer" --source "$cni" --dest-dir "$dest" \
+  --node-config "$node"
+check "... and reads {}" grep -qx '{}' "$node"
+cp "$node" "$tmp/node.before"
+set +e
+bash "$installer" --source "$cni" --dest-dir "$dest" --node-config "$node" \
+  --kubelet-root-dir '/var/lib/"x' >/dev/null 2>&1
+rc=$?
+set -e
+check "a path that needs escaping exits 2" test "$rc" = 2
+check "... and leaves the node file as it was" cmp -s "$node" "$tmp/node.before"
+check "a node path without --node-config is refused" \
+  fails bash "$installer" --source "$cni" --dest-dir "$dest" --kubelet-root-dir /var/lib/k
+
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -56,6 +56,8 @@ TEST(DeployKustomize, OverlaysChangeOnlyWhatTheySay) {
       {"k3s",
        k3s,
        {c0 + "/args/1", c0 + "/volumeMounts/1/mountPath", c0 + "/volumeMounts/2/mountPath",
+        // The node file the installer writes names the same kubelet root.
+        "/spec/template/spec/initContainers/0/args/5",
         "/spec/template/spec/volumes/1/hostPath/path",
         "/spec/template/spec/volumes/2/hostPath/path",
         "/spec/template/spec/volumes/9/hostPath/path"}}};
