@@ -44,6 +44,10 @@ struct AttachContext {
   RdmaSystem& rdma;   // RDMA netns mode and RDMA device moves
   const StateStore& store;
   PodDeviceLookup pod_devices;  // used when the config has no deviceID
+  // The pod's devices in the kubelet's checkpoint alone: the allocation check's first,
+  // cheap look (no gRPC connection per ADD); unset, or a device it does not show, sends the
+  // check to pod_devices.
+  PodDeviceLookup checkpoint_devices = nullptr;
   std::chrono::milliseconds lock_wait{5000};
   VfDriver* vf_driver = nullptr;  // rebinds a VF to apply its GUIDs; none: "guid" fails
 };

@@ -99,6 +99,12 @@ int RunPlugin(const PluginBackends& backends) {
     pod_devices = PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
     return *pod_devices;
   };
+  ctx.checkpoint_devices = [&]() -> Result<PodDeviceMap> {
+    ASSIGN_OR_RETURN(
+        DevicesByResource found,
+        ReadCheckpointDevices(KubeletCheckpointPath(node->kubelet_root_dir), env->PodUid()));
+    return PodDeviceMap{std::move(found), "checkpoint"};
+  };
 
   switch (env->verb) {
     case Verb::kAdd: {

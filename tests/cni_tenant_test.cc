@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "interop/pool_info.h"
+#include "testing/fake_podresources.h"
 #include "tests/cni_binary_fixture.h"
 #include "tests/support/tree_diff.h"
 
@@ -124,6 +125,25 @@ TEST_F(CniTenantTest, ADeviceNotAllocatedToThePodIsRefused) {
   CniRun add = Run("ADD", pod_, Conf("1.1.0", vf_));
   EXPECT_EQ(add.exit_code, 0) << add.raw << add.err;
   EXPECT_EQ(Run("DEL", pod_, Conf("1.1.0", vf_)).exit_code, 0);
+}
+
+// The kubelet's checkpoint is only the quick look: what it does not show, the kubelet's
+// pod-resources API answers (a VF allocated since, or a kubelet whose checkpoint is
+// elsewhere), and its refusal names what the kubelet said.
+TEST_F(CniTenantTest, PodResourcesDecidesWhatTheCheckpointDoesNotShow) {
+  const std::string later = AddVf(3);
+  allocated_["rdma/fixture_vfs"].pop_back();  // not in the checkpoint
+  WriteCheckpoint();
+  fake::FakePodResources kubelet(tmp_.path() + "/kubelet/pod-resources/kubelet.sock");
+  ASSERT_TRUE(kubelet.Start().ok());
+  kubelet.AddPod("ns", "pod-a", "uid-a", {{"main", {{"rdma/vfs", {later}, {}}}}});
+  CniRun add = Run("ADD", pod_, Conf("1.1.0", later));
+  EXPECT_EQ(add.exit_code, 0) << add.raw << add.err;
+  EXPECT_EQ(Run("DEL", pod_, Conf("1.1.0", later)).exit_code, 0);
+  kubelet.ClearPods();
+  kubelet.AddPod("ns", "pod-a", "uid-a", {{"main", {{"rdma/vfs", {vf_}, {}}}}});
+  ExpectRefused(Conf("1.1.0", later), kErrInvalidNetConf,
+                "the kubelet allocated it rdma/vfs: " + vf_ + " (looked up through v1 Get)");
 }
 
 // A node without pod-resources may turn the check off (documented with its risk).
