@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cni/netconf.h"
+#include "cni/node_config.h"
 #include "cni/result.h"
 #include "cni/syntax.h"
 #include "fuzz/cni_check.h"
@@ -69,6 +70,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       continue;
     }
     CheckConf(*conf);
+  }
+  // The same bytes as the node file (cni/node_config.h): an error is always code 7.
+  const hcashare::Result<cni::NodeSettings> node = cni::ParseNodeSettings(text, "node");
+  if (!node.ok()) {
+    FUZZ_CHECK(cni::CniCodeOf(node.status()) == cni::kErrInvalidNetConf);
+    hcashare::fuzz::CheckCniError(node.status());
+  } else {
+    FUZZ_CHECK(!node->state_dir.empty() && node->state_dir[0] == '/');
+    FUZZ_CHECK(!node->pool_info_dir.empty() && node->pool_info_dir[0] == '/');
   }
   return 0;
 }
