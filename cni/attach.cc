@@ -17,6 +17,7 @@
 #include "cni/steps.h"
 #include "cni/undo.h"
 #include "cni/vf.h"
+#include "cni/vf_rebind.h"
 #include "common/atomic_file.h"
 #include "common/log.h"
 #include "common/netns.h"
@@ -221,6 +222,7 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   state.device = device;
   state.is_sf = vf->is_sf;
   state.dpdk = dpdk;
+  state.vf_driver = vf->driver;  // what a VF a rebind left unbound is bound to again
   state.rdma_device = rdma_device;
   state.pf_netdev = vf->pf_netdev;
   state.vf_index = vf->vf_index;
@@ -254,11 +256,19 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   // of what its step changes and finds nothing to do when the step never happened, so a
   // step that fails halfway is undone too.
   UndoStack undo;
-  undo.Push("state file", [&] { return ctx.store.Remove(env.container_id, env.ifname); });
+  // Set when the undo of a rebind cannot bind the VF again: the state and the owner marker
+  // are then kept, so that DEL or `hcashare cni-gc` binds it (the state has its driver).
+  bool keep_state = false;
+  undo.Push("state file", [&]() -> Status {
+    if (keep_state) return Status::Ok();
+    return ctx.store.Remove(env.container_id, env.ifname);
+  });
   if (Status st = ctx.store.Save(state); !st.ok()) return StateError(st, "cannot save state");
   HCASHARE_FAULT_POINT("add:state-saved");
-  undo.Push("owner marker",
-            [&] { return ctx.store.ReleaseOwner(device, env.container_id, env.ifname); });
+  undo.Push("owner marker", [&]() -> Status {
+    if (keep_state) return Status::Ok();
+    return ctx.store.ReleaseOwner(device, env.container_id, env.ifname);
+  });
   if (Status st = ctx.store.SetOwner(device, state.owner); !st.ok()) {
     return StateError(st, "cannot mark the device as owned");
   }
@@ -273,8 +283,14 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
     const VfSettings original = OriginalOf(*pf_current, g.wanted);
     const bool is_guid = std::string(g.name) == "guid";
     undo.Push(std::string("PF ") + g.name, [&, original, is_guid]() -> Status {
-      RETURN_IF_ERROR(ctx.vf.Set(state.pf_netdev, state.vf_index, original));
-      return is_guid && rebound ? RebindVf(state, ctx) : Status::Ok();
+      Status set = ctx.vf.Set(state.pf_netdev, state.vf_index, original);
+      if (!is_guid || !rebound) return set;
+      // Also when the rebind stopped between its unbind and its bind: this binds it.
+      if (Status again = RebindVf(state, ctx, ""); !again.ok()) {
+        keep_state = true;
+        return again;
+      }
+      return set;
     });
     if (Status st = ctx.vf.Set(vf->pf_netdev, vf->vf_index, g.wanted); !st.ok()) {
       return Summarize(st, std::string("cannot set ") + g.name + " of VF " +
@@ -288,10 +304,9 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
     // 1b. mlx5 reads the new GUIDs when the VF's driver is bound again; the rebind makes
     // a new netdev and RDMA device, found again by the VF's PCI address.
     rebound = true;
-    if (Status st = RebindVf(state, ctx); !st.ok()) {
+    if (Status st = RebindVf(state, ctx, "add:vf-unbound"); !st.ok()) {
       return Summarize(st, "cannot rebind " + device + " to apply its GUID");
     }
-    HCASHARE_FAULT_POINT("add:vf-rebound");
     auto again = ResolveVf(ctx.host, device, is_aux);
     if (!again.ok()) {
       return Summarize(again.status(), "cannot find " + device + " after its rebind");
@@ -308,6 +323,7 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
     state.host_ifindex = link->ifindex;
     if (!mac) state.pod_mac = link->mac;
     (void)ctx.store.Save(state);
+    HCASHARE_FAULT_POINT("add:vf-rebound");
   }
 
   CniResult result;

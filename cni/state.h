@@ -41,7 +41,10 @@ struct AttachmentState {
   bool is_sf = false;
   std::string pf_netdev;  // for PF-side settings
   int vf_index = -1;
-  bool dpdk = false;               // bound to a userspace driver: no netdev was moved
+  bool dpdk = false;  // bound to a userspace driver: no netdev was moved
+  // The PCI driver the VF was bound to when ADD resolved it ("" in state files written
+  // before it was recorded): what a VF found unbound is bound to again.
+  std::string vf_driver;
   bool child_link = false;         // a macvlan/IPoIB child of `device` (a netdev) was created
   std::string rdma_device;         // the RDMA device moved into the pod ("" for none)
   std::string device_info_file;    // the Multus device-info file ADD wrote ("" for none)

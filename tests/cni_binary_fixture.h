@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "common/unique_fd.h"
 #include "testing/sim_node.h"
 #include "tests/cni_fixture.h"
+#include "tests/support/vf_driver_model.h"
 #include "tests/test_util.h"
 
 namespace hcashare::cni {
@@ -82,9 +84,11 @@ class CniBinaryTest : public ::testing::Test {
     vf_netdevs_.push_back(veth);
     return vf.address;
   }
-  // An InfiniBand PF (0000:7e:00.0, netdev `*pf_netdev`) with one VF (0000:7e:00.1) whose
-  // netdev is a veth in the host namespace standing in for its IPoIB one; returns the VF.
-  std::string AddIbVf(std::string* pf_netdev) {
+  // An InfiniBand PF (0000:7e:00.0, netdev `*pf_netdev`) with one VF (0000:7e:00.1) on
+  // mlx5_core whose netdev is the model's link in the host namespace standing in for its IPoIB
+  // one, with the MAC the driver model (tests/support/vf_driver_model.h) derives from
+  // `bound_guid`; the driver's bind and unbind are regular files. Returns the VF.
+  std::string AddIbVf(std::string* pf_netdev, const std::string& bound_guid) {
     fake::SimPciFunction pf;
     pf.address = "0000:7e:00.0";
     pf.netdevs = {Unique("ib")};
@@ -95,10 +99,18 @@ class CniBinaryTest : public ::testing::Test {
     vf.physfn = pf.address;
     vf.link_type = "infiniband";
     vf.netdevs = {Unique("hb")};
-    EXPECT_TRUE(Sh("ip -n " + host_ns_ + " link add " + vf.netdevs[0] + " type veth peer name " +
-                   vf.netdevs[0] + "p"));
+    std::string add = "ip -n " + host_ns_;
+    for (const auto& arg :
+         testing::ModelNetdevAddArgs(vf.netdevs[0], testing::ModelMacForGuid(bound_guid))) {
+      add += " " + arg;
+    }
+    EXPECT_TRUE(Sh(add));
     EXPECT_TRUE(node_->AddPciFunction(vf).ok());
+    for (const char* f : {"bind", "unbind"}) {
+      std::ofstream(tmp_.path() + "/host/sys/bus/pci/drivers/mlx5_core/" + f);
+    }
     *pf_netdev = pf.netdevs[0];
+    vf_netdevs_.push_back(vf.netdevs[0]);
     return vf.address;
   }
   // A VF at function `fn` of the PF's device.

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -143,9 +144,12 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
       case Mode::kVfGuid: {
         UseTestHost();
         std::string pf;
-        const std::string vf = AddIbVf(&pf);  // the VF's netdev a veth
         // Its GUIDs before: set and applied (a restore to anything else would show).
         const std::string before = "02:00:00:00:00:00:00:01";
+        // The driver model's VF (tests/support/vf_driver_model.h): a rebind destroys its
+        // netdev and makes a new one, ib<N>, renamed back to its host name.
+        const std::string vf = AddIbVf(&pf, before);
+        renumbered_.insert("ns host link " + vf_netdevs_.back());
         WriteVfTable({{pf + "/0",
                        {{"nodeGuid", before},
                         {"portGuid", before},
@@ -214,7 +218,8 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
              {"ipam", IpamDir()},
              {"devinfo", tmp_.path() + "/devinfo"},
              {"pf-vf-table", tmp_.path() + "/pf"},
-             {"rdma", tmp_.path() + "/rdma"}}};
+             {"rdma", tmp_.path() + "/rdma"}},
+            renumbered_};
   }
 
   // Expects the node to be as in `want`; `what` names the case in the failure message.
@@ -270,6 +275,7 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
   }
 
   json conf_;
+  std::set<std::string> renumbered_;  // links a rebind recreates (OracleScope)
 };
 
 // The round trip, then every point of ADD: error, and SIGKILL followed by each recovery.
@@ -380,7 +386,7 @@ TEST_F(CniBinaryTest, ContendedAddDelAcrossProcessesLeavesTheNodeAsItWas) {
   if (!fs::exists(std::string(kIpamDir) + "/host-local")) GTEST_SKIP() << "needs host-local";
   constexpr int kVfs = 4, kPods = 6, kWorkers = 12, kRounds = 15;
   std::vector<std::string> vfs, pods;
-  OracleScope scope{{{"host", host_ns_}}, {{"state", StateDir()}, {"ipam", IpamDir()}}};
+  OracleScope scope{{{"host", host_ns_}}, {{"state", StateDir()}, {"ipam", IpamDir()}}, {}};
   for (int i = 0; i < kVfs; ++i) vfs.push_back(AddVf(2 + i));
   for (int i = 0; i < kPods; ++i) {
     pods.push_back(AddPod());
