@@ -237,6 +237,7 @@ TEST_F(CniRebindTest, AFailedBindDuringDelIsRepairedByTheNextDelAfterThePodIsGon
   FailBinds(100);
   ExpectUnboundError(Run("DEL", pod_, conf_));
   EXPECT_EQ(StateFiles(), 2u);
+  ExpectUnboundError(Run("DEL", pod_, conf_));  // the pod lives: the VF is not in it
   ASSERT_TRUE(Sh("ip netns del " + pod_name_));
   netns_.clear();
   ExpectUnboundError(Run("DEL", "", conf_));
