@@ -11,6 +11,7 @@
 #include "cni/error.h"
 #include "cni/fault_points.h"
 #include "cni/gpu_affinity.h"
+#include "cni/guid_unique.h"
 #include "cni/ipam.h"
 #include "cni/link_identity.h"
 #include "cni/result.h"
@@ -212,6 +213,14 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
                      "attachment " + env.container_id + "/" + env.ifname + " already exists",
                      "run DEL first");
   }
+  // Held until ADD returns: the GUID's check and its record in the state are one step.
+  DeviceLock guid_lock;
+  if (guid) {
+    auto locked = LockGuid(*guid, ctx);
+    if (!locked.ok()) return StateError(locked.status(), "cannot lock GUID " + *guid);
+    guid_lock = std::move(locked).value();
+    RETURN_IF_ERROR(CheckGuidUnique(*guid, *vf, env, ctx));
+  }
 
   // Record what will be restored before changing anything.
   auto host = Netns::Current();
@@ -223,6 +232,7 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   state.is_sf = vf->is_sf;
   state.dpdk = dpdk;
   state.vf_driver = vf->driver;  // what a VF a rebind left unbound is bound to again
+  state.guid = guid.value_or("");
   state.rdma_device = rdma_device;
   state.pf_netdev = vf->pf_netdev;
   state.vf_index = vf->vf_index;

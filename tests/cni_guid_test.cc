@@ -260,5 +260,88 @@ TEST_F(CniRebindTest, ABindThatFailsTwiceIsRetried) {
   ExpectNodeAsBefore("after DEL");
 }
 
+// GUIDs are unique on the node (issue 24). Before: two pods with the README's NAD (one
+// fixed `guid`) both got rc 0 and the same node and port GUID on one fabric; so did a
+// runtimeConfig.infinibandGUID given twice. The adversary is a NAD author or a runtime
+// that repeats a GUID: the second ADD is refused (code 7) naming the holder, unchanged.
+class CniGuidUniqueTest : public CniGuidTest {
+ protected:
+  void SetUp() override {
+    CniGuidTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    std::string pf;
+    vf1_ = AddIbVf(&pf, kZeroGuid, 1);
+    vf2_ = AddIbVf(&pf, kZeroGuid, 2);
+    key_ = pf + "/0";
+    key2_ = pf + "/1";
+    const json unset = {{"nodeGuid", kZeroGuid},
+                        {"portGuid", kZeroGuid},
+                        {"boundNodeGuid", kZeroGuid},
+                        {"boundPortGuid", kZeroGuid}};
+    WriteTable({{key_, unset}, {key2_, unset}});
+    pod2_ = AddPod();
+    scope_ = {{{"host", host_ns_}, {"pod2", netns_.back()}},
+              {{"state", StateDir()}, {"pf", tmp_.path() + "/pf"}},
+              {}};
+  }
+  // Expects `run` refused as a GUID in use, naming `holder`, and the node as in `before`.
+  void ExpectTaken(const CniRun& run, const std::string& holder, const testing::Snapshot& before) {
+    EXPECT_EQ(run.exit_code, 1) << run.raw << run.err;
+    EXPECT_EQ(run.out.value("code", 0), 7) << run.raw;
+    EXPECT_NE(run.out.value("msg", "").find("is already in use on this node"), std::string::npos)
+        << run.raw;
+    EXPECT_NE(run.out.value("details", "").find(holder), std::string::npos) << run.raw;
+    EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(scope_)), "");
+  }
+
+  static constexpr const char* kReadmeGuid = "02:00:00:00:00:00:00:01";
+  std::string vf1_, vf2_, key2_, pod2_;
+  testing::OracleScope scope_;
+};
+
+TEST_F(CniGuidUniqueTest, TheSameNadGuidInTwoPodsIsRefusedForTheSecond) {
+  json first = Conf("1.1.0", vf1_);
+  first["guid"] = kReadmeGuid;
+  CniRun add = Run("ADD", pod_, first, "net1", "ctr1");
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  json second = Conf("1.1.0", vf2_);
+  second["guid"] = kReadmeGuid;
+  const testing::Snapshot before = testing::TakeSnapshot(scope_);
+  ExpectTaken(Run("ADD", pod2_, second, "net1", "ctr2"),
+              "attachment ctr1/net1 (pod ns/pod-a) gave it to VF " + vf1_, before);
+  EXPECT_EQ(Run("DEL", pod2_, second, "net1", "ctr2").exit_code, 0);
+  // Released: the GUID can be given again.
+  EXPECT_EQ(Run("DEL", pod_, first, "net1", "ctr1").exit_code, 0);
+  CniRun again = Run("ADD", pod2_, second, "net1", "ctr2");
+  EXPECT_EQ(again.exit_code, 0) << again.raw << again.err;
+  EXPECT_EQ(Run("DEL", pod2_, second, "net1", "ctr2").exit_code, 0);
+}
+
+TEST_F(CniGuidUniqueTest, ARepeatedRuntimeConfigGuidIsRefused) {
+  json first = Conf("1.1.0", vf1_);
+  first["runtimeConfig"] = {{"infinibandGUID", "02:00:00:00:00:00:00:AB"}};
+  CniRun add = Run("ADD", pod_, first, "net1", "ctr1");
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  json second = Conf("1.1.0", vf2_);
+  second["runtimeConfig"] = {{"infinibandGUID", "02:00:00:00:00:00:00:ab"}};
+  const testing::Snapshot before = testing::TakeSnapshot(scope_);
+  ExpectTaken(Run("ADD", pod2_, second, "net1", "ctr2"), "attachment ctr1/net1", before);
+  EXPECT_EQ(Run("DEL", pod_, first, "net1", "ctr1").exit_code, 0);
+}
+
+TEST_F(CniGuidUniqueTest, AGuidAnotherVfCarriesIsRefused) {
+  // Set by the administrator on VF 1 (0000:7e:00.2), which no attachment holds.
+  json table = {{key_, Entry()}};
+  table[key2_] = {{"nodeGuid", kReadmeGuid},
+                  {"portGuid", kReadmeGuid},
+                  {"boundNodeGuid", kReadmeGuid},
+                  {"boundPortGuid", kReadmeGuid}};
+  WriteTable(table);
+  json conf = Conf("1.1.0", vf1_);
+  conf["guid"] = kReadmeGuid;
+  const testing::Snapshot before = testing::TakeSnapshot(scope_);
+  ExpectTaken(Run("ADD", pod_, conf, "net1", "ctr1"), "VF " + vf2_ + " (VF 1 of PF", before);
+}
+
 }  // namespace
 }  // namespace hcashare::cni

@@ -93,13 +93,17 @@ class VfDriverModel final : public cni::VfDriver {
     }
     RETURN_IF_ERROR(WriteFileAtomically(table_, table.dump(1), 0644));
     ASSIGN_OR_RETURN(const std::string dir, DeviceDir(pci));
-    std::error_code ec;
-    fs::create_symlink(fs::relative(host_.Resolve("/sys/bus/pci/drivers/" + driver), dir),
-                       dir + "/driver", ec);
-    if (ec) return Status::IoError("link the driver of " + pci + ": " + ec.message());
+    // The new netdev first, then its sysfs entries, then the driver link: a bind that fails
+    // halfway leaves the VF unbound, as the kernel's failed probe does.
     const std::string name = FreeIbName();
-    RETURN_IF_ERROR(
-        Ip(ModelNetdevAddArgs(name, ModelMacForGuid(entry.value("boundPortGuid", "")))));
+    const std::string mac = ModelMacForGuid(entry.value("boundPortGuid", ""));
+    Status made;
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      made = Ip(ModelNetdevAddArgs(name, mac, attempt));
+      if (made.ok()) break;
+    }
+    RETURN_IF_ERROR(made);
+    std::error_code ec;
     const std::string ndir = dir + "/net/" + name;
     fs::create_directories(ndir, ec);
     std::ofstream(ndir + "/type") << "32\n";
@@ -108,6 +112,9 @@ class VfDriverModel final : public cni::VfDriver {
                        host_.Resolve("/sys/class/net/" + name), ec);
     fs::create_symlink(fs::relative(dir, ndir), ndir + "/device", ec);
     if (ec) return Status::IoError("add netdev " + name + " of " + pci + ": " + ec.message());
+    fs::create_symlink(fs::relative(host_.Resolve("/sys/bus/pci/drivers/" + driver), dir),
+                       dir + "/driver", ec);
+    if (ec) return Status::IoError("link the driver of " + pci + ": " + ec.message());
     return Status::Ok();
   }
 

@@ -48,16 +48,18 @@ inline std::string ModelMacForGuid(const std::string& guid) {
 }
 
 // The arguments of `ip` that create the model's stand-in for a VF's IPoIB netdev: a link
-// without a peer whose MAC can be set and that can move between namespaces (a VXLAN link,
-// its VNI derived from `name` so that several coexist; veth has a peer, ifb takes no MAC).
-inline std::vector<std::string> ModelNetdevAddArgs(const std::string& name,
-                                                   const std::string& mac) {
+// without a peer whose MAC can be set and that can move between namespaces (a VXLAN link;
+// veth has a peer, ifb takes no MAC). Its VNI comes from `name` and `attempt`: a VXLAN link
+// keeps its VNI across renames, so a creation that finds it taken tries the next attempt.
+inline std::vector<std::string> ModelNetdevAddArgs(const std::string& name, const std::string& mac,
+                                                   int attempt = 0) {
   uint32_t h = 2166136261u;
   for (unsigned char c : name) h = (h ^ c) * 16777619u;
-  return {"link",    "add", name,
-          "address", mac,   "type",
-          "vxlan",   "id",  std::to_string(1 + h % 16000000),
-          "dstport", "4789"};
+  return {
+      "link",    "add", name,
+      "address", mac,   "type",
+      "vxlan",   "id",  std::to_string(1 + (h + static_cast<uint32_t>(attempt) * 7919u) % 16000000),
+      "dstport", "4789"};
 }
 
 }  // namespace hcashare::testing
