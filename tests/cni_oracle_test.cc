@@ -361,6 +361,66 @@ TEST_P(CniOracleTest, EveryDelStepFailedOrKilledThenRetriedRestoresTheNode) {
               ModeName({GetParam(), 0}).c_str(), tried);
 }
 
+// The driver model's injected bind failure (tests/support/vf_driver_model.h), in the
+// InfinibandVfWithGuid mode: every bind of the VF fails (a probe that fails, a VF another
+// driver claimed) during ADD, then during DEL. The failed verb keeps the attachment (the
+// VF's driver is in it), and once the cause is gone each recovery leaves the node as before.
+TEST_P(CniOracleTest, AFailingBindDuringAddOrDelIsRecovered) {
+  if (GetParam() != Mode::kVfGuid) GTEST_SKIP() << "only the GUID mode rebinds";
+  const Snapshot clean = TakeSnapshot(Scope());
+  const auto fail_binds = [&](bool fail) {
+    std::ifstream in(tmp_.path() + "/pf/vf-table.json");
+    json table = json::parse(in, nullptr, false);
+    for (auto& [key, entry] : table.items()) {
+      (void)key;
+      if (fail) {
+        entry["bindFailures"] = 1000;
+      } else {
+        entry.erase("bindFailures");
+      }
+    }
+    WriteVfTable(table);
+  };
+  for (const char* recovery : {"DEL", "cni-gc", "GC"}) {
+    SCOPED_TRACE(std::string("ADD, then ") + recovery);
+    const std::string ctr = std::string("b") + recovery;
+    fail_binds(true);
+    CniRun add = Run("ADD", pod_, conf_, "net1", ctr);
+    EXPECT_EQ(add.exit_code, 1) << add.raw << add.err;
+    EXPECT_EQ(add.out.value("code", -1), kErrHostSetupFailed) << add.raw;
+    EXPECT_GE(StateFiles(), 1u) << "the attachment that can bind the VF again is kept";
+    fail_binds(false);
+    if (std::string(recovery) == "DEL") {
+      CniRun del = Run("DEL", pod_, conf_, "net1", ctr);
+      EXPECT_EQ(del.exit_code, 0) << del.raw << del.err;
+    } else if (std::string(recovery) == "GC") {
+      GcVerb(ctr);
+    } else {
+      CniGc();
+    }
+    ExpectSnapshot(clean, std::string("a failed bind in ADD, then ") + recovery);
+  }
+  for (const char* recovery : {"DEL", "GC"}) {
+    SCOPED_TRACE(std::string("DEL, then ") + recovery);
+    const std::string ctr = std::string("c") + recovery;
+    CniRun add = Run("ADD", pod_, conf_, "net1", ctr);
+    ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+    fail_binds(true);
+    CniRun del = Run("DEL", pod_, conf_, "net1", ctr);
+    EXPECT_EQ(del.exit_code, 1) << del.raw << del.err;
+    EXPECT_EQ(del.raw.find("another namespace"), std::string::npos) << del.raw;
+    EXPECT_GE(StateFiles(), 1u) << "a DEL that did not finish kept the attachment";
+    fail_binds(false);
+    if (std::string(recovery) == "GC") {
+      GcVerb(ctr);
+    } else {
+      CniRun retry = Run("DEL", pod_, conf_, "net1", ctr);
+      EXPECT_EQ(retry.exit_code, 0) << retry.raw << retry.err;
+    }
+    ExpectSnapshot(clean, std::string("a failed bind in DEL, then ") + recovery);
+  }
+}
+
 // The points each mode reaches are known ones (kFaultPoints), in the table's order; every
 // point of the table is reached by some mode but the ones that need hardware this fixture
 // does not have (none, with the file-backed PF and RDMA subsystem).
