@@ -195,6 +195,11 @@ Status CheckGuidApplies(const VfDevice& vf, const AttachContext& ctx) {
   if (!vf.dpdk && ctx.vf_driver == nullptr) {
     return CniStatus(kErrInternal, "no way to rebind " + vf.id + " to apply its GUID");
   }
+  if (!vf.dpdk && !IsPlainDriverName(vf.driver)) {
+    return CniStatus(
+        kErrHostSetupFailed, "cannot rebind " + vf.id + " to apply its GUID",
+        "its driver link names \"" + vf.driver + "\", not a driver; nothing was changed");
+  }
   return Status::Ok();
 }
 
