@@ -87,9 +87,10 @@ class CniBinaryTest : public ::testing::Test {
   // An InfiniBand PF (0000:7e:00.0, netdev `*pf_netdev`, added with its first VF) and its
   // VF 0000:7e:00.<fn> on mlx5_core, whose netdev is the driver model's link in the host
   // namespace standing in for its IPoIB one (tests/support/vf_driver_model.h), with the
-  // MAC the model derives from `bound_guid`; the driver's bind and unbind are regular
-  // files. Returns the VF.
-  std::string AddIbVf(std::string* pf_netdev, const std::string& bound_guid, int fn = 1) {
+  // MAC the model derives from `bound_guid`, and RDMA device `rdma` ("" for none); the
+  // driver's bind and unbind are regular files. Returns the VF.
+  std::string AddIbVf(std::string* pf_netdev, const std::string& bound_guid, int fn = 1,
+                      const std::string& rdma = "") {
     if (ib_pf_netdev_.empty()) {
       fake::SimPciFunction pf;
       pf.address = "0000:7e:00.0";
@@ -103,6 +104,7 @@ class CniBinaryTest : public ::testing::Test {
     vf.physfn = "0000:7e:00.0";
     vf.link_type = "infiniband";
     vf.netdevs = {Unique("hb")};
+    vf.rdma_device = rdma;
     std::string add = "ip -n " + host_ns_;
     for (const auto& arg :
          testing::ModelNetdevAddArgs(vf.netdevs[0], testing::ModelMacForGuid(bound_guid))) {

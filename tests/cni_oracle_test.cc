@@ -147,15 +147,24 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
         // Its GUIDs before: set and applied (a restore to anything else would show).
         const std::string before = "02:00:00:00:00:00:00:01";
         // The driver model's VF (tests/support/vf_driver_model.h): a rebind destroys its
-        // netdev and makes a new one, ib<N>, renamed back to its host name.
-        const std::string vf = AddIbVf(&pf, before);
+        // netdev and RDMA device and makes new ones, ib<N> (renamed back to its host name)
+        // and mlx5_<lowest free> (mlx5_0 again: the node has no other).
+        const std::string vf = AddIbVf(&pf, before, 1, "mlx5_0");
         renumbered_.insert("ns host link " + vf_netdevs_.back());
         WriteVfTable({{pf + "/0",
                        {{"nodeGuid", before},
                         {"portGuid", before},
                         {"boundNodeGuid", before},
-                        {"boundPortGuid", before}}}});
+                        {"boundPortGuid", before},
+                        {"rdma", true}}}});
+        struct stat host {};
+        ASSERT_EQ(::stat(("/var/run/netns/" + host_ns_).c_str(), &host), 0);
+        std::ofstream(tmp_.path() + "/rdma/rdma.json")
+            << json{{"mode", "exclusive"},
+                    {"devices", {{"mlx5_0", static_cast<uint64_t>(host.st_ino)}}}}
+                   .dump(1);
         conf_["deviceID"] = vf;
+        conf_["rdma"] = "move";
         conf_.erase("mac");
         conf_["guid"] = "02:00:00:00:00:00:00:5a";
         break;

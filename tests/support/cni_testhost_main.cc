@@ -24,8 +24,10 @@ hcashare::cni::PluginBackends Backends() {
     const std::string path = table;
     backends.vf = [path] { return hcashare::testing::NewFileVfOps(path); };
     auto tree = std::make_shared<hcashare::testing::ModelTree>();
-    backends.vf_driver = [path, tree](const hcashare::Host& host) {
-      return hcashare::testing::NewVfDriverModel(path, host, tree);
+    const char* rdma = std::getenv("HCASHARE_TEST_RDMA");
+    backends.vf_driver = [path, tree,
+                          rdma = std::string(rdma ? rdma : "")](const hcashare::Host& host) {
+      return hcashare::testing::NewVfDriverModel(path, rdma, host, tree);
     };
     backends.netdev = [tree] {
       return hcashare::testing::NewTreeMirroringNetdevOps(hcashare::NewNetlinkNetdevOps(), tree);

@@ -1,5 +1,7 @@
 #include "tests/support/vf_driver_model.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,8 +41,10 @@ Status Ip(const std::vector<std::string>& args) {
 
 class VfDriverModel final : public cni::VfDriver {
  public:
-  VfDriverModel(std::string table, const Host& host, std::shared_ptr<ModelTree> tree)
+  VfDriverModel(std::string table, std::string rdma, const Host& host,
+                std::shared_ptr<ModelTree> tree)
       : table_(std::move(table)),
+        rdma_(std::move(rdma)),
         host_(host),
         sysfs_(cni::NewSysfsVfDriver(host)),
         netdev_(NewNetlinkNetdevOps()) {
@@ -64,6 +68,12 @@ class VfDriverModel final : public cni::VfDriver {
       fs::remove(host_.Resolve("/sys/class/net/" + name), ec);
     }
     fs::remove_all(dir + "/net", ec);
+    for (const auto& e : fs::directory_iterator(dir + "/infiniband", ec)) {
+      const std::string name = e.path().filename().string();
+      fs::remove(host_.Resolve("/sys/class/infiniband/" + name), ec);
+      RETURN_IF_ERROR(SetRdma(name, false));
+    }
+    fs::remove_all(dir + "/infiniband", ec);
     fs::remove(dir + "/driver", ec);
     return Status::Ok();
   }
@@ -112,6 +122,7 @@ class VfDriverModel final : public cni::VfDriver {
                        host_.Resolve("/sys/class/net/" + name), ec);
     fs::create_symlink(fs::relative(dir, ndir), ndir + "/device", ec);
     if (ec) return Status::IoError("add netdev " + name + " of " + pci + ": " + ec.message());
+    if (entry.value("rdma", false)) RETURN_IF_ERROR(AddRdma(dir));
     fs::create_symlink(fs::relative(host_.Resolve("/sys/bus/pci/drivers/" + driver), dir),
                        dir + "/driver", ec);
     if (ec) return Status::IoError("link the driver of " + pci + ": " + ec.message());
@@ -119,6 +130,38 @@ class VfDriverModel final : public cni::VfDriver {
   }
 
  private:
+  // A new RDMA device of the VF at `dir` under the kernel's kind of name (mlx5_<lowest
+  // free>), in the tree and, in the calling thread's namespace, in the RDMA file.
+  Status AddRdma(const std::string& dir) {
+    std::string name;
+    for (int n = 0; name.empty(); ++n) {
+      const std::string candidate = "mlx5_" + std::to_string(n);
+      if (!host_.Exists("/sys/class/infiniband/" + candidate)) name = candidate;
+    }
+    const std::string idir = dir + "/infiniband/" + name;
+    std::error_code ec;
+    fs::create_directories(idir + "/ports/1", ec);
+    std::ofstream(idir + "/node_type") << "1: CA\n";
+    std::ofstream(idir + "/ports/1/link_layer") << "InfiniBand\n";
+    std::ofstream(idir + "/ports/1/state") << "4: ACTIVE\n";
+    fs::create_symlink(fs::relative(idir, host_.Resolve("/sys/class/infiniband")),
+                       host_.Resolve("/sys/class/infiniband/" + name), ec);
+    if (ec) return Status::IoError("add RDMA device " + name + ": " + ec.message());
+    return SetRdma(name, true);
+  }
+  // Adds RDMA device `name` to the RDMA file in this thread's namespace, or removes it.
+  Status SetRdma(const std::string& name, bool present) {
+    if (rdma_.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(json j, LoadTable(rdma_));
+    if (present) {
+      struct stat here {};
+      if (::stat("/proc/thread-self/ns/net", &here) != 0) return ErrnoStatus(errno, "stat netns");
+      j["devices"][name] = static_cast<uint64_t>(here.st_ino);
+    } else if (j.contains("devices")) {
+      j["devices"].erase(name);
+    }
+    return WriteFileAtomically(rdma_, j.dump(1), 0644);
+  }
   Result<std::string> DeviceDir(const std::string& pci) {
     std::error_code ec;
     const fs::path dir = fs::canonical(host_.Resolve("/sys/bus/pci/devices/" + pci), ec);
@@ -153,6 +196,7 @@ class VfDriverModel final : public cni::VfDriver {
   }
 
   std::string table_;
+  std::string rdma_;  // the RDMA file of file_backends.h ("" for none)
   const Host& host_;
   std::unique_ptr<cni::VfDriver> sysfs_;
   std::unique_ptr<NetdevOps> netdev_;
@@ -220,9 +264,9 @@ class TreeMirroringNetdevOps final : public NetdevOps {
 
 }  // namespace
 
-std::unique_ptr<cni::VfDriver> NewVfDriverModel(std::string table, const Host& host,
-                                                std::shared_ptr<ModelTree> tree) {
-  return std::make_unique<VfDriverModel>(std::move(table), host, std::move(tree));
+std::unique_ptr<cni::VfDriver> NewVfDriverModel(std::string table, std::string rdma,
+                                                const Host& host, std::shared_ptr<ModelTree> tree) {
+  return std::make_unique<VfDriverModel>(std::move(table), std::move(rdma), host, std::move(tree));
 }
 
 std::unique_ptr<NetdevOps> NewTreeMirroringNetdevOps(std::unique_ptr<NetdevOps> inner,

@@ -5,12 +5,13 @@
 // does after them:
 //   - unbind: the VF's netdev (a link of the calling thread's namespace, named as the
 //     tree's device net/ directory names it) is deleted, its net/ entries, class links and
-//     `driver` link leave the tree;
+//     `driver` link leave the tree, and so does its RDMA device (and the RDMA file's entry);
 //   - bind: the VF's node and port GUIDs (the VF table's nodeGuid, portGuid) apply
 //     (boundNodeGuid, boundPortGuid), the `driver` link comes back, and a NEW netdev
 //     appears under the kernel's kind of name, ib<lowest free number> (a VXLAN link whose
 //     MAC is derived from the bound port GUID, as an IPoIB address carries it), with its
-//     net/ entry and class link;
+//     net/ entry and class link, and, when the VF's table entry says "rdma": true, a NEW RDMA
+//     device mlx5_<lowest free> in the tree and in the RDMA file (in this namespace);
 //   - a bind fails (EIO, as a failed probe) while the VF's table entry counts
 //     "bindFailures" (one less per failed bind; the key leaves at zero).
 // Renames through the netdev backend are mirrored into the tree, as sysfs follows them.
@@ -33,9 +34,10 @@ struct ModelTree {
   std::string root;  // the host root on disk ("" until known)
 };
 
-// The driver model on the VF table in `table` (see file_backends.h) and `host`'s tree.
-std::unique_ptr<cni::VfDriver> NewVfDriverModel(std::string table, const Host& host,
-                                                std::shared_ptr<ModelTree> tree);
+// The driver model on the VF table in `table` and the RDMA file `rdma` ("" for none; see
+// file_backends.h) and `host`'s tree.
+std::unique_ptr<cni::VfDriver> NewVfDriverModel(std::string table, std::string rdma,
+                                                const Host& host, std::shared_ptr<ModelTree> tree);
 
 // `inner`, with every successful Rename mirrored into the tree's net/ entries.
 std::unique_ptr<NetdevOps> NewTreeMirroringNetdevOps(std::unique_ptr<NetdevOps> inner,
