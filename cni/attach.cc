@@ -313,8 +313,8 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   if (guid && !dpdk) {
     // 1b. mlx5 reads the new GUIDs when the VF's driver is bound again; the rebind makes
     // a new netdev and RDMA device, found again by the VF's PCI address.
-    rebound = true;
-    if (Status st = RebindVf(state, ctx, "add:vf-unbound"); !st.ok()) {
+    // `rebound` once the VF was unbound: a rebind refused before that changed nothing.
+    if (Status st = RebindVf(state, ctx, "add:vf-unbound", &rebound); !st.ok()) {
       return Summarize(st, "cannot rebind " + device + " to apply its GUID");
     }
     auto again = ResolveVf(ctx.host, device, is_aux);

@@ -139,7 +139,7 @@ Status AdoptVfNetdev(const AttachmentState& state, const AttachContext& ctx) {
 }
 
 Status RebindVf(const AttachmentState& state, const AttachContext& ctx,
-                std::string_view fault_point) {
+                std::string_view fault_point, bool* unbound) {
   if (ctx.vf_driver == nullptr) return Status::FailedPrecondition("no VF driver to rebind with");
   VfDriver& driver = *ctx.vf_driver;
   if (!IsPlainDriverName(state.vf_driver)) {
@@ -153,6 +153,7 @@ Status RebindVf(const AttachmentState& state, const AttachContext& ctx,
         "it was bound to " + state.vf_driver + " when it was attached; it is left as it is");
   }
   if (!bound.empty()) RETURN_IF_ERROR(driver.Unbind(state.device, bound));
+  if (unbound != nullptr) *unbound = true;
   if (!fault_point.empty()) RETURN_IF_ERROR(FaultPoint(fault_point));
   RETURN_IF_ERROR(BindVf(state, driver));
   return AdoptVfNetdev(state, ctx);

@@ -19,9 +19,10 @@ namespace hcashare::cni {
 // Rebinds the attachment's VF to state.vf_driver: unbinds it (unless a rebind cut short
 // left it unbound already; bound to another driver is an error), reaches fault point
 // `fault_point` ("" for none), binds it again (BindVf) and names its new netdev
-// (AdoptVfNetdev).
+// (AdoptVfNetdev). `*unbound` (when given) is set once the VF has been unbound, so that a
+// caller knows whether a failure left anything to undo.
 Status RebindVf(const AttachmentState& state, const AttachContext& ctx,
-                std::string_view fault_point);
+                std::string_view fault_point, bool* unbound = nullptr);
 
 // Binds the VF to state.vf_driver, retried a few times over at most ~1.5 s. The error
 // (code 102) says the VF is left unbound and how to bind it by hand.

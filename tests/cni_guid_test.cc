@@ -260,6 +260,30 @@ TEST_F(CniRebindTest, ABindThatFailsTwiceIsRetried) {
   ExpectNodeAsBefore("after DEL");
 }
 
+// The adversary: whoever could write the tree under hostRoot (a NAD author, while hostRoot
+// came from the NAD). Before, a symlinked sys/bus/pci/drivers made ADD write the VF's
+// address into another driver's unbind and bind (O_NOFOLLOW guarded the last component
+// only): on a real node, an unbind of a disk or of the uplink. Now the write is refused, the
+// victim's files stay empty, and ADD changes nothing.
+TEST_F(CniRebindTest, ASymlinkedDriversDirectoryGetsNoWrite) {
+  const std::string victim = tmp_.path() + "/victim";
+  fs::create_directories(victim + "/mlx5_core");
+  for (const char* f : {"bind", "unbind"}) std::ofstream(victim + "/mlx5_core/" + f);
+  const std::string drivers = tmp_.path() + "/host/sys/bus/pci/drivers";
+  fs::rename(drivers, tmp_.path() + "/drivers.real");
+  fs::create_directory_symlink(victim, drivers);
+  CniRun add = Run("ADD", pod_, conf_);
+  EXPECT_EQ(add.exit_code, 1) << add.raw << add.err;
+  EXPECT_NE(add.raw.find("symbolic link"), std::string::npos) << add.raw;
+  for (const char* f : {"bind", "unbind"}) {
+    std::ifstream in(victim + "/mlx5_core/" + f);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "") << f;
+  }
+  EXPECT_EQ(StateFiles(), 0u);
+  EXPECT_EQ(testing::DiffSnapshots(before_, testing::TakeSnapshot(scope_)), "");
+  ExpectGuids(kBefore, "after the refused ADD");
+}
+
 // GUIDs are unique on the node (issue 24). Before: two pods with the README's NAD (one
 // fixed `guid`) both got rc 0 and the same node and port GUID on one fabric; so did a
 // runtimeConfig.infinibandGUID given twice. The adversary is a NAD author or a runtime
