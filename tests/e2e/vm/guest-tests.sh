@@ -467,6 +467,16 @@ check cni-oracle-node-clean-at-the-end settled_as "$WORK/clean.snap" "the last D
 ip netns delete pod4
 ip link delete e2epeer 2>/dev/null
 
+# ---------------------------------------------------------------- 3c. the VF rebind
+# The CNI's GUID rebind (cni/vf_rebind.h) on a real igbvf VF: the unbind really destroys the
+# netdev and the bind makes a new one; a bind made to fail the kernel's way (driver_override
+# naming another driver: igbvf's bind answers ENODEV) leaves the VF unbound, and ADD's undo
+# or DEL binds it again once the cause is gone (tests/e2e/vm/e2e_rebind.cc).
+say "3c. the VF rebind on a real VF: unbind, bind, a failed bind"
+check cni-rebind-recreates-the-vf-netdev "$BIN/hcashare-e2e-rebind" rebind "$VF0_PCI"
+check cni-rebind-failed-bind-recovered-by-undo "$BIN/hcashare-e2e-rebind" undo "$VF0_PCI"
+check cni-rebind-failed-bind-recovered-by-del "$BIN/hcashare-e2e-rebind" del "$VF0_PCI"
+
 # ---------------------------------------------------------------- 4. RDMA netns mode
 say "4. RDMA netns mode exclusive"
 for ns in $(ip netns list | cut -d' ' -f1); do ip netns delete "$ns"; done
