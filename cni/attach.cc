@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "cni/allocation.h"
 #include "cni/child_link.h"
 #include "cni/error.h"
 #include "cni/fault_points.h"
@@ -62,11 +63,13 @@ std::vector<std::string> RailFirst(const CniEnv& env, const NetConf& conf, const
   return candidates;
 }
 
-// The device for this attachment: the configured deviceID, else a pod-resources lookup
-// (also with gpuRails, where the pod's devices are assigned to interfaces by GPU).
+// The device for this attachment: the configured deviceID, once the kubelet is known to
+// have allocated it to the pod, else a pod-resources lookup (also with gpuRails, where the
+// pod's devices are assigned to interfaces by GPU).
 Result<FoundDevice> FindDevice(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   const bool rails = conf.gpu_rails && conf.resource_name;
   if (conf.device && !rails) {
+    RETURN_IF_ERROR(CheckAllocatedToPod(env, conf, ctx, conf.device->value));
     return FoundDevice{conf.device->value, conf.device->kind == DeviceKind::kAuxDevice, {}};
   }
   if (!conf.resource_name) {
@@ -181,6 +184,7 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   RETURN_IF_ERROR(RejectSharedPoolId(conf, device));
   auto vf = ResolveVf(ctx.host, device, is_aux);
   if (!vf.ok()) return Summarize(vf.status(), "cannot use device " + device);
+  RETURN_IF_ERROR(RejectHostUplink(*vf));
   const bool dpdk = vf->dpdk;  // only PF-side settings: there is no netdev to move
   if (!dpdk && vf->netdev.empty()) {
     return CniStatus(kErrDeviceNotFound,

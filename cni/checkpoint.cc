@@ -1,14 +1,13 @@
 #include "cni/checkpoint.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
 
 #include <nlohmann/json.hpp>
+
+#include "common/safe_file.h"
 
 namespace hcashare::cni {
 
@@ -104,12 +103,11 @@ Result<DevicesByResource> ParseCheckpointDevices(const std::string& json_text,
 Result<DevicesByResource> ReadCheckpointDevices(const std::string& path,
                                                 const std::string& pod_uid) {
   if (pod_uid.empty()) return ParseCheckpointDevices("", pod_uid);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoStatus(errno, "cannot read kubelet checkpoint " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return ErrnoStatus(errno, "cannot read kubelet checkpoint " + path);
-  auto devices = ParseCheckpointDevices(ss.str(), pod_uid);
+  SafeReadOptions read;
+  read.max_bytes = kMaxCheckpointBytes;
+  read.what = "kubelet checkpoint";
+  ASSIGN_OR_RETURN(const std::string text, ReadFileSafely(path, read));
+  auto devices = ParseCheckpointDevices(text, pod_uid);
   if (!devices.ok()) {
     return Status::IoError("kubelet checkpoint " + path + ": " + devices.status().message());
   }

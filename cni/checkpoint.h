@@ -12,6 +12,7 @@
 // flat array of IDs before. Both are accepted.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,9 +34,14 @@ using DevicesByResource = std::map<std::string, std::vector<std::string>>;
 Result<DevicesByResource> ParseCheckpointDevices(const std::string& json_text,
                                                  const std::string& pod_uid);
 
-// ParseCheckpointDevices on the file at `path`. A file that cannot be read -> the errno
-// Status (NotFound when absent); a file that does not parse -> IoError. Both messages name
-// `path`.
+// The largest checkpoint read. The kubelet writes every registered device ID of the node
+// and every pod's allocation into it: 400,000 shared IDs of hcashare alone take ~5 MB.
+inline constexpr size_t kMaxCheckpointBytes = 16 << 20;
+
+// ParseCheckpointDevices on the file at `path`, read as common/safe_file.h reads (a
+// regular file, not a symlink, at most kMaxCheckpointBytes). A file that cannot be read ->
+// the reader's Status (NotFound when absent); a file that does not parse -> IoError. Both
+// messages name `path`.
 Result<DevicesByResource> ReadCheckpointDevices(const std::string& path,
                                                 const std::string& pod_uid);
 

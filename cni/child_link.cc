@@ -1,10 +1,9 @@
 #include "cni/child_link.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "cni/allocation.h"
 #include "cni/error.h"
 #include "cni/fault_points.h"
 #include "cni/gpu_affinity.h"
@@ -12,25 +11,75 @@
 #include "cni/steps.h"
 #include "common/log.h"
 #include "common/netns.h"
+#include "common/safe_file.h"
+#include "common/strings.h"
 
 namespace hcashare::cni {
 
-Result<PoolChoice> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
-                                    const std::string& resource) {
-  const std::string path = conf.pool_info_dir + "/" + PoolInfoFileName(resource);
-  std::ifstream in(path);
-  if (!in) {
+namespace {
+
+// The description hcashare-device-plugin published of shared pool `resource`.
+Result<PoolInfo> ReadPoolDescription(const NetConf& conf, const std::string& resource) {
+  const std::string path = conf.node.pool_info_dir + "/" + PoolInfoFileName(resource);
+  // The device-plugin pod (unprivileged) writes this directory: whatever it put there is
+  // read as a bounded regular file or not at all.
+  SafeReadOptions read;
+  read.max_bytes = kMaxPoolInfoBytes;
+  read.beneath = conf.node.pool_info_dir;
+  read.what = "pool description";
+  auto text = ReadFileSafely(path, read);
+  if (text.status().IsNotFound()) {
     return CniStatus(kErrDeviceNotFound, "no description of pool " + resource,
                      path + " is missing; is hcashare-device-plugin running with --pool-info-dir " +
-                         conf.pool_info_dir + " and does it serve " + resource + "?");
+                         conf.node.pool_info_dir + " and does it serve " + resource + "?");
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto info = ParsePoolInfo(text.str());
+  if (!text.ok()) {
+    return CniStatus(kErrIo, "cannot read the description of pool " + resource,
+                     text.status().message() + "; nothing was changed");
+  }
+  auto info = ParsePoolInfo(*text);
   if (!info.ok()) {
     return CniStatus(kErrIo, "cannot read the description of pool " + resource,
                      path + ": " + info.status().message());
   }
+  return info;
+}
+
+// With the allocation check: an error unless the pod holds `resource` and `master` (when
+// the configuration names it) is a netdev of one of its pool's HCAs. A network may not put
+// a child of any other host netdev (the node's uplink, another tenant's HCA) into the pod.
+Status CheckChildLinkAllowed(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
+  if (!conf.node.check_allocation) return Status::Ok();
+  if (!conf.resource_name) {
+    return CniStatus(kErrInvalidNetConf, "\"master\" needs \"resourceName\" on this node",
+                     "a child link is for pods of a shared resource: name it in resourceName, so "
+                     "that the plugin can check that the pod holds the pool and that " +
+                         conf.master.value_or("") + " is one of its HCAs");
+  }
+  const std::string& resource = *conf.resource_name;
+  RETURN_IF_ERROR(CheckResourceAllocatedToPod(env, conf, ctx, resource));
+  if (!conf.master) return Status::Ok();  // ChoosePoolNetdev picks among the pool's HCAs
+  ASSIGN_OR_RETURN(const PoolInfo info, ReadPoolDescription(conf, resource));
+  std::vector<std::string> netdevs;
+  for (const auto& h : info.hcas) {
+    for (const auto& n : h.netdevs) {
+      if (n == *conf.master) return Status::Ok();
+      netdevs.push_back(n);
+    }
+  }
+  return CniStatus(kErrInvalidNetConf,
+                   "master " + *conf.master + " is not an HCA netdev of pool " + resource,
+                   "the pool's HCAs have " + (netdevs.empty() ? "no netdevs" : Join(netdevs)) +
+                       "; name one of them, or leave master out to let the plugin choose");
+}
+
+}  // namespace
+
+Result<PoolChoice> ChoosePoolNetdev(const NetConf& conf, const AttachContext& ctx,
+                                    const std::string& resource) {
+  ASSIGN_OR_RETURN(const PoolInfo loaded, ReadPoolDescription(conf, resource));
+  const PoolInfo* info = &loaded;
+  const std::string path = conf.node.pool_info_dir + "/" + PoolInfoFileName(resource);
   // The pod's devices: the NUMA nodes of the IDs it was granted (topology-aware pools),
   // and its GPUs.
   std::set<int> nodes;
@@ -87,6 +136,7 @@ Result<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
     return CniStatus(kErrInvalidNetConf, "PF-side VF settings do not apply to a child link",
                      "remove vlan, spoofchk, trust, link_state, the tx rates and guid");
   }
+  RETURN_IF_ERROR(CheckChildLinkAllowed(env, conf, ctx));
   std::string master = conf.master.value_or("");
   std::optional<topo::GpuMatch> gpu;
   if (master.empty()) {

@@ -8,7 +8,19 @@
 #include "common/strings.h"
 #include "config/document.h"
 
+extern char** environ;
+
 namespace hcashare::cni {
+
+EnvMap ProcessEnvironment() {
+  EnvMap env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
 
 namespace {
 

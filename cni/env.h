@@ -1,5 +1,5 @@
-// The CNI_* environment of one invocation, read from a map (the binary passes environ;
-// nothing here calls getenv) and validated for its verb.
+// The CNI_* environment of one invocation, read from a map (the binary passes its
+// environment, ProcessEnvironment(); nothing else here reads it) and validated for its verb.
 #pragma once
 
 #include <map>
@@ -23,6 +23,9 @@ inline constexpr std::string_view kArgGuid = "guid";  // ib-sriov-cni: an Infini
 
 // Name -> value, as in environ.
 using EnvMap = std::map<std::string, std::string>;
+
+// This process's environment (environ) as a map.
+EnvMap ProcessEnvironment();
 
 // The non-empty entries of a colon-separated directory list such as CNI_PATH.
 std::vector<std::string> SplitPathList(std::string_view list);

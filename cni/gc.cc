@@ -20,7 +20,7 @@ Status CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
     del.container_id = state.owner.container_id;
     del.ifname = state.owner.ifname;
     del.netns = state.owner.netns;
-    auto del_conf = ParseNetConf(state.netconf.dump(), Verb::kDel);
+    auto del_conf = ParseNetConf(state.netconf.dump(), Verb::kDel, conf.node);
     LogInfo("GC: releasing an attachment the runtime no longer knows",
             {{"container", del.container_id}, {"ifname", del.ifname}, {"device", state.device}});
     Status st = CmdDel(del, del_conf.ok() ? *del_conf : conf, ctx);

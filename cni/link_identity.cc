@@ -4,6 +4,7 @@ namespace hcashare::cni {
 
 bool IsAttachedLink(const hcashare::LinkState& link, const AttachmentState& state) {
   if (!link.parent_dev.empty()) return link.parent_dev == state.device;
+  if (!link.bus_info.empty()) return link.bus_info == state.device;
   // The kernel keeps the ifindex across a move only when it is free in the target, so the
   // names this attachment gave the link stand in for it (and carry a state written before
   // ifindexes were recorded); the MAC is required either way.
@@ -15,11 +16,14 @@ bool IsAttachedLink(const hcashare::LinkState& link, const AttachmentState& stat
   for (const std::string* mac : {&state.pod_mac, &state.host_mac}) {
     if (!mac->empty() && link.mac == *mac) return true;
   }
-  return false;
+  // The pod changed the MAC: the ifindex it has in the pod and the name ADD gave it there.
+  return state.pod_ifindex != 0 && link.ifindex == state.pod_ifindex &&
+         link.name == state.owner.ifname;
 }
 
 bool IsAttachedDevice(const hcashare::LinkState& link, const AttachmentState& state) {
   if (!link.parent_dev.empty()) return link.parent_dev == state.device;
+  if (!link.bus_info.empty()) return link.bus_info == state.device;
   return state.pod_ifindex == 0 || link.ifindex == state.pod_ifindex;
 }
 

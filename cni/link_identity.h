@@ -5,10 +5,16 @@
 // A link is the attachment's when
 //   - the kernel reports its parent device (a VF's netdev, kernel >= 5.15): that parent
 //     is the attachment's device (PCI address or auxiliary name), whatever its name or MAC;
-//   - otherwise (veth stand-ins, older kernels): it carries a MAC recorded for it (the one
-//     it had in the host, or the one ADD gave it), and its ifindex is the one recorded in
-//     the pod or in the host (the kernel keeps it across a move when it is free there) or
-//     it bears a name this attachment gave it. Never a name alone.
+//   - otherwise, when ethtool reports its bus address (a real VF's netdev on an older
+//     kernel, e.g. RHEL 8's 4.18; LinkState::bus_info): that address is the device;
+//   - otherwise (stand-ins without a bus: veths in tests, drivers that report none):
+//       - it carries a MAC recorded for it (the one it had in the host, or the one ADD gave
+//         it), and its ifindex is the one recorded in the pod or in the host (the kernel
+//         keeps it across a move when it is free there) or it bears a name this attachment
+//         gave it; or
+//       - its MAC changed (the pod may set it: it has CAP_NET_ADMIN in its namespace), and
+//         it has both the ifindex recorded in the pod and the name CNI_IFNAME gave it.
+//     Never a name alone.
 #pragma once
 
 #include <vector>
@@ -22,7 +28,8 @@ namespace hcashare::cni {
 bool IsAttachedLink(const hcashare::LinkState& link, const AttachmentState& state);
 
 // Whether `link` is the attachment's device, its MAC left aside (CHECK reports a changed
-// MAC as drift): its parent device, or, without one, the ifindex recorded in the pod.
+// MAC as drift): its parent device, or its bus address, or, without either, the ifindex
+// recorded in the pod.
 bool IsAttachedDevice(const hcashare::LinkState& link, const AttachmentState& state);
 
 // The attachment's netdev among `links`; NotFound when none of them is.

@@ -1,6 +1,7 @@
 #include "cni/netconf.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <utility>
 
 #include "cni/env.h"
@@ -20,6 +21,16 @@ using nlohmann::json;
 namespace {
 
 constexpr std::string_view kValidAttachmentsKey = "cni.dev/valid-attachments";
+
+// Whether two absolute paths name the same place lexically ("/a/b/" and "/a//b" do).
+bool SamePath(const std::string& a, const std::string& b) {
+  const auto normal = [](const std::string& p) {
+    std::string n = std::filesystem::path(p).lexically_normal().string();
+    while (n.size() > 1 && n.back() == '/') n.pop_back();
+    return n;
+  };
+  return normal(a) == normal(b);
+}
 
 const std::vector<std::string>& KnownKeys() {
   static const std::vector<std::string> kKeys = {
@@ -53,9 +64,8 @@ class NetConfReader {
     ReadVlan();
     ReadVfSettings();
     ReadIpam();
-    ReadHostAndLogging();
-    // The device plugin of this kubelet root writes there by default (interop/pool_info.h).
-    conf_.pool_info_dir = pool_info_dir_.value_or(PoolInfoDirFor(conf_.kubelet_root_dir));
+    ReadNodeSettings();
+    ReadLogLevel();
     ReadRuntimeInputs();
     WarnAboutTypos();
   }
@@ -111,7 +121,6 @@ class NetConfReader {
                 "required with \"mode\": \"macvlan\" or \"ipoib\" unless resourceName names "
                 "the shared resource whose pool HCA to use");
     }
-    pool_info_dir_ = Checked(top_, "poolInfoDir", CheckAbsolutePath);
   }
 
   void ReadDevice() {
@@ -246,17 +255,34 @@ class NetConfReader {
     conf_.ipam_type = *type;
   }
 
-  void ReadHostAndLogging() {
+  // The node's settings may be repeated with the node's values (NADs written before they
+  // moved to the node file), never set: a NAD is tenant input, and these are host paths.
+  void ReadNodeSettings() {
+    const NodeSettings& node = conf_.node;
     const struct {
       const char* key;
-      std::string* field;
-    } dirs[] = {{"kubeletRootDir", &conf_.kubelet_root_dir},
-                {"stateDir", &conf_.state_dir},
-                {"hostRoot", &conf_.host_root}};
-    for (const auto& dir : dirs) {
-      if (auto value = Checked(top_, dir.key, CheckAbsolutePath)) *dir.field = std::move(*value);
+      std::optional<std::string> value;
+    } settings[] = {{"hostRoot", node.host_root},
+                    {"stateDir", node.state_dir},
+                    {"kubeletRootDir", node.kubelet_root_dir},
+                    {"poolInfoDir", node.pool_info_dir},
+                    {"logFile", node.log_file}};
+    for (const auto& setting : settings) {
+      const std::optional<std::string> given = Checked(top_, setting.key, CheckAbsolutePath);
+      if (!given || (setting.value && SamePath(*given, *setting.value))) continue;
+      const std::string where = node.source.empty() ? "the built-in default; there is no " +
+                                                          std::string(kDefaultNodeConfigPath)
+                                                    : "from " + node.source;
+      top_.Fail(setting.key,
+                config::Quote(*given) + " is not this node's setting (" +
+                    (setting.value ? config::Quote(*setting.value) : std::string("unset")) + ", " +
+                    where + "); host paths come only from the node's configuration " +
+                    "file, which its administrator writes: remove " + setting.key +
+                    " from the network configuration");
     }
-    conf_.log_file = Checked(top_, "logFile", CheckAbsolutePath);
+  }
+
+  void ReadLogLevel() {
     if (const auto level = top_.String("logLevel")) {
       Result<LogLevel> parsed = ParseLogLevel(*level);
       if (parsed.ok()) {
@@ -305,8 +331,7 @@ class NetConfReader {
   Verb verb_;
   NetConf& conf_;
   std::vector<config::ConfigIssue>& errors_;
-  std::optional<std::string> pool_info_dir_;  // `poolInfoDir` when given
-  const json* runtime_ = nullptr;             // "runtimeConfig" when it is an object
+  const json* runtime_ = nullptr;  // "runtimeConfig" when it is an object
 };
 
 }  // namespace
@@ -331,6 +356,10 @@ std::optional<std::string> ParseVfGuid(const std::string& text, std::string* pro
 }
 
 Result<NetConf> ParseNetConf(std::string_view text, Verb verb) {
+  return ParseNetConf(text, verb, DefaultNodeSettings());
+}
+
+Result<NetConf> ParseNetConf(std::string_view text, Verb verb, const NodeSettings& node) {
   Result<json> root = config::DecodeJson(text, "network configuration");
   if (!root.ok()) return WithCniCode(root.status(), kErrDecode);
   if (!root->is_object()) {
@@ -338,6 +367,7 @@ Result<NetConf> ParseNetConf(std::string_view text, Verb verb) {
                      "must be a JSON object, got " + config::DescribeValue(*root));
   }
   NetConf conf;
+  conf.node = node;
   conf.raw = std::move(root).value();
   std::vector<config::ConfigIssue> errors;
   const std::optional<std::string> version =

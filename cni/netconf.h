@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cni/node_config.h"
 #include "cni/syntax.h"
 #include "cni/verb.h"
 #include "common/log.h"
@@ -20,9 +21,6 @@
 
 namespace hcashare::cni {
 
-inline constexpr std::string_view kDefaultKubeletRootDir = "/var/lib/kubelet";
-inline constexpr std::string_view kDefaultStateDir = "/var/lib/cni/hcashare";
-inline constexpr std::string_view kDefaultHostRoot = "/";
 // VLAN IDs 0..4094 (4095 is reserved by 802.1Q; sriov-cni rejects it too). 0 = untagged.
 inline constexpr int kMaxVlan = 4094;
 inline constexpr int kMaxVlanQos = 7;
@@ -106,9 +104,6 @@ struct NetConf {
   // whether netN takes the VF nearest the pod's Nth GPU ("gpuRails", with resourceName).
   std::vector<std::string> gpu_resources{std::string(kDefaultGpuResource)};
   bool gpu_rails = false;
-  // macvlan mode without `master`: where hcashare-device-plugin describes its pools
-  // (`poolInfoDir`, by default PoolInfoDirFor(kubelet_root_dir)).
-  std::string pool_info_dir = kDefaultPoolInfoDir;
   // runtimeConfig.CNIDeviceInfoFile (Multus): where to write the device-info file.
   std::optional<std::string> device_info_file;
 
@@ -116,11 +111,10 @@ struct NetConf {
   std::optional<nlohmann::json> ipam;
   std::string ipam_type;  // ipam["type"], "" without IPAM
 
-  std::string kubelet_root_dir{kDefaultKubeletRootDir};
-  std::string state_dir{kDefaultStateDir};
-  std::string host_root{kDefaultHostRoot};
+  // The node's settings (host root, state dir, kubelet root, pool-info dir, log file,
+  // allocation check): never from the configuration, which may only repeat them.
+  NodeSettings node = DefaultNodeSettings();
   std::optional<LogLevel> log_level;  // unset also when the value was not understood
-  std::optional<std::string> log_file;
 
   std::optional<nlohmann::json> prev_result;                 // kept as given; required for CHECK
   std::optional<nlohmann::json> runtime_config;              // kept as given
@@ -136,11 +130,15 @@ struct NetConf {
   bool RequestsPfSideSettings() const;
 };
 
-// Parses and validates the configuration for `verb`. Not JSON, not an object, or nested
-// too deeply -> code 6. cniVersion unsupported or too old for `verb` -> code 1 (see
-// CheckConfigVersion). Any other problem -> one code-7 error, msg "invalid network
-// configuration", details "path: problem" entries joined by "; ". Unknown keys are ignored;
-// those close to a known key produce a warning.
+// Parses and validates the configuration for `verb` on a node with settings `node`. Not
+// JSON, not an object, or nested too deeply -> code 6. cniVersion unsupported or too old
+// for `verb` -> code 1 (see CheckConfigVersion). Any other problem -> one code-7 error, msg
+// "invalid network configuration", details "path: problem" entries joined by "; ": among
+// them a node setting (hostRoot, stateDir, kubeletRootDir, poolInfoDir, logFile) with a
+// value other than the node's. Unknown keys are ignored; those close to a known key
+// produce a warning.
+Result<NetConf> ParseNetConf(std::string_view text, Verb verb, const NodeSettings& node);
+// The same on a node with the built-in settings (DefaultNodeSettings()).
 Result<NetConf> ParseNetConf(std::string_view text, Verb verb);
 
 // The MAC for the interface, in sriov-cni's precedence: runtimeConfig.mac, else CNI_ARGS

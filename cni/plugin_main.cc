@@ -13,6 +13,7 @@
 #include "cni/error.h"
 #include "cni/gc.h"
 #include "cni/netconf.h"
+#include "cni/node_config.h"
 #include "cni/podresources.h"
 #include "cni/status.h"
 #include "cni/stdin.h"
@@ -23,22 +24,10 @@
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
 
-extern char** environ;
-
 namespace hcashare::cni {
 namespace {
 
 using json = nlohmann::json;
-
-EnvMap ReadEnviron() {
-  EnvMap env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string entry(*e);
-    const size_t eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  return env;
-}
 
 // Prints the spec's error object for the failed `status` in `version` and returns the exit
 // code. The protocol edge: the one place where a Status becomes a CniError.
@@ -75,33 +64,40 @@ int RunPlugin(const PluginBackends& backends) {
   SetLogLevel(LogLevel::kWarn);
   auto input = ReadStdin(STDIN_FILENO);
   const std::string version = input.ok() ? RequestedVersion(*input) : std::string(kLatestVersion);
-  auto env = ParseCniEnv(ReadEnviron());
+  const EnvMap environment = ProcessEnvironment();
+  auto env = ParseCniEnv(environment);
   if (!env.ok()) return Fail(env.status(), version);
   if (!input.ok()) return Fail(input.status(), version);
   if (env->verb == Verb::kVersion) {
     std::cout << VersionResult(version).dump() << std::endl;
     return 0;
   }
-  auto conf = ParseNetConf(*input, env->verb);
+  auto node = LoadNodeSettings(environment);
+  if (!node.ok()) return Fail(node.status(), version);
+  auto conf = ParseNetConf(*input, env->verb, *node);
   if (!conf.ok()) return Fail(conf.status(), version);
-  if (conf->log_file) LogToFile(*conf->log_file);
+  if (node->log_file) LogToFile(*node->log_file);
   SetLogLevel(conf->log_level.value_or(LogLevel::kInfo));
   for (const auto& w : conf->warnings) LogWarn(w, {{"network", conf->name}});
 
-  std::unique_ptr<Host> host = NewRootedHost(conf->host_root);
+  std::unique_ptr<Host> host = NewRootedHost(node->host_root);
   std::unique_ptr<NetdevOps> netdev = backends.netdev();
   std::unique_ptr<VfOps> vf = backends.vf();
   std::unique_ptr<RdmaSystem> rdma = backends.rdma();
-  StateStore store(conf->state_dir);
+  StateStore store(node->state_dir);
   std::unique_ptr<VfDriver> vf_driver = backends.vf_driver(*host);
   AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
   ctx.vf_driver = vf_driver.get();
+  // Asked once per invocation: the allocation check and the device choice share it.
+  std::optional<PodDeviceMap> pod_devices;
   ctx.pod_devices = [&]() -> Result<PodDeviceMap> {
+    if (pod_devices) return *pod_devices;
     PodResourcesOptions opts;
-    opts.kubelet_root = conf->kubelet_root_dir;
+    opts.kubelet_root = node->kubelet_root_dir;
     ASSIGN_OR_RETURN(PodDevices found,
                      LookupPodDevices(opts, {env->PodNamespace(), env->PodName(), env->PodUid()}));
-    return PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
+    pod_devices = PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
+    return *pod_devices;
   };
 
   switch (env->verb) {

@@ -1,12 +1,13 @@
 #include "cni/recover.h"
 
+#include "common/lock_file.h"
 #include "common/log.h"
 #include "common/netns.h"
 
 namespace hcashare::cni {
 
-std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const std::string& cni_path,
-                                             bool apply) {
+std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const NodeSettings& node,
+                                             const std::string& cni_path, bool apply) {
   std::vector<RecoveryItem> items;
   for (const AttachmentState& state : ctx.store.List()) {
     RecoveryItem item{state.owner.container_id, state.owner.ifname, state.device, "", ""};
@@ -32,7 +33,7 @@ std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const std
       env.ifname = state.owner.ifname;
       env.netns = IsStale(state.owner) ? "" : state.owner.netns;
       env.path = cni_path;
-      auto conf = ParseNetConf(state.netconf.dump(), Verb::kDel);
+      auto conf = ParseNetConf(state.netconf.dump(), Verb::kDel, node);
       if (!conf.ok()) {
         item.error = "its recorded configuration does not parse: " + conf.status().message();
       } else if (Status st = CmdDel(env, *conf, ctx); !st.ok()) {
@@ -47,6 +48,19 @@ std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const std
     items.push_back(std::move(item));
   }
   return items;
+}
+
+std::vector<StaleLock> RemoveStaleAddMarks(const StateStore& store, bool apply) {
+  std::vector<StaleLock> out;
+  for (const std::string& path : store.AddMarkFiles()) {
+    auto removed = RemoveLockFileIfUnheld(path, apply);
+    if (!removed.ok()) {
+      out.push_back({path, removed.status().message()});
+    } else if (*removed) {
+      out.push_back({path, ""});
+    }
+  }
+  return out;
 }
 
 }  // namespace hcashare::cni

@@ -4,15 +4,16 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "common/lock_file.h"
 #include "common/log.h"
 #include "common/netns.h"
+#include "common/safe_file.h"
 
 namespace hcashare::cni {
 namespace {
@@ -82,12 +83,16 @@ DeviceOwner OwnerFromJson(const json& j) {
   return o;
 }
 
-Result<json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return ErrnoStatus(errno, "open " + path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  json j = json::parse(buf.str(), nullptr, false);
+// The JSON object in the state file `path` below the state dir `dir`: root writes both,
+// yet the file is read as any other party's would be (no symlink below `dir`, a regular
+// file, bounded).
+Result<json> ReadJsonFile(const std::string& dir, const std::string& path) {
+  SafeReadOptions read;
+  read.max_bytes = kMaxStateFileBytes;
+  read.beneath = dir;
+  read.what = "state file";
+  ASSIGN_OR_RETURN(const std::string text, ReadFileSafely(path, read));
+  json j = json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Status::IoError(path + " is not a JSON object");
   return j;
 }
@@ -139,15 +144,27 @@ Result<AddRunning> StateStore::MarkAddRunning(const std::string& container_id,
                                               const std::string& ifname) const {
   RETURN_IF_ERROR(EnsureDir("locks"));
   const std::string path = dir_ + "/locks/add-" + container_id + "-" + ifname + ".lock";
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kStateFileMode));
-  if (!fd.valid()) return ErrnoStatus(errno, "open " + path);
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) {
-      return Status::Unavailable("an ADD of " + container_id + "/" + ifname + " is running");
-    }
-    return ErrnoStatus(errno, "flock " + path);
+  // Re-checks that the path names the inode locked: cni-gc may remove an unheld mark.
+  auto fd = TryLockFile(path, kStateFileMode);
+  if (fd.status().code() == StatusCode::kUnavailable) {
+    return Status::Unavailable("an ADD of " + container_id + "/" + ifname + " is running");
   }
-  return AddRunning(std::move(fd), path);
+  if (!fd.ok()) return fd.status();
+  return AddRunning(std::move(fd).value(), path);
+}
+
+std::vector<std::string> StateStore::AddMarkFiles() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir_ + "/locks", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("add-", 0) == 0 && name.size() > 9 &&
+        name.compare(name.size() - 5, 5, ".lock") == 0) {
+      out.push_back(e.path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Result<bool> StateStore::IsAddRunning(const std::string& container_id,
@@ -190,10 +207,11 @@ Status StateStore::Save(const AttachmentState& s) const {
 Result<AttachmentState> StateStore::Load(const std::string& container_id,
                                          const std::string& ifname) const {
   const std::string path = AttachmentPath(container_id, ifname);
-  if (::access(path.c_str(), F_OK) != 0) {
+  auto read = ReadJsonFile(dir_, path);
+  if (read.status().IsNotFound()) {
     return Status::NotFound("no state for " + container_id + "/" + ifname);
   }
-  ASSIGN_OR_RETURN(json j, ReadJsonFile(path));
+  ASSIGN_OR_RETURN(json j, std::move(read));
   try {
     AttachmentState s;
     s.owner = OwnerFromJson(j.at("owner"));
@@ -245,7 +263,7 @@ std::vector<AttachmentState> StateStore::List() const {
     if (name.size() < 6 || name.compare(name.size() - 5, 5, ".json") != 0 || name[0] == '.') {
       continue;
     }
-    auto j = ReadJsonFile(e.path().string());
+    auto j = ReadJsonFile(dir_, e.path().string());
     if (!j.ok() || !j->contains("owner")) {
       LogWarn("skipping unreadable CNI state file", {{"file", e.path().string()}});
       continue;
@@ -258,7 +276,7 @@ std::vector<AttachmentState> StateStore::List() const {
 }
 
 std::optional<DeviceOwner> StateStore::OwnerOf(const std::string& device) const {
-  auto j = ReadJsonFile(OwnerPath(device));
+  auto j = ReadJsonFile(dir_, OwnerPath(device));
   if (!j.ok()) return std::nullopt;
   return OwnerFromJson(*j);
 }

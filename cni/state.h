@@ -5,7 +5,11 @@
 //   attachments/<containerID>-<ifname>.json   AttachmentState
 //   owners/<device>.json                      DeviceOwner (which attachment holds it)
 //   locks/<device>.lock                       flock target
-// Every write is atomic (temporary file, then rename).
+//   locks/add-<containerID>-<ifname>.lock     AddRunning's flock target
+// Every write is atomic (temporary file, then rename). The ADD marks' lock files are
+// removed by their holder, or, once a killed ADD left one, by `hcashare cni-gc`
+// (cni/recover.h RemoveStaleAddMarks); both follow common/lock_file.h. The per-device lock files
+// are never removed: one per device, reused by every ADD and DEL of it, they cannot pile up.
 #pragma once
 
 #include <sys/types.h>
@@ -96,6 +100,9 @@ class AddRunning {
 // restore them, for root's eyes only.
 inline constexpr mode_t kStateDirMode = 0700;
 inline constexpr mode_t kStateFileMode = 0600;
+// The largest state file the store reads (an attachment's holds its network configuration,
+// at most 1 MiB as stdin, and ADD's result).
+inline constexpr size_t kMaxStateFileBytes = 16 << 20;
 
 class StateStore {
  public:
@@ -111,6 +118,8 @@ class StateStore {
                                     const std::string& ifname) const;
   // True while an ADD of (container_id, ifname) holds its AddRunning.
   Result<bool> IsAddRunning(const std::string& container_id, const std::string& ifname) const;
+  // The lock files of ADD marks present now (held or not), as paths.
+  std::vector<std::string> AddMarkFiles() const;
 
   Status Save(const AttachmentState& state) const;
   // NotFound when there is no state for (container_id, ifname).

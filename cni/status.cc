@@ -37,22 +37,22 @@ std::string ConnectProblem(const std::string& path) {
 }  // namespace
 
 Status CmdStatus(const CniEnv& env, const NetConf& conf) {
-  const Status created = CreateDirectories(conf.state_dir, kStateDirMode);
-  if (!created.ok() || ::access(conf.state_dir.c_str(), W_OK) != 0) {
-    return NotAvailable("state directory " + conf.state_dir + " is not writable",
+  const Status created = CreateDirectories(conf.node.state_dir, kStateDirMode);
+  if (!created.ok() || ::access(conf.node.state_dir.c_str(), W_OK) != 0) {
+    return NotAvailable("state directory " + conf.node.state_dir + " is not writable",
                         created.ok() ? std::strerror(errno) : created.message());
   }
   if (conf.resource_name) {
-    const std::string socket = PodResourcesSocketPath(conf.kubelet_root_dir);
+    const std::string socket = PodResourcesSocketPath(conf.node.kubelet_root_dir);
     if (::access(socket.c_str(), F_OK) == 0) {
       if (std::string problem = ConnectProblem(socket); !problem.empty()) {
         return NotAvailable("the kubelet pod-resources socket " + socket + " does not answer",
                             problem);
       }
-    } else if (::access(KubeletCheckpointPath(conf.kubelet_root_dir).c_str(), R_OK) != 0) {
+    } else if (::access(KubeletCheckpointPath(conf.node.kubelet_root_dir).c_str(), R_OK) != 0) {
       return NotAvailable(
           "cannot look devices up by resourceName",
-          "neither " + socket + " nor " + KubeletCheckpointPath(conf.kubelet_root_dir) + " exists");
+          "neither " + socket + " nor " + KubeletCheckpointPath(conf.node.kubelet_root_dir) + " exists");
     }
   }
   if (conf.ipam && !env.PathDirs().empty()) {

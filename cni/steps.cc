@@ -141,6 +141,8 @@ Result<bool> BackOnHost(const AttachmentState& state, NetdevOps& netdev) {
   for (const auto& l : links) {
     if (!l.parent_dev.empty()) {
       if (l.parent_dev == state.device) return true;
+    } else if (!l.bus_info.empty()) {
+      if (l.bus_info == state.device) return true;
     } else if (l.name == state.host_ifname && l.mac == state.host_mac) {
       return true;
     }

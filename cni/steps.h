@@ -66,7 +66,7 @@ Status ReturnToHost(const AttachmentState& state, const Netns& pod, const Netns&
                     NetdevOps& netdev);
 
 // True when the attachment's netdev is in the calling thread's (host) namespace: its
-// parent device is the attachment's, or it has its host name and host MAC.
+// parent device or bus address is the attachment's, or it has its host name and host MAC.
 Result<bool> BackOnHost(const AttachmentState& state, NetdevOps& netdev);
 
 // An error (code 4, naming the interface that holds it) when CNI_IFNAME is already taken

@@ -1,6 +1,7 @@
 #include "cni/vf.h"
 
 #include "hostfacts/reader.h"
+#include "hostfacts/uplink.h"
 
 namespace hcashare::cni {
 namespace {
@@ -53,6 +54,9 @@ Result<VfDevice> ResolveVfIn(const hostfacts::HostSnapshot& snap, const std::str
   }
   const std::vector<std::string>& netdevs = is_aux ? aux->netdevs : pci->netdevs;
   if (!netdevs.empty()) vf.netdev = netdevs.front();
+  for (const auto& netdev : netdevs) {
+    vf.host_uplink = vf.host_uplink || hostfacts::CarriesDefaultRoute(snap, netdev);
+  }
   vf.rdma_devices = is_aux ? aux->rdma_devices : pci->rdma_devices;
   if (vf.rdma_devices.empty() && !vf.netdev.empty()) {
     // A virtual RDMA device (Soft-RoCE) on the VF's netdev is not under the VF's directory.

@@ -27,6 +27,9 @@ struct VfDevice {
   // RDMA devices under its infiniband/, else the virtual ones (rxe) on its netdev.
   std::vector<std::string> rdma_devices;
   bool virtual_rdma = false;  // rdma_devices are virtual (found through the netdev)
+  // Its netdev carries the host's default route, itself or through a bond, VLAN or
+  // macvlan: the node's own uplink, never attached.
+  bool host_uplink = false;
 };
 
 // True for the userspace (DPDK) drivers: vfio-pci, igb_uio, uio_pci_generic.

@@ -1,17 +1,13 @@
 // The public entry points of the config module (see config.h). Text becomes an
 // nlohmann::json tree (config/document.h), which config/validator.h checks and converts.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cctype>
 #include <cerrno>
 #include <exception>
 #include <string_view>
 #include <utility>
 
+#include "common/safe_file.h"
 #include "common/status.h"
-#include "common/unique_fd.h"
 #include "config/config.h"
 #include "config/document.h"
 #include "config/validator.h"
@@ -20,63 +16,13 @@ namespace hcashare::config {
 namespace {
 
 // Config files larger than this are refused unread.
-constexpr off_t kMaxConfigFileBytes = 16 << 20;
+constexpr size_t kMaxConfigFileBytes = 16 << 20;
 
 // Removes a leading UTF-8 byte-order mark, which some editors add.
 std::string_view StripBom(std::string_view text) {
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
   if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
   return text;
-}
-
-// "a directory", "a FIFO", ...: what a non-regular file is.
-std::string FileKind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  return "a special file";
-}
-
-// Reads a whole file. On failure returns false with a message naming the file.
-bool ReadWholeFile(const std::string& path, std::string* text, std::string* error) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-  if (!fd.valid()) {
-    *error = ErrnoStatus(errno, "cannot open config file " + Quote(path)).message();
-    return false;
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
-    *error = ErrnoStatus(errno, "cannot stat config file " + Quote(path)).message();
-    return false;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    *error = "config file " + Quote(path) + " is " + FileKind(st.st_mode) + ", not a regular file";
-    return false;
-  }
-  if (st.st_size > kMaxConfigFileBytes) {
-    *error = "config file " + Quote(path) + " is " + std::to_string(st.st_size) +
-             " bytes; the limit is " + std::to_string(kMaxConfigFileBytes);
-    return false;
-  }
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof(buf));
-    if (n == 0) return true;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      *error = ErrnoStatus(errno, "cannot read config file " + Quote(path)).message();
-      return false;
-    }
-    text->append(buf, static_cast<size_t>(n));
-    if (text->size() > static_cast<size_t>(kMaxConfigFileBytes)) {
-      *error = "config file " + Quote(path) + " is larger than " +
-               std::to_string(kMaxConfigFileBytes) + " bytes";
-      return false;
-    }
-  }
 }
 
 // The format implied by a file name's extension (case-insensitive), else kAuto.
@@ -172,20 +118,24 @@ ParseOutcome ParseConfig(const std::string& text, ConfigFormat format) {
 }
 
 ParseOutcome LoadConfigFile(const std::string& path) {
-  std::string text;
-  std::string error;
-  bool read_ok = false;
+  // Written by the node's administrator, often as a ConfigMap (config.json is a symlink
+  // into ..data/), so symlinks are followed; a FIFO or a huge file is still refused.
+  SafeReadOptions read;
+  read.max_bytes = kMaxConfigFileBytes;
+  read.follow_symlinks = true;
+  read.what = "config file";
+  Result<std::string> text = Status::Internal("not read");
   try {
-    read_ok = ReadWholeFile(path, &text, &error);
+    text = ReadFileSafely(path, read);
   } catch (const std::exception& e) {
-    error = "cannot read config file " + path + ": " + e.what();
+    text = Status::IoError("cannot read config file " + path + ": " + e.what());
   }
-  if (!read_ok) {
+  if (!text.ok()) {
     ParseOutcome outcome;
-    outcome.errors.push_back({"$", error});
+    outcome.errors.push_back({"$", text.status().message()});
     return outcome;
   }
-  return ParseConfig(text, FormatFromPath(path));
+  return ParseConfig(*text, FormatFromPath(path));
 }
 
 std::string FormatIssues(const ParseOutcome& outcome) {

@@ -6,8 +6,8 @@
 
 #include "common/log.h"
 #include "common/strings.h"
-#include "deviceplugin/host_uplink.h"
 #include "hostfacts/reader.h"
+#include "hostfacts/uplink.h"
 
 namespace hcashare::dp {
 namespace {
@@ -342,7 +342,7 @@ Inventory View::Run() {
   }
   for (auto& f : inv_.functions) {
     for (const auto& nd : f.netdevs) {
-      if (CarriesDefaultRoute(snap_, nd)) f.host_uplink = true;
+      if (hostfacts::CarriesDefaultRoute(snap_, nd)) f.host_uplink = true;
     }
   }
   auto by_address = [](const auto& a, const auto& b) { return a.address < b.address; };

@@ -82,6 +82,8 @@ class Reader {
   // Reads the virtual RDMA devices of the class listing (listed first when `list_class`).
   void ReadVirtualRdma(bool list_class = false);
   void ReadRestOfRdmaClass();
+  // The netdevs with a default route; from then on netdevs are read with their uppers.
+  void ReadDefaultRoutes();
   void ReadHostWide();
   HostSnapshot Finish();
 
@@ -326,12 +328,16 @@ void Reader::ReadRestOfRdmaClass() {
   }
 }
 
+void Reader::ReadDefaultRoutes() {
+  snap_.default_route_netdevs = ReadDefaultRouteNetdevs(host_);
+  uppers_ = !snap_.default_route_netdevs.empty();
+}
+
 void Reader::ReadHostWide() {
   snap_.rdma_class = List(host_, kRdmaClass);
   snap_.dev_infiniband = List(host_, kDevInfiniband);
   snap_.rdma_cm_present = host_.Exists(kRdmaCmPath);
-  snap_.default_route_netdevs = ReadDefaultRouteNetdevs(host_);
-  uppers_ = !snap_.default_route_netdevs.empty();
+  ReadDefaultRoutes();
   if (opts_.verbs_owners) {
     for (const auto& node : List(host_, "/sys/class/infiniband_verbs")) {
       auto ibdev = host_.ReadTrimmed("/sys/class/infiniband_verbs/" + node + "/ibdev");
@@ -393,6 +399,7 @@ HostSnapshot ReadDevices(const Host& host, const std::vector<std::string>& pci,
   ReadOptions opts;
   opts.all_functions = false;
   Reader r(host, opts);
+  r.ReadDefaultRoutes();  // the node's uplink is never attached
   bool virtual_rdma = false;
   for (const auto& a : pci) {
     if (!host.Exists(kPciDevices + a)) continue;

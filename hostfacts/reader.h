@@ -36,7 +36,8 @@ HostSnapshot ReadHostSnapshot(const Host& host, const ReadOptions& opts = {});
 
 // Reads only PCI functions `pci` and auxiliary devices `aux` (with details but no PCIe
 // link, whatever their class), the PCI functions they hang off (a VF's PF, an SF's parent), their
-// netdevs and RDMA devices, and the virtual RDMA devices: the CNI's view of one attachment. A
+// netdevs (with their uppers when the node has a default route) and RDMA devices, the
+// virtual RDMA devices and the default-route netdevs: the CNI's view of one attachment. A
 // device that does not exist is left out.
 HostSnapshot ReadDevices(const Host& host, const std::vector<std::string>& pci,
                          const std::vector<std::string>& aux);

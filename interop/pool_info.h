@@ -7,6 +7,7 @@
 //    "idNuma": {"0": 0, "1": 1, ...}}          (topology-aware pools only)
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -14,6 +15,11 @@
 #include "common/status.h"
 
 namespace hcashare {
+
+// The largest pool description a reader accepts. The largest the device plugin writes:
+// kMaxRdmaHcaMax (50,000) topology IDs at ~12 bytes each plus a few hundred HCAs, under
+// 1 MiB (PoolInfoTest.LargestPoolFitsTheCap).
+inline constexpr size_t kMaxPoolInfoBytes = 4 << 20;
 
 // Where the device plugin writes the files by default.
 inline constexpr const char* kDefaultPoolInfoDir = "/var/run/hcashare/pools";

@@ -10,6 +10,7 @@
 #include <netlink/route/route.h>
 #include <sys/socket.h>
 
+#include "nl/ethtool.h"
 #include "nl/ipoib.h"
 #include "nl/nl_util.h"
 
@@ -43,7 +44,11 @@ class NetlinkNetdevOps final : public NetdevOps {
       if (changes.up && !*changes.up) rtnl_link_unset_flags(c, IFF_UP);
     });
   }
-  Result<std::vector<LinkState>> List() override { return DumpLinks(); }
+  Result<std::vector<LinkState>> List() override {
+    ASSIGN_OR_RETURN(std::vector<LinkState> links, DumpLinks());
+    FillBusInfo(&links);
+    return links;
+  }
   Status Rename(const std::string& name, const std::string& new_name) override {
     return Change(name, "rename to " + new_name,
                   [&](rtnl_link* c) { rtnl_link_set_name(c, new_name.c_str()); });

@@ -35,7 +35,8 @@ class NetdevOps {
   // directly. The kernel applies the move first; if a later change fails the interface
   // stays moved. By ifindex, not name: a name can change under us, an ifindex cannot.
   virtual Status MoveAndChange(int ifindex, const Netns& target, const LinkChanges& changes) = 0;
-  // Every link of the namespace with its identity attributes (see DumpLinks).
+  // Every link of the namespace with its identity attributes (see DumpLinks), and, for
+  // links without a parent device, ethtool's bus address (LinkState::bus_info).
   virtual Result<std::vector<LinkState>> List() = 0;
   // Renames `name`; the link must be down.
   virtual Status Rename(const std::string& name, const std::string& new_name) = 0;

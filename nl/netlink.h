@@ -26,6 +26,9 @@ struct LinkState {
   std::string parent_dev;  // IFLA_PARENT_DEV_NAME (a PCI address for a VF's netdev)
   std::string kind;        // IFLA_INFO_KIND ("veth", "macvlan", "ipoib"; "" for physical)
   int link_ifindex = 0;    // IFLA_LINK: the lower device (a macvlan's master), 0 for none
+  // Filled by NetdevOps::List only, for links without parent_dev (nl/ethtool.h): ethtool's
+  // bus address ("0000:5e:00.2"), "" for virtual links or when the query failed.
+  std::string bus_info;
 };
 
 // Every link of the calling thread's network namespace, in one RTM_GETLINK dump, with the

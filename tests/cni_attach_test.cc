@@ -290,7 +290,7 @@ TEST_F(CniAttachTest, TwoAttachmentsOfOneResourceGetDifferentDevices) {
 
 TEST_F(CniAttachTest, MissingResourceErrorNamesPodResourceAndWhatWasFound) {
   pod_devices_.source = "v1 Get";
-  pod_devices_.by_resource["nvidia.com/gpu"] = {"GPU-1"};
+  pod_devices_.by_resource = {{"nvidia.com/gpu", {"GPU-1"}}};
   Result<json> added = json();
   RunIn(*host_ns_, [&] {
     added = CmdAdd(Env("ADD"), Conf({{"deviceID", nullptr}, {"resourceName", "rdma/vf_pool_a"}}),
@@ -306,6 +306,7 @@ TEST_F(CniAttachTest, MissingResourceErrorNamesPodResourceAndWhatWasFound) {
 }
 
 TEST_F(CniAttachTest, NotAVfAndDpdkDriverAreClearErrors) {
+  pod_devices_.by_resource["example.com/pfs"] = {"0000:3b:00.0", "0000:99:00.1"};
   Result<json> pf = json();
   RunIn(*host_ns_, [&] {
     pf = CmdAdd(Env("ADD"), Conf({{"deviceID", "0000:3b:00.0"}}), Context());

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -65,6 +66,8 @@ class CniBinaryTest : public ::testing::Test {
     pf.address = "0000:5e:00.0";
     pf.netdevs = {"pf0"};
     ASSERT_TRUE(node_->AddPciFunction(pf).ok());
+    WriteNodeConfig();
+    WriteCheckpoint();
   }
   void TearDown() override {
     for (const auto& ns : netns_) Sh("ip netns del " + ns);
@@ -82,6 +85,7 @@ class CniBinaryTest : public ::testing::Test {
     vf.netdevs = {veth};
     EXPECT_TRUE(node_->AddPciFunction(vf).ok());
     vf_netdevs_.push_back(veth);
+    AllocateToPod(vf.address);
     return vf.address;
   }
   // An InfiniBand PF (0000:7e:00.0, netdev `*pf_netdev`, added with its first VF) and its
@@ -117,6 +121,7 @@ class CniBinaryTest : public ::testing::Test {
     }
     *pf_netdev = ib_pf_netdev_;
     vf_netdevs_.push_back(vf.netdevs[0]);
+    AllocateToPod(vf.address);
     return vf.address;
   }
   // A VF at function `fn` of the PF's device.
@@ -138,10 +143,45 @@ class CniBinaryTest : public ::testing::Test {
     return {{"cniVersion", version},
             {"name", "rdma-net"},
             {"type", "hcashare-cni"},
-            {"deviceID", device},
-            {"hostRoot", tmp_.path() + "/host"},
-            {"stateDir", StateDir()},
-            {"kubeletRootDir", tmp_.path() + "/kubelet"}};
+            {"deviceID", device}};
+  }
+
+  // The node's settings (cni/node_config.h), which the node's administrator writes: the
+  // test's host tree, state dir and kubelet root, and `extra` members. Every run reads it
+  // through HCASHARE_CNI_CONFIG (NodeEnv()), the runtime's channel, never the NAD's.
+  void WriteNodeConfig(const nlohmann::json& extra = nlohmann::json::object()) {
+    nlohmann::json node = {{"hostRoot", tmp_.path() + "/host"},
+                           {"stateDir", StateDir()},
+                           {"kubeletRootDir", tmp_.path() + "/kubelet"},
+                           {"poolInfoDir", PoolInfoDir()}};
+    node.update(extra);
+    fs::create_directories(tmp_.path() + "/node");
+    std::ofstream(NodeConfigPath()) << node.dump();
+  }
+  std::string NodeConfigPath() const { return tmp_.path() + "/node/cni.json"; }
+  std::string NodeEnv() const { return "HCASHARE_CNI_CONFIG=" + NodeConfigPath(); }
+
+  // Records `device` as allocated by the kubelet to the runs' pod (CNI_ARGS K8S_POD_UID
+  // uid-a) in the kubelet's checkpoint, which the allocation check reads while there is no
+  // pod-resources socket.
+  void AllocateToPod(const std::string& device, const std::string& resource = "rdma/fixture_vfs") {
+    allocated_[resource].push_back(device);
+    WriteCheckpoint();
+  }
+  void WriteCheckpoint() {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto& [resource, ids] : allocated_) {
+      entries.push_back({{"PodUID", "uid-a"},
+                         {"ContainerName", "main"},
+                         {"ResourceName", resource},
+                         {"DeviceIDs", {{"-1", ids}}}});
+    }
+    const nlohmann::json checkpoint = {
+        {"Data", {{"PodDeviceEntries", entries}, {"RegisteredDevices", nlohmann::json::object()}}},
+        {"Checksum", 0}};
+    fs::create_directories(tmp_.path() + "/kubelet/device-plugins");
+    std::ofstream(tmp_.path() + "/kubelet/device-plugins/kubelet_internal_checkpoint")
+        << checkpoint.dump();
   }
   // host-local IPAM with its leases under the test's directory.
   nlohmann::json HostLocal(const std::string& subnet = "10.66.0.0/24") {
@@ -161,7 +201,8 @@ class CniBinaryTest : public ::testing::Test {
                                     "CNI_PATH=" + std::string(kIpamDir),
                                     "CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;"
                                     "K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a",
-                                    "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+                                    "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+                                    NodeEnv()};
     env.insert(env.end(), base_env_.begin(), base_env_.end());
     for (const std::string& kv : extra_env) {
       const std::string name = kv.substr(0, kv.find('=') + 1);
@@ -200,11 +241,12 @@ class CniBinaryTest : public ::testing::Test {
         "ip",     "netns",       "exec",     host_ns_,      testing::BinDir() + "/hcashare",
         "cni-gc", "--state-dir", StateDir(), "--host-root", tmp_.path() + "/host"};
     if (dry_run) argv.push_back("--dry-run");
-    return Execute("/usr/sbin/ip", argv, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, "",
+    return Execute("/usr/sbin/ip", argv, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NodeEnv()}, "",
                    std::chrono::milliseconds(30000));
   }
 
   std::string StateDir() const { return tmp_.path() + "/state"; }
+  std::string PoolInfoDir() const { return tmp_.path() + "/pools"; }
   std::string IpamDir() const { return tmp_.path() + "/ipam"; }
   size_t StateFiles() const { return CountStateFiles(StateDir()); }
 
@@ -268,6 +310,8 @@ class CniBinaryTest : public ::testing::Test {
   std::string ib_pf_netdev_;             // the InfiniBand PF's netdev, once AddIbVf made it
   std::string binary_ = "hcashare-cni";  // under the build's bin dir
   std::vector<std::string> base_env_;    // added to every Run's environment
+  // Resource -> the devices the kubelet's checkpoint gives uid-a.
+  std::map<std::string, std::vector<std::string>> allocated_;
 };
 
 // CniBinaryTest with host-local IPAM required and one pod namespace made: `pod_` is its

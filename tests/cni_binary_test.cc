@@ -134,6 +134,45 @@ TEST_F(CniBinaryTest, CniGcLeavesARunningAddAlone) {
   EXPECT_EQ(StateFiles(), 0u);
 }
 
+// A SIGKILLed ADD leaves the lock file of its mark; the runtime's DEL then removes the
+// state, not that file: one more per killed ADD, for ever. cni-gc removes the lock files
+// nobody holds, and keeps the one an ADD running now holds (this test holds it: the race
+// rule of common/lock_file.h, made deterministic), and the device locks.
+TEST_F(CniBinaryTest, CniGcRemovesLockFilesOfKilledAdds) {
+  const std::string device = AddVf(2);
+  const std::string netns = AddPod();
+  const json conf = Conf("1.0.0", device);
+  CniRun add =
+      Run("ADD", netns, conf, "net1", "ctr1", "", {"HCASHARE_CNI_CRASH_AT=add:owner-marked"});
+  ASSERT_EQ(add.exit_code, 128 + SIGKILL) << add.raw << add.err;
+  CniRun del = Run("DEL", netns, conf);
+  ASSERT_EQ(del.exit_code, 0) << del.raw << del.err;
+  ASSERT_EQ(StateFiles(), 0u);
+  const std::string killed = StateDir() + "/locks/add-ctr1-net1.lock";
+  const std::string running = StateDir() + "/locks/add-ctr2-net1.lock";
+  const std::string device_lock = StateDir() + "/locks/" + device + ".lock";
+  ASSERT_TRUE(fs::exists(killed)) << "the killed ADD's lock file is left";
+  auto mark = cni::StateStore(StateDir()).MarkAddRunning("ctr2", "net1");
+  ASSERT_TRUE(mark.ok()) << mark.status().ToString();
+  ASSERT_TRUE(fs::exists(running));
+
+  auto dry = CniGc(/*dry_run=*/true);
+  ASSERT_TRUE(dry.ok());
+  EXPECT_EQ(dry->exit_code, 0) << dry->out << dry->err;
+  EXPECT_NE(dry->out.find("stale    lock file " + killed), std::string::npos) << dry->out;
+  EXPECT_TRUE(fs::exists(killed));
+  auto done = CniGc(/*dry_run=*/false);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->exit_code, 0) << done->out << done->err;
+  EXPECT_NE(done->out.find("removed  lock file " + killed), std::string::npos) << done->out;
+  EXPECT_EQ(done->out.find(running), std::string::npos) << done->out;
+  EXPECT_FALSE(fs::exists(killed));
+  EXPECT_TRUE(fs::exists(running)) << "held: its ADD is running";
+  EXPECT_TRUE(fs::exists(device_lock)) << "device locks are not collected";
+  // The held mark still works as one: a second ADD of ctr2/net1 would see it running.
+  EXPECT_TRUE(cni::StateStore(StateDir()).IsAddRunning("ctr2", "net1").value_or(false));
+}
+
 // Peak RSS of one ADD and one DEL below 10 MiB. The figure is wait4's ru_maxrss of the
 // `ip netns exec` process, which execs the binary: the larger of the two. Without IPAM,
 // whose plugin (host-local, a Go binary) would count too.

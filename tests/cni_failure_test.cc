@@ -163,10 +163,9 @@ TEST_F(CniFailureTest, StateDirErrorsHaveTheirSpecCodes) {
   const std::string ro = tmp_.path() + "/ro-state";
   fs::create_directories(ro);
   ASSERT_EQ(::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=64k"), 0);
-  json conf = conf_;
-  conf["stateDir"] = ro;
+  WriteNodeConfig({{"stateDir", ro}});
   const auto before = TakeSnapshot(Scope());
-  CniRun add = Run("ADD", pod_, conf);
+  CniRun add = Run("ADD", pod_, conf_);
   ::umount(ro.c_str());
   ExpectError(add, kErrIo, "Read-only file system");
   EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
@@ -218,6 +217,68 @@ TEST(LinkIdentity, WithoutParentDeviceAMacAndAnIndexOrOurNameAreNeeded) {
   EXPECT_FALSE(IsAttachedLink(moved, s));
   foreign.ifindex = 4;  // our ifindex, not our MAC
   EXPECT_FALSE(IsAttachedLink(foreign, s));
+}
+
+// The identity rules row by row, for every kind of kernel: with a parent device (>= 5.15),
+// with only ethtool's bus address (older kernels: RHEL 8's 4.18), and with neither (the
+// veth stand-ins). The pod, with CAP_NET_ADMIN in its namespace, may rename the interface
+// or change its MAC, not both: one of the two must still be ours.
+TEST(LinkIdentity, RulesOnEveryKernel) {
+  AttachmentState s;
+  s.device = "0000:5e:00.2";
+  s.owner.ifname = "net1";
+  s.host_ifname = "ens1f0v2";
+  s.host_mac = "02:00:00:00:00:01";
+  s.pod_mac = "02:00:00:00:00:5a";
+  s.host_ifindex = 7;
+  s.pod_ifindex = 9;  // 7 was taken in the pod
+  struct Row {
+    std::string what;
+    std::string name, mac;
+    int ifindex;
+    std::string parent_dev, bus_info;
+    bool link;    // IsAttachedLink
+    bool device;  // IsAttachedDevice (CHECK: the MAC aside)
+  };
+  const std::string kOtherMac = "02:99:99:99:99:99";
+  const std::vector<Row> rows = {
+      {"parent present: ours whatever the name and MAC", "x", kOtherMac, 42, s.device, "", true,
+       true},
+      {"parent present: another VF under our name, MAC and ifindex", "net1", s.pod_mac, 9,
+       "0000:5e:00.3", "", false, false},
+      {"bus address ours: renamed, MAC changed, another ifindex", "x", kOtherMac, 42, "", s.device,
+       true, true},
+      {"bus address another VF's, our name, MAC and ifindex", "net1", s.pod_mac, 9, "",
+       "0000:5e:00.3", false, false},
+      {"stand-in, MAC changed, pod ifindex and our name", "net1", kOtherMac, 9, "", "", true, true},
+      {"stand-in, renamed, MAC kept", "eth5", s.pod_mac, 9, "", "", true, true},
+      {"stand-in, renamed, host MAC kept", "eth5", s.host_mac, 9, "", "", true, true},
+      {"stand-in, renamed AND MAC changed", "eth5", kOtherMac, 9, "", "", false, true},
+      {"stand-in, MAC changed, our name, another ifindex", "net1", kOtherMac, 12, "", "", false,
+       false},
+      {"stand-in, MAC changed, our name, the host's ifindex only", "net1", kOtherMac, 7, "", "",
+       false, false},
+      {"stand-in, a name alone", "net1", "1e:5b:45:bb:61:e6", 2, "", "", false, false},
+  };
+  for (const Row& r : rows) {
+    SCOPED_TRACE(r.what);
+    hcashare::LinkState l;
+    l.name = r.name;
+    l.mac = r.mac;
+    l.ifindex = r.ifindex;
+    l.parent_dev = r.parent_dev;
+    l.bus_info = r.bus_info;
+    EXPECT_EQ(IsAttachedLink(l, s), r.link);
+    EXPECT_EQ(IsAttachedDevice(l, s), r.device);
+  }
+  // Before ADD confirmed the move (no pod ifindex yet), a changed MAC is never ours.
+  AttachmentState unconfirmed = s;
+  unconfirmed.pod_ifindex = 0;
+  hcashare::LinkState l;
+  l.name = "net1";
+  l.mac = kOtherMac;
+  l.ifindex = 9;
+  EXPECT_FALSE(IsAttachedLink(l, unconfirmed));
 }
 
 }  // namespace

@@ -137,6 +137,8 @@ class CniAttachTest : public ::testing::Test {
     if (!rdma.empty()) RunIn(*host_ns_, [&] { rdma_.AddDevice(rdma); });
     ASSERT_TRUE(node_->AddPciFunction(vf).ok());
     vf_netdevs_.push_back(veth);
+    // The kubelet allocated it to the pod (the allocation check asks pod_devices).
+    pod_devices_.by_resource["rdma/fixture_vfs"].push_back(vf.address);
   }
 
   AttachContext Context() {
@@ -172,7 +174,7 @@ class CniAttachTest : public ::testing::Test {
         conf[k] = v;
       }
     }
-    auto parsed = ParseNetConf(conf.dump(), verb);
+    auto parsed = ParseNetConf(conf.dump(), verb, node_settings_);
     EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
     return parsed.ok() ? *parsed : NetConf{};
   }
@@ -203,6 +205,7 @@ class CniAttachTest : public ::testing::Test {
   fake::RecordingVfOps vf_ops_;
   fake::FakeRdmaSystem rdma_{RdmaNetnsMode::kShared};
   PodDeviceMap pod_devices_;
+  NodeSettings node_settings_ = DefaultNodeSettings();  // the node file's settings, for Conf()
   std::vector<std::string> vf_netdevs_;
   std::string cni_path_ = kIpamDir;
 };

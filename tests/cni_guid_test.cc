@@ -89,8 +89,10 @@ TEST_F(CniGuidTest, RuntimeConfigGuidWinsAndIsRestoredExactly) {
   json conf = Conf("1.1.0", AddIbVfWithGuid(before));
   conf["guid"] = "02:00:00:00:00:00:00:02";
   conf["runtimeConfig"] = {{"infinibandGUID", "02:00:00:00:00:00:00:0A"}};
-  CniRun add = Run("ADD", pod_, conf, "net1", "ctr1", "",
-                   {"CNI_ARGS=IgnoreUnknown=1;guid=02:00:00:00:00:00:00:03"});
+  CniRun add =
+      Run("ADD", pod_, conf, "net1", "ctr1", "",
+          {"CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a;"
+           "guid=02:00:00:00:00:00:00:03"});
   ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
   ExpectGuids("02:00:00:00:00:00:00:0a", "after ADD (runtimeConfig, lower-cased)");
   CniRun del = Run("DEL", pod_, conf);
@@ -104,8 +106,10 @@ TEST_F(CniGuidTest, CniArgsGuidIsCheckedLikeTheConfigurations) {
                                    {{"state", StateDir()}, {"pf", tmp_.path() + "/pf"}},
                                    {}};
   const testing::Snapshot before = testing::TakeSnapshot(scope);
-  CniRun add = Run("ADD", pod_, conf, "net1", "ctr1", "",
-                   {"CNI_ARGS=IgnoreUnknown=1;guid=02:00:00:00:00:00:00"});
+  CniRun add =
+      Run("ADD", pod_, conf, "net1", "ctr1", "",
+          {"CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a;"
+           "guid=02:00:00:00:00:00:00"});
   EXPECT_EQ(add.exit_code, 1);
   EXPECT_EQ(add.out.value("code", 0), 4) << add.raw;
   EXPECT_NE(add.raw.find("CNI_ARGS guid"), std::string::npos) << add.raw;

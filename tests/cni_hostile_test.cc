@@ -5,11 +5,15 @@
 // environment, 6 undecodable, 7 bad configuration), exit 1 (no crash), and leave every
 // file of the test's tree and every netdev as it was. The VF named by the configuration
 // exists, so an input that slipped through would really attach it.
+// Issue 24 adds rows per adversary, each test naming it: the device-plugin pod (the pool
+// description it writes) and the pod (its interface's MAC, name and namespace).
 #include <sys/stat.h>
 
+#include <functional>
 #include <map>
 
 #include "cni/env.h"
+#include "interop/pool_info.h"
 #include "tests/cni_binary_fixture.h"
 
 namespace hcashare::cni {
@@ -64,8 +68,9 @@ struct Case {
 
 class CniHostileTest : public CniBinaryTest {
  protected:
-  // Runs `c` and checks its outcome; the tree and the netdevs are compared by the caller.
-  void RunCase(const Case& c) {
+  // Runs `c`, checks its outcome and returns the run; the tree and the netdevs are
+  // compared by the caller.
+  CniRun RunCase(const Case& c) {
     SCOPED_TRACE(c.what);
     std::map<std::string, std::string> vars = {
         {"CNI_COMMAND", c.verb},
@@ -90,9 +95,11 @@ class CniHostileTest : public CniBinaryTest {
     }
     CniRun run = RunEnv(env, c.raw.empty() ? conf.dump() : c.raw, c.limit);
     EXPECT_EQ(run.exit_code, 1) << "an error, not a crash: " << run.raw << run.err;
-    ASSERT_FALSE(run.out.is_discarded()) << "stdout is one JSON object: " << run.raw;
+    EXPECT_TRUE(run.out.is_object()) << "stdout is one JSON object: " << run.raw;
+    if (!run.out.is_object()) return run;
     EXPECT_EQ(run.out["code"], c.code) << run.raw;
     EXPECT_TRUE(run.out["msg"].is_string()) << run.raw;
+    return run;
   }
 
   void SetUp() override {
@@ -239,6 +246,120 @@ TEST_F(CniHostileTest, TheUnchangedConfigurationAttaches) {
   CniRun add = Run("ADD", pod_, good_);
   EXPECT_EQ(add.exit_code, 0) << add.raw << add.err;
   EXPECT_EQ(Run("DEL", pod_, good_).exit_code, 0);
+  EXPECT_EQ(StateFiles(), 0u);
+  EXPECT_EQ(IpamLeases(), 0u);
+}
+
+// The device-plugin pod writes the pool directory (unprivileged, yet the root CNI reads
+// what it puts there). A FIFO nobody writes held ADD until the runtime killed it; a symlink
+// to /dev/zero took the CNI to 266 MB. Each now fails at once with code 5 naming the file
+// and what is wrong with it, in little memory, changing nothing.
+TEST_F(CniHostileTest, PoolDescriptionThatIsAFifoOrDevZeroFailsFast) {
+  const std::string pools = PoolInfoDir();  // the node file's poolInfoDir
+  const std::string file = pools + "/" + PoolInfoFileName("rdma/hca_a");
+  fs::create_directories(pools);
+  AllocateToPod("0", "rdma/hca_a");  // the pod holds a share of the pool
+  const json conf = {{"deviceID", nullptr}, {"mode", "macvlan"}, {"resourceName", "rdma/hca_a"}};
+  const std::vector<LinkInfo> host = Links(host_ns_), pod = Links(netns_.back());
+  struct Row {
+    std::string what, wrong;
+    std::function<bool()> make;
+  };
+  const std::vector<Row> rows = {
+      {"a FIFO", "is a FIFO, not a regular file",
+       [&] { return ::mkfifo(file.c_str(), 0644) == 0; }},
+      {"a symlink to /dev/zero", "is a symlink",
+       [&] { return ::symlink("/dev/zero", file.c_str()) == 0; }},
+  };
+  // The peak RSS of an ADD that finds no description, for comparison: a child forked from
+  // this test process starts from its high-water mark, which earlier tests raised.
+  const CniRun baseline = RunCase({"no pool description", kErrDeviceNotFound, {}, conf});
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.what);
+    ::unlink(file.c_str());
+    ASSERT_TRUE(row.make());
+    Tree before = Snapshot(tmp_.path());
+    // 10 s: a safety net far above a passing run (milliseconds); the FIFO blocked for ever.
+    CniRun run = RunCase({row.what, kErrIo, {}, conf, "", "ADD", std::chrono::milliseconds(10000)});
+    // Every ADD takes its mark (a lock file in state/locks/, removed when it returns)
+    // first: those two directories are its own; every file in them is compared.
+    Tree after = Snapshot(tmp_.path());
+    for (Tree* t : {&before, &after}) {
+      t->erase(StateDir());
+      t->erase(StateDir() + "/locks");
+    }
+    EXPECT_EQ(TreeChanges(before, after), "");
+    EXPECT_LT(run.max_rss_kib, baseline.max_rss_kib + 8 * 1024) << "the file was read";
+    if (!run.out.is_object()) continue;
+    EXPECT_EQ(run.out.value("msg", ""), "cannot read the description of pool rdma/hca_a")
+        << run.raw;
+    EXPECT_NE(run.out.value("details", "").find("pool description " + file + " " + row.wrong),
+              std::string::npos)
+        << run.raw;
+  }
+  EXPECT_EQ(Links(host_ns_), host);
+  EXPECT_EQ(Links(netns_.back()), pod);
+}
+
+// The pod rows. The adversary: the pod, with CAP_NET_ADMIN in its netns, which may change
+// its interface's MAC, rename it, or move it elsewhere. The veth stand-ins have no parent
+// device, as a VF's netdev has none before Linux 5.15 (RHEL 8's 4.18).
+
+// The pod changes its VF's MAC. DEL returned 102 and left the VF in the pod for ever,
+// although CHECK reported that very drift: the identity rule needed a recorded MAC. The
+// ifindex and the name ADD gave it suffice now; the VF is back under its host name and MAC.
+TEST_F(CniHostileTest, PodChangedTheMacDelReturnsTheVf) {
+  const std::vector<LinkInfo> host = Links(host_ns_);
+  CniRun add = Run("ADD", pod_, good_);
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  ASSERT_TRUE(Sh("ip -n " + netns_.back() + " link set net1 address 02:12:34:56:78:9a"));
+  json check = good_;
+  check["prevResult"] = add.out;
+  CniRun drift = Run("CHECK", pod_, check);
+  EXPECT_EQ(drift.exit_code, 1) << drift.raw;
+  EXPECT_NE(drift.raw.find("has MAC 02:12:34:56:78:9a"), std::string::npos) << drift.raw;
+  CniRun del = Run("DEL", pod_, good_);
+  EXPECT_EQ(del.exit_code, 0) << del.raw << del.err;
+  EXPECT_EQ(Links(host_ns_), host);
+  EXPECT_EQ(StateFiles(), 0u);
+  EXPECT_EQ(IpamLeases(), 0u);
+}
+
+// The pod renames its VF (MAC kept): DEL finds it by its MAC and ifindex and returns it
+// under its host name. (This worked before; the row keeps it working.)
+TEST_F(CniHostileTest, PodRenamedTheInterfaceDelReturnsTheVf) {
+  const std::vector<LinkInfo> host = Links(host_ns_);
+  ASSERT_EQ(Run("ADD", pod_, good_).exit_code, 0);
+  ASSERT_TRUE(Sh("ip -n " + netns_.back() + " link set net1 down"));
+  ASSERT_TRUE(Sh("ip -n " + netns_.back() + " link set net1 name renamed0"));
+  CniRun del = Run("DEL", pod_, good_);
+  EXPECT_EQ(del.exit_code, 0) << del.raw << del.err;
+  EXPECT_EQ(Links(host_ns_), host);
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
+// The pod moves its VF into another namespace it can reach. DEL cannot return what it
+// cannot see: it fails with 102 saying so and keeps the state, the owner marker and the
+// lease, so that a later DEL (once the VF is back in the pod, or its namespace is gone)
+// releases it. Documented outcome, not a silent success that would leak the VF.
+TEST_F(CniHostileTest, PodMovedTheInterfaceAwayDelKeepsTheStateUntilItIsBack) {
+  const std::vector<LinkInfo> host = Links(host_ns_);
+  const std::string pod = netns_.back();
+  ASSERT_EQ(Run("ADD", pod_, good_).exit_code, 0);
+  AddPod();
+  const std::string elsewhere = netns_.back();
+  ASSERT_TRUE(Sh("ip -n " + pod + " link set net1 netns " + elsewhere));
+  CniRun del = Run("DEL", pod_, good_);
+  EXPECT_EQ(del.exit_code, 1) << del.raw << del.err;
+  EXPECT_EQ(del.out.value("code", 0), kErrHostSetupFailed) << del.raw;
+  EXPECT_NE(del.raw.find("neither in the host nor in the pod"), std::string::npos) << del.raw;
+  EXPECT_NE(del.raw.find("moved to another namespace"), std::string::npos) << del.raw;
+  EXPECT_EQ(StateFiles(), 2u) << "the attachment and the owner marker are kept";
+  EXPECT_EQ(IpamLeases(), 1u);
+  ASSERT_TRUE(Sh("ip -n " + elsewhere + " link set net1 netns " + pod));
+  CniRun retried = Run("DEL", pod_, good_);
+  EXPECT_EQ(retried.exit_code, 0) << retried.raw << retried.err;
+  EXPECT_EQ(Links(host_ns_), host);
   EXPECT_EQ(StateFiles(), 0u);
   EXPECT_EQ(IpamLeases(), 0u);
 }

@@ -64,9 +64,11 @@ TEST(CniNetConfTest, MinimalConfigGetsDefaults) {
   EXPECT_EQ(conf->device.value().value, "0000:3b:00.2");
   EXPECT_EQ(conf->device.value().kind, DeviceKind::kPciFunction);
   EXPECT_EQ(conf->device.value().source, DeviceIdSource::kDeviceId);
-  EXPECT_EQ(conf->kubelet_root_dir, "/var/lib/kubelet");
-  EXPECT_EQ(conf->state_dir, "/var/lib/cni/hcashare");
-  EXPECT_EQ(conf->host_root, "/");
+  EXPECT_EQ(conf->node.kubelet_root_dir, "/var/lib/kubelet");
+  EXPECT_EQ(conf->node.state_dir, "/var/lib/cni/hcashare");
+  EXPECT_EQ(conf->node.host_root, "/");
+  EXPECT_EQ(conf->node.pool_info_dir, "/var/run/hcashare/pools");
+  EXPECT_TRUE(conf->node.check_allocation);
   EXPECT_FALSE(conf->resource_name);
   EXPECT_FALSE(conf->vlan);
   EXPECT_FALSE(conf->vlan_qos);
@@ -82,7 +84,7 @@ TEST(CniNetConfTest, MinimalConfigGetsDefaults) {
   EXPECT_FALSE(conf->ipam);
   EXPECT_EQ(conf->ipam_type, "");
   EXPECT_FALSE(conf->log_level);
-  EXPECT_FALSE(conf->log_file);
+  EXPECT_FALSE(conf->node.log_file);
   EXPECT_FALSE(conf->prev_result);
   EXPECT_FALSE(conf->runtime_config);
   EXPECT_FALSE(conf->valid_attachments);
@@ -119,7 +121,14 @@ TEST(CniNetConfTest, FullConfigIsNormalised) {
     "args": {"cni": {"x": 1}},
     "dns": {}
   })");
-  const Result<NetConf> conf = Parse(full);
+  // The node's settings, which the configuration repeats (as NADs written before they
+  // moved to the node file do).
+  NodeSettings node = DefaultNodeSettings();
+  node.kubelet_root_dir = "/var/lib/rancher/k3s/agent/kubelet";
+  node.state_dir = "/run/hcashare/";
+  node.host_root = "/host";
+  node.log_file = "/var/log/hcashare-cni.log";
+  const Result<NetConf> conf = ParseNetConf(full.dump(), Verb::kAdd, node);
   ASSERT_TRUE(conf.ok()) << conf.status().details();
   EXPECT_EQ(conf->device.value().value, "0000:af:06.1");
   EXPECT_EQ(conf->resource_name, "nvidia.com/hca_vfs");
@@ -137,11 +146,11 @@ TEST(CniNetConfTest, FullConfigIsNormalised) {
   ASSERT_TRUE(conf->ipam);
   EXPECT_EQ(*conf->ipam, full["ipam"]);
   EXPECT_EQ(conf->ipam_type, "host-local");
-  EXPECT_EQ(conf->kubelet_root_dir, "/var/lib/rancher/k3s/agent/kubelet");
-  EXPECT_EQ(conf->state_dir, "/run/hcashare");
-  EXPECT_EQ(conf->host_root, "/host");
+  EXPECT_EQ(conf->node.kubelet_root_dir, "/var/lib/rancher/k3s/agent/kubelet");
+  EXPECT_EQ(conf->node.state_dir, "/run/hcashare/");
+  EXPECT_EQ(conf->node.host_root, "/host");
   EXPECT_EQ(conf->log_level, LogLevel::kWarn);
-  EXPECT_EQ(conf->log_file, "/var/log/hcashare-cni.log");
+  EXPECT_EQ(conf->node.log_file, "/var/log/hcashare-cni.log");
   EXPECT_EQ(conf->runtime_config, full["runtimeConfig"]);
   EXPECT_TRUE(conf->RequestsPfSideSettings());
   EXPECT_TRUE(conf->warnings.empty()) << conf->warnings[0];

@@ -23,6 +23,7 @@
 
 #include "cni/error.h"
 #include "cni/fault_points.h"
+#include "interop/pool_info.h"
 #include "tests/cni_binary_fixture.h"
 #include "tests/cni_oracle.h"
 
@@ -131,6 +132,7 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
         with_rdma.netdevs = {veth};
         with_rdma.rdma_device = "mlx5_7";
         ASSERT_TRUE(node_->AddPciFunction(with_rdma).ok());
+        AllocateToPod(with_rdma.address);
         struct stat host {};
         ASSERT_EQ(::stat(("/var/run/netns/" + host_ns_).c_str(), &host), 0);
         std::ofstream(tmp_.path() + "/rdma/rdma.json")
@@ -176,6 +178,7 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
         dpdk.physfn = "0000:5e:00.0";
         dpdk.driver = "vfio-pci";
         ASSERT_TRUE(node_->AddPciFunction(dpdk).ok());
+        AllocateToPod(dpdk.address);
         WriteVfTable({{"pf0/1", {{"vlan", 0}, {"qos", 0}, {"vlanProto", "802.1q"}}}});
         conf_["deviceID"] = dpdk.address;
         conf_.erase("mtu");
@@ -192,6 +195,14 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
         conf_["mode"] = mode == Mode::kMacvlan ? "macvlan" : "ipoib";
         conf_["master"] = "hcamaster";
         conf_["resourceName"] = "rdma/hca_shared_devices_a";
+        // The pod holds a share of the pool, whose HCA hcamaster is.
+        AllocateToPod("0", "rdma/hca_shared_devices_a");
+        PoolInfo pool;
+        pool.resource = "rdma/hca_shared_devices_a";
+        pool.hcas = {{"0000:5e:00.0", {"hcamaster"}, {"mlx5_0"}, 0, true}};
+        fs::create_directories(PoolInfoDir());
+        std::ofstream(PoolInfoDir() + "/" + PoolInfoFileName(pool.resource))
+            << PoolInfoToJson(pool);
         break;
       }
       case Mode::kSecondInPod: {
@@ -267,7 +278,7 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
       argv.insert(argv.end(),
                   {dir + "/" + binary_, "cni-gc", StateDir(), tmp_.path() + "/host", kIpamDir});
     }
-    std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+    std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", NodeEnv()};
     env.insert(env.end(), base_env_.begin(), base_env_.end());
     auto out = Execute("/usr/sbin/ip", argv, env, "", std::chrono::milliseconds(30000));
     ASSERT_TRUE(out.ok());

@@ -275,7 +275,9 @@ TEST_F(CniVerbsTest, RecoveryReleasesStaleAndUnfinishedAttachments) {
   ASSERT_TRUE(store_->Save(*crashed).ok());
 
   std::vector<RecoveryItem> dry;
-  RunIn(*host_ns_, [&] { dry = RecoverAttachments(Context(), kIpamDir, /*apply=*/false); });
+  RunIn(*host_ns_, [&] {
+    dry = RecoverAttachments(Context(), DefaultNodeSettings(), kIpamDir, /*apply=*/false);
+  });
   ASSERT_EQ(dry.size(), 3u);
   std::map<std::string, std::string> reasons;
   for (const auto& item : dry) reasons[item.container_id] = item.reason;
@@ -285,7 +287,9 @@ TEST_F(CniVerbsTest, RecoveryReleasesStaleAndUnfinishedAttachments) {
   EXPECT_EQ(StateFiles(), 6u) << "a dry run changes nothing";
 
   std::vector<RecoveryItem> done;
-  RunIn(*host_ns_, [&] { done = RecoverAttachments(Context(), kIpamDir, /*apply=*/true); });
+  RunIn(*host_ns_, [&] {
+    done = RecoverAttachments(Context(), DefaultNodeSettings(), kIpamDir, /*apply=*/true);
+  });
   for (const auto& item : done) EXPECT_EQ(item.error, "") << item.container_id;
   EXPECT_TRUE(store_->Load("live", "net1").ok());
   EXPECT_TRUE(store_->Load("gone", "net1").status().IsNotFound());
@@ -296,30 +300,30 @@ TEST_F(CniVerbsTest, RecoveryReleasesStaleAndUnfinishedAttachments) {
 }
 
 TEST_F(CniVerbsTest, StatusBothWays) {
-  json base = {{"cniVersion", "1.1.0"},
-               {"name", "rdma-net"},
-               {"type", "hcashare-cni"},
-               {"stateDir", tmp_.path() + "/state"}};
-  auto status = [&](json conf) {
-    auto parsed = ParseNetConf(conf.dump(), Verb::kStatus);
+  json base = {{"cniVersion", "1.1.0"}, {"name", "rdma-net"}, {"type", "hcashare-cni"}};
+  NodeSettings node = DefaultNodeSettings();
+  node.state_dir = tmp_.path() + "/state";
+  auto status = [&](json conf, const NodeSettings& on) {
+    auto parsed = ParseNetConf(conf.dump(), Verb::kStatus, on);
     EXPECT_TRUE(parsed.ok()) << (parsed.ok() ? "" : parsed.status().details());
     return CmdStatus(Env("STATUS"), *parsed);
   };
-  EXPECT_TRUE(status(base).ok());
-  json unwritable = base;
-  unwritable["stateDir"] = "/proc/hcashare-no-such-dir";
-  Status e = status(unwritable);
+  EXPECT_TRUE(status(base, node).ok());
+  NodeSettings unwritable = node;
+  unwritable.state_dir = "/proc/hcashare-no-such-dir";
+  Status e = status(base, unwritable);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(CniCodeOf(e), kErrPluginNotAvailable);
   json no_ipam = base;
   no_ipam["ipam"] = {{"type", "no-such-ipam"}};
-  e = status(no_ipam);
+  e = status(no_ipam, node);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.message().find("no-such-ipam"), std::string::npos);
   json no_kubelet = base;
   no_kubelet["resourceName"] = "rdma/vf_pool_a";
-  no_kubelet["kubeletRootDir"] = tmp_.path() + "/no-kubelet";
-  e = status(no_kubelet);
+  NodeSettings no_kubelet_node = node;
+  no_kubelet_node.kubelet_root_dir = tmp_.path() + "/no-kubelet";
+  e = status(no_kubelet, no_kubelet_node);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(CniCodeOf(e), kErrPluginNotAvailable);
   EXPECT_NE(e.message().find("resourceName"), std::string::npos);
@@ -339,6 +343,7 @@ TEST_F(CniVerbsTest, DeviceInfoFileWrittenOnAddRemovedOnDel) {
 // Shared-pool attachment: a macvlan on the pool HCA's netdev (a veth here), one per pod,
 // several pods on one master; DEL deletes it.
 TEST_F(CniVerbsTest, MacvlanOnAPoolNetdevForSeveralPods) {
+  node_settings_.check_allocation = false;  // an explicit master without a shared resource
   const std::string master = vf_netdevs_[0];
   ASSERT_TRUE(Sh("ip -n " + host_ns_->name() + " link set " + master + " up"));
   const json conf = {{"deviceID", nullptr},
@@ -391,20 +396,16 @@ TEST_F(CniVerbsTest, MacvlanParentFromThePoolDescription) {
     ASSERT_TRUE(Sh("ip -n " + host_ns_->name() + " link set " + nd + " up"));
   }
   pod_devices_.by_resource["rdma/hca_a"] = {"1"};  // granted ID 1: NUMA node 1
-  const json conf = {{"deviceID", nullptr},
-                     {"mode", "macvlan"},
-                     {"resourceName", "rdma/hca_a"},
-                     {"poolInfoDir", pools}};
+  node_settings_.pool_info_dir = pools;
+  const json conf = {{"deviceID", nullptr}, {"mode", "macvlan"}, {"resourceName", "rdma/hca_a"}};
   auto added = Add(conf);
   ASSERT_TRUE(added.ok()) << added.status().message() << ": " << added.status().details();
   EXPECT_EQ(store_->Load("c0ffee", "net1")->device, vf_netdevs_[1]);
   EXPECT_TRUE(Sh("ip -n " + pod_ns_->name() + " -d link show net1 | grep -q macvlan"));
   ASSERT_TRUE(Del(conf).ok());
 
-  auto missing = Add({{"deviceID", nullptr},
-                      {"mode", "macvlan"},
-                      {"resourceName", "rdma/other"},
-                      {"poolInfoDir", pools}});
+  pod_devices_.by_resource["rdma/other"] = {"0"};
+  auto missing = Add({{"deviceID", nullptr}, {"mode", "macvlan"}, {"resourceName", "rdma/other"}});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(CniCodeOf(missing.status()), kErrDeviceNotFound);
   EXPECT_NE(missing.status().details().find("--pool-info-dir"), std::string::npos);
@@ -413,6 +414,7 @@ TEST_F(CniVerbsTest, MacvlanParentFromThePoolDescription) {
 // IPoIB mode needs InfiniBand: on a veth parent the kernel refuses the child, and ADD
 // fails cleanly with nothing left behind (the request itself is unit-tested in common_test).
 TEST_F(CniVerbsTest, IpoibChildOnANonIbParentFailsCleanly) {
+  node_settings_.check_allocation = false;  // an explicit master without a shared resource
   auto added =
       Add({{"deviceID", nullptr}, {"mode", "ipoib"}, {"master", vf_netdevs_[0]}, {"pkey", 0x8001}});
   ASSERT_FALSE(added.ok());
@@ -424,6 +426,7 @@ TEST_F(CniVerbsTest, IpoibChildOnANonIbParentFailsCleanly) {
 }
 
 TEST_F(CniVerbsTest, MacvlanNeedsAnExistingMaster) {
+  node_settings_.check_allocation = false;  // an explicit master without a shared resource
   auto missing = Add({{"deviceID", nullptr}, {"mode", "macvlan"}, {"master", "nosuchdev0"}});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(CniCodeOf(missing.status()), kErrDeviceNotFound);

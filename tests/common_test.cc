@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -22,11 +24,14 @@
 #include "common/atomic_file.h"
 #include "common/host.h"
 #include "common/inotify.h"
+#include "common/lock_file.h"
 #include "common/log.h"
 #include "common/owned_files.h"
 #include "common/process.h"
 #include "common/status.h"
 #include "common/temp_dir.h"
+#include "config/config.h"
+#include "config/names.h"
 #include "hostfacts/attrs.h"
 #include "interop/pool_info.h"
 #include "nl/ipoib.h"
@@ -502,6 +507,74 @@ TEST(PoolInfoTest, RoundTripAndErrors) {
                           R"({"resource": "r", "hcas": [{"netdevs": []}]})"}) {
     EXPECT_FALSE(ParsePoolInfo(bad).ok()) << bad;
   }
+}
+
+// The device plugin's largest pool (kMaxRdmaHcaMax topology IDs, 256 HCAs with long
+// names) stays well inside the cap its readers apply.
+TEST(PoolInfoTest, LargestPoolFitsTheCap) {
+  PoolInfo info;
+  info.resource = "example.com/" + std::string(config::kMaxResourceNameLength, 'r');
+  for (int i = 0; i < 256; ++i) {
+    info.hcas.push_back({"0000:3b:00." + std::to_string(i),
+                         {std::string(15, 'n')},
+                         {std::string(63, 'm')},
+                         7,
+                         true});
+  }
+  for (int id = 0; id < config::kMaxRdmaHcaMax; ++id) info.id_numa[std::to_string(id)] = 7;
+  const size_t size = PoolInfoToJson(info).size();
+  EXPECT_LT(size, kMaxPoolInfoBytes / 4) << size;
+}
+
+// common/lock_file.h: a lock file is removed only when nobody holds it.
+TEST(LockFileTest, UnheldIsRemovedHeldIsKept) {
+  TempDir tmp("hcashare-lock-");
+  const std::string path = tmp.path() + "/add-a-net1.lock";
+  {
+    auto held = TryLockFile(path, 0600);
+    ASSERT_TRUE(held.ok()) << held.status().ToString();
+    EXPECT_EQ(TryLockFile(path, 0600).status().code(), StatusCode::kUnavailable);
+    auto kept = RemoveLockFileIfUnheld(path, /*remove=*/true);
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+    EXPECT_FALSE(*kept);
+    EXPECT_TRUE(std::filesystem::exists(path));
+  }
+  EXPECT_TRUE(RemoveLockFileIfUnheld(path, /*remove=*/false).value_or(false));
+  EXPECT_TRUE(std::filesystem::exists(path)) << "only reported";
+  EXPECT_TRUE(RemoveLockFileIfUnheld(path, /*remove=*/true).value_or(false));
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(RemoveLockFileIfUnheld(path, /*remove=*/true).value_or(true)) << "absent";
+}
+
+// The race of common/lock_file.h: a locker whose open came before a collector's unlink
+// must not end up holding a lock on the unlinked file (a second locker would then lock
+// the new file as well). Whenever TryLockFile returns, the path names the file it locked.
+// A collector removes the file as fast as it can meanwhile; without the re-check after
+// the flock this fails within a few thousand rounds.
+TEST(LockFileTest, ALockerNeverHoldsAnUnlinkedFile) {
+  TempDir tmp("hcashare-lock-");
+  const std::string path = tmp.path() + "/add-a-net1.lock";
+  std::atomic<bool> stop{false};
+  std::thread collector([&] {
+    while (!stop) (void)RemoveLockFileIfUnheld(path, /*remove=*/true);
+  });
+  int locked = 0, stale = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < end) {
+    auto fd = TryLockFile(path, 0600);
+    if (!fd.ok()) continue;  // Unavailable: the collector holds it right now
+    ++locked;
+    struct stat by_path {};
+    struct stat by_fd {};
+    if (::lstat(path.c_str(), &by_path) != 0 || ::fstat(fd->get(), &by_fd) != 0 ||
+        by_path.st_ino != by_fd.st_ino) {
+      ++stale;
+    }
+  }
+  stop = true;
+  collector.join();
+  EXPECT_GT(locked, 100);
+  EXPECT_EQ(stale, 0) << "of " << locked << " locks";
 }
 
 // Against the real kernel: either a mode, or Unavailable when RDMA netlink is absent.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -482,6 +483,20 @@ TEST(ConfigLoadFile, MissingFileIsAnError) {
 TEST(ConfigLoadFile, DirectoryIsAnError) {
   const std::string dir = MakeTempDir();
   ExpectOnlyError(LoadConfigFile(dir), "$", dir);
+}
+
+// A ConfigMap mounts config.json as a symlink into ..data/: followed (the node's
+// administrator wrote it). A symlink to /dev/zero is still refused, as not a regular file.
+TEST(ConfigLoadFile, ConfigMapSymlinksAreFollowedDevZeroIsNot) {
+  const std::string dir = MakeTempDir();
+  std::filesystem::create_directories(dir + "/..2026_12_02");
+  WriteFile(dir + "/..2026_12_02", "config.json", kMellanoxJson);
+  std::filesystem::create_directory_symlink("..2026_12_02", dir + "/..data");
+  std::filesystem::create_symlink("..data/config.json", dir + "/config.json");
+  const ParseOutcome outcome = LoadConfigFile(dir + "/config.json");
+  ASSERT_TRUE(outcome.ok()) << FormatIssues(outcome);
+  std::filesystem::create_symlink("/dev/zero", dir + "/zero.json");
+  ExpectOnlyError(LoadConfigFile(dir + "/zero.json"), "$", "a character device");
 }
 
 TEST(ConfigLoadFile, JsonFile) {

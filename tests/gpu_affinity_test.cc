@@ -166,10 +166,8 @@ TEST_F(GpuAffinityTest, SharedPoolParentNearestThePodsGpu) {
   info.hcas = {{"0000:24:00.0", {pf_netdevs_[1]}, {"mlx5_2"}, 0, true},
                {"0000:14:00.0", {pf_netdevs_[0]}, {"mlx5_1"}, 0, true}};
   std::ofstream(pools + "/" + PoolInfoFileName("rdma/hca_a")) << PoolInfoToJson(info);
-  const json conf = {{"deviceID", nullptr},
-                     {"mode", "macvlan"},
-                     {"resourceName", "rdma/hca_a"},
-                     {"poolInfoDir", pools}};
+  node_settings_.pool_info_dir = pools;
+  const json conf = {{"deviceID", nullptr}, {"mode", "macvlan"}, {"resourceName", "rdma/hca_a"}};
   pod_devices_.by_resource["rdma/hca_a"] = {"0"};
   pod_devices_.by_resource["nvidia.com/gpu"] = {kGpuA};
   auto added = AddAs(conf, "net1");

@@ -3,6 +3,7 @@
 // socket (tools/fake_podresources.h plays the kubelet), RESOURCE_EXHAUSTED retries,
 // deadlines, the 16 MiB receive limit, de-duplication of the kubelet's per-NUMA entries,
 // and the checkpoint-file fallback in both DeviceIDs formats.
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -18,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "cni/checkpoint.h"
@@ -26,6 +28,7 @@
 #include "common/temp_dir.h"
 #include "common/unique_fd.h"
 #include "testing/fake_podresources.h"
+#include "tests/run_in_child.h"
 
 namespace hcashare::cni {
 namespace {
@@ -33,6 +36,7 @@ namespace {
 using fake::FakeContainer;
 using fake::FakeDevices;
 using fake::FakePodResources;
+using ::testing::HasSubstr;
 using Method = FakePodResources::Method;
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
@@ -597,6 +601,34 @@ TEST(ParseCheckpointTest, ReadMissingFileIsNotFound) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(Contains(r.status().message(), "/nonexistent/kubelet_internal_checkpoint"));
+}
+
+// The device-plugin pod mounts the kubelet's device-plugins/ directory read-write (to
+// register its socket), so it can put anything where the checkpoint is: a symlink to
+// /dev/zero, a FIFO nobody writes, a file of gigabytes. Each is refused at once. Each read
+// runs in a child with a deadline and a memory cap: the plain reader this replaced read
+// /dev/zero until memory ran out and blocked on the FIFO for ever.
+TEST(ParseCheckpointTest, HostileCheckpointFilesAreRefusedAtOnce) {
+  TempDir tmp("hcashare-ckpt-");
+  const std::string path = tmp.path() + "/kubelet_internal_checkpoint";
+  const auto read = [&] {
+    return testing::RunInChild(
+        [&] {
+          auto r = ReadCheckpointDevices(path, "u1");
+          return r.ok() ? std::string("read") : r.status().message();
+        },
+        std::chrono::seconds(10));
+  };
+  ASSERT_EQ(::symlink("/dev/zero", path.c_str()), 0);
+  EXPECT_THAT(read().value_or("no answer"), HasSubstr(path + " is a symlink"));
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  EXPECT_THAT(read().value_or("no answer"), HasSubstr(path + " is a FIFO, not a regular file"));
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  { std::ofstream(path) << "{}"; }  // then a sparse file one byte over the cap
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(kMaxCheckpointBytes) + 1), 0);
+  EXPECT_THAT(read().value_or("no answer"),
+              HasSubstr("the limit is " + std::to_string(kMaxCheckpointBytes) + " bytes"));
 }
 
 }  // namespace

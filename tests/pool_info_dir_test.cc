@@ -30,22 +30,23 @@ TEST(PoolInfoDirTest, OneDirectoryPerKubeletRoot) {
   EXPECT_EQ(PathAsFileName("/a_b c"), "_a%5Fb%20c");
 }
 
-// hcashare-cni looks where the daemon of its kubelet root writes, unless told otherwise.
+// hcashare-cni looks where the daemon of its kubelet root writes, unless the node file
+// says otherwise (cni/node_config.h).
 TEST(PoolInfoDirTest, CniDerivesItFromKubeletRootDir) {
-  const std::string base = R"({"cniVersion": "1.0.0", "name": "n", "type": "hcashare-cni",
-                               "mode": "macvlan", "resourceName": "rdma/a")";
-  auto plain = cni::ParseNetConf(base + "}", cni::Verb::kAdd);
-  ASSERT_TRUE(plain.ok());
-  EXPECT_EQ(plain->pool_info_dir, kDefaultPoolInfoDir);
-  auto other =
-      cni::ParseNetConf(base + R"(, "kubeletRootDir": "/var/lib/kubelet2"})", cni::Verb::kAdd);
+  EXPECT_EQ(cni::DefaultNodeSettings().pool_info_dir, kDefaultPoolInfoDir);
+  auto other = cni::ParseNodeSettings(R"({"kubeletRootDir": "/var/lib/kubelet2"})", "node");
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->pool_info_dir, PoolInfoDirFor("/var/lib/kubelet2"));
-  auto given = cni::ParseNetConf(
-      base + R"(, "kubeletRootDir": "/var/lib/kubelet2", "poolInfoDir": "/run/p"})",
-      cni::Verb::kAdd);
+  auto given = cni::ParseNodeSettings(
+      R"({"kubeletRootDir": "/var/lib/kubelet2", "poolInfoDir": "/run/p"})", "node");
   ASSERT_TRUE(given.ok());
   EXPECT_EQ(given->pool_info_dir, "/run/p");
+  // The network configuration carries the node's.
+  const std::string nad = R"({"cniVersion": "1.0.0", "name": "n", "type": "hcashare-cni",
+                              "mode": "macvlan", "resourceName": "rdma/a"})";
+  auto conf = cni::ParseNetConf(nad, cni::Verb::kAdd, *given);
+  ASSERT_TRUE(conf.ok());
+  EXPECT_EQ(conf->node.pool_info_dir, "/run/p");
 }
 
 // The daemon picks the same directory for its --kubelet-root-dir when --pool-info-dir is not

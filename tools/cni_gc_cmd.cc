@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cni/node_config.h"
 #include "cni/recover.h"
 #include "common/host.h"
 #include "nl/netdev.h"
@@ -14,7 +15,18 @@
 
 namespace hcashare::cli {
 
-int RunCniGc(const CniGcOptions& opts) {
+int RunCniGc(const CniGcOptions& flags) {
+  auto node = cni::LoadNodeSettings(cni::ProcessEnvironment());
+  if (!node.ok()) {
+    std::cerr << "hcashare cni-gc: " << node.status().message() << ": " << node.status().details()
+              << "\n";
+    return 2;
+  }
+  CniGcOptions opts = flags;
+  if (opts.state_dir.empty()) opts.state_dir = node->state_dir;
+  if (opts.host_root.empty()) opts.host_root = node->host_root;
+  node->state_dir = opts.state_dir;
+  node->host_root = opts.host_root;
   std::unique_ptr<Host> host = NewRootedHost(opts.host_root);
   std::unique_ptr<NetdevOps> netdev = NewNetlinkNetdevOps();
   std::unique_ptr<VfOps> vf = NewNetlinkVfOps();
@@ -24,7 +36,7 @@ int RunCniGc(const CniGcOptions& opts) {
   cni::AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
   ctx.vf_driver = vf_driver.get();
   const std::vector<cni::RecoveryItem> items =
-      cni::RecoverAttachments(ctx, opts.cni_path, !opts.dry_run);
+      cni::RecoverAttachments(ctx, *node, opts.cni_path, !opts.dry_run);
   int failures = 0;
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& item : items) {
@@ -46,6 +58,21 @@ int RunCniGc(const CniGcOptions& opts) {
               << item.container_id << "/" << item.ifname << " (" << item.device << ")";
     if (!item.reason.empty()) std::cout << ": " << item.reason;
     if (!item.error.empty()) std::cout << "; FAILED: " << item.error;
+    std::cout << "\n";
+  }
+  // After the attachments: their check of a running ADD takes (and releases) its mark.
+  for (const cni::StaleLock& lock : cni::RemoveStaleAddMarks(store, !opts.dry_run)) {
+    failures += !lock.error.empty();
+    const char* action = opts.dry_run ? "would remove" : "remove";
+    if (opts.json) {
+      out.push_back({{"lockFile", lock.path},
+                     {"action", action},
+                     {"reason", "nobody holds it (its ADD was killed)"},
+                     {"error", lock.error}});
+      continue;
+    }
+    std::cout << (opts.dry_run ? "stale    " : "removed  ") << "lock file " << lock.path;
+    if (!lock.error.empty()) std::cout << "; FAILED: " << lock.error;
     std::cout << "\n";
   }
   if (opts.json) {

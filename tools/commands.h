@@ -64,8 +64,9 @@ struct DiscoverOptions {
 int RunDiscover(const DiscoverOptions& opts);
 
 struct CniGcOptions {
-  std::string state_dir = "/var/lib/cni/hcashare";
-  std::string host_root = "/";
+  // Empty: the node configuration's (cni/node_config.h), as hcashare-cni uses.
+  std::string state_dir;
+  std::string host_root;
   std::string cni_path = "/opt/cni/bin";  // where IPAM plugins are
   bool dry_run = false;
   bool json = false;

@@ -98,8 +98,9 @@ int main(int argc, char** argv) {
       "cni-gc",
       "release hcashare-cni attachments whose pod is gone or whose ADD never finished "
       "(run by hand or from a node start-up hook)");
-  cni_gc->add_option("--state-dir", gc_opts.state_dir, "hcashare-cni's stateDir")
-      ->capture_default_str();
+  cni_gc->add_option("--state-dir", gc_opts.state_dir,
+                     "hcashare-cni's stateDir (default: the node configuration's, "
+                     "/etc/hcashare/cni.json or $HCASHARE_CNI_CONFIG)");
   cni_gc->add_option("--cni-path", gc_opts.cni_path, "where the IPAM plugins are")
       ->capture_default_str();
   cni_gc->add_flag("--dry-run", gc_opts.dry_run, "only report what would be released");

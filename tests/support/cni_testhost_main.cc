@@ -51,8 +51,11 @@ int CniGc(const std::string& state_dir, const std::string& host_root, const std:
   auto vf_driver = backends.vf_driver(*host);
   hcashare::cni::AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
   ctx.vf_driver = vf_driver.get();
+  hcashare::cni::NodeSettings node = hcashare::cni::DefaultNodeSettings();
+  node.state_dir = state_dir;
+  node.host_root = host_root;
   int failures = 0;
-  for (const auto& item : hcashare::cni::RecoverAttachments(ctx, cni_path, /*apply=*/true)) {
+  for (const auto& item : hcashare::cni::RecoverAttachments(ctx, node, cni_path, /*apply=*/true)) {
     std::cout << item.container_id << "/" << item.ifname << ": "
               << (item.reason.empty() ? "keep" : item.reason) << " " << item.error << "\n";
     failures += !item.error.empty();

@@ -1,16 +1,16 @@
-#include "deviceplugin/host_uplink.h"
+#include "hostfacts/uplink.h"
 
 #include <algorithm>
 
-namespace hcashare::dp {
+namespace hcashare::hostfacts {
 namespace {
 
 constexpr int kMaxUpperDepth = 4;
 
-bool Carries(const hostfacts::HostSnapshot& snap, const std::string& netdev, int depth) {
+bool Carries(const HostSnapshot& snap, const std::string& netdev, int depth) {
   const auto& routes = snap.default_route_netdevs;
   if (std::find(routes.begin(), routes.end(), netdev) != routes.end()) return true;
-  const hostfacts::Netdev* nd = snap.FindNetdev(netdev);
+  const Netdev* nd = snap.FindNetdev(netdev);
   if (nd == nullptr || depth >= kMaxUpperDepth) return false;
   return std::any_of(nd->uppers.begin(), nd->uppers.end(),
                      [&](const std::string& u) { return Carries(snap, u, depth + 1); });
@@ -18,8 +18,8 @@ bool Carries(const hostfacts::HostSnapshot& snap, const std::string& netdev, int
 
 }  // namespace
 
-bool CarriesDefaultRoute(const hostfacts::HostSnapshot& snap, const std::string& netdev) {
+bool CarriesDefaultRoute(const HostSnapshot& snap, const std::string& netdev) {
   return !snap.default_route_netdevs.empty() && Carries(snap, netdev, 0);
 }
 
-}  // namespace hcashare::dp
+}  // namespace hcashare::hostfacts
