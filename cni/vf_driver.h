@@ -29,10 +29,10 @@ class VfDriver {
 // True when `name` can name a driver directory: not empty, no '/', not "." or "..".
 bool IsPlainDriverName(const std::string& name);
 
-// Writes /sys/bus/pci/drivers/<driver>/{unbind,bind} of `host`'s root through a directory
-// fd of its /sys/bus/pci, refusing a symbolic link on every component below it
-// (common/confined_open.h): a tree that redirects `drivers` or a driver's directory
-// elsewhere gets no write.
+// Writes /sys/bus/pci/drivers/<driver>/{unbind,bind} of `host`'s root, opened below the root
+// with no symlink followed on any component (common/safe_file.h OpenBeneath: openat2
+// RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, else a component walk): a tree that redirects
+// `drivers`, a driver's directory or its `bind` elsewhere gets no write.
 std::unique_ptr<VfDriver> NewSysfsVfDriver(const Host& host);
 
 }  // namespace hcashare::cni
