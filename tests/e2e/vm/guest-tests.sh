@@ -237,6 +237,13 @@ fi
 
 # ---------------------------------------------------------------- 3. CNI on real SR-IOV
 say "3. hcashare-cni on a real SR-IOV VF ($VF0_PCI)"
+# The node's settings (cni/node_config.h): a root-owned /etc/hcashare/cni.json with the state
+# dir the NADs below repeat, and no allocation check (the guest's pods are bare namespaces;
+# no kubelet allocates VFs to them).
+mkdir -p /etc/hcashare
+chmod 0755 /etc/hcashare
+echo '{"stateDir": "/run/hcashare-cni", "checkAllocation": false}' >/etc/hcashare/cni.json
+chmod 0644 /etc/hcashare/cni.json
 mkdir -p /run/netns
 cni() { # cni VERB NETNS CONF: runs hcashare-cni, its result on stdout
   CNI_COMMAND=$1 CNI_CONTAINERID=e2e-$2 CNI_NETNS=/run/netns/$2 CNI_IFNAME=net1 \
