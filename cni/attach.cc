@@ -12,12 +12,14 @@
 #include "cni/error.h"
 #include "cni/fault_points.h"
 #include "cni/gpu_affinity.h"
+#include "cni/guid_unique.h"
 #include "cni/ipam.h"
 #include "cni/link_identity.h"
 #include "cni/result.h"
 #include "cni/steps.h"
 #include "cni/undo.h"
 #include "cni/vf.h"
+#include "cni/vf_rebind.h"
 #include "common/atomic_file.h"
 #include "common/log.h"
 #include "common/netns.h"
@@ -221,6 +223,14 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
                      "attachment " + env.container_id + "/" + env.ifname + " already exists",
                      "run DEL first");
   }
+  // Held until ADD returns: the GUID's check and its record in the state are one step.
+  DeviceLock guid_lock;
+  if (guid) {
+    auto locked = LockGuid(*guid, ctx);
+    if (!locked.ok()) return StateError(locked.status(), "cannot lock GUID " + *guid);
+    guid_lock = std::move(locked).value();
+    RETURN_IF_ERROR(CheckGuidUnique(*guid, *vf, env, ctx));
+  }
 
   // Record what will be restored before changing anything.
   auto host = Netns::Current();
@@ -231,6 +241,8 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   state.device = device;
   state.is_sf = vf->is_sf;
   state.dpdk = dpdk;
+  state.vf_driver = vf->driver;  // what a VF a rebind left unbound is bound to again
+  state.guid = guid.value_or("");
   state.rdma_device = rdma_device;
   state.pf_netdev = vf->pf_netdev;
   state.vf_index = vf->vf_index;
@@ -264,11 +276,19 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   // of what its step changes and finds nothing to do when the step never happened, so a
   // step that fails halfway is undone too.
   UndoStack undo;
-  undo.Push("state file", [&] { return ctx.store.Remove(env.container_id, env.ifname); });
+  // Set when the undo of a rebind cannot bind the VF again: the state and the owner marker
+  // are then kept, so that DEL or `hcashare cni-gc` binds it (the state has its driver).
+  bool keep_state = false;
+  undo.Push("state file", [&]() -> Status {
+    if (keep_state) return Status::Ok();
+    return ctx.store.Remove(env.container_id, env.ifname);
+  });
   if (Status st = ctx.store.Save(state); !st.ok()) return StateError(st, "cannot save state");
   HCASHARE_FAULT_POINT("add:state-saved");
-  undo.Push("owner marker",
-            [&] { return ctx.store.ReleaseOwner(device, env.container_id, env.ifname); });
+  undo.Push("owner marker", [&]() -> Status {
+    if (keep_state) return Status::Ok();
+    return ctx.store.ReleaseOwner(device, env.container_id, env.ifname);
+  });
   if (Status st = ctx.store.SetOwner(device, state.owner); !st.ok()) {
     return StateError(st, "cannot mark the device as owned");
   }
@@ -283,8 +303,14 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
     const VfSettings original = OriginalOf(*pf_current, g.wanted);
     const bool is_guid = std::string(g.name) == "guid";
     undo.Push(std::string("PF ") + g.name, [&, original, is_guid]() -> Status {
-      RETURN_IF_ERROR(ctx.vf.Set(state.pf_netdev, state.vf_index, original));
-      return is_guid && rebound ? RebindVf(state, ctx) : Status::Ok();
+      Status set = ctx.vf.Set(state.pf_netdev, state.vf_index, original);
+      if (!is_guid || !rebound) return set;
+      // Also when the rebind stopped between its unbind and its bind: this binds it.
+      if (Status again = RebindVf(state, ctx, ""); !again.ok()) {
+        keep_state = true;
+        return again;
+      }
+      return set;
     });
     if (Status st = ctx.vf.Set(vf->pf_netdev, vf->vf_index, g.wanted); !st.ok()) {
       return Summarize(st, std::string("cannot set ") + g.name + " of VF " +
@@ -297,11 +323,10 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   if (guid && !dpdk) {
     // 1b. mlx5 reads the new GUIDs when the VF's driver is bound again; the rebind makes
     // a new netdev and RDMA device, found again by the VF's PCI address.
-    rebound = true;
-    if (Status st = RebindVf(state, ctx); !st.ok()) {
+    // `rebound` once the VF was unbound: a rebind refused before that changed nothing.
+    if (Status st = RebindVf(state, ctx, "add:vf-unbound", &rebound); !st.ok()) {
       return Summarize(st, "cannot rebind " + device + " to apply its GUID");
     }
-    HCASHARE_FAULT_POINT("add:vf-rebound");
     auto again = ResolveVf(ctx.host, device, is_aux);
     if (!again.ok()) {
       return Summarize(again.status(), "cannot find " + device + " after its rebind");
@@ -318,6 +343,7 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
     state.host_ifindex = link->ifindex;
     if (!mac) state.pod_mac = link->mac;
     (void)ctx.store.Save(state);
+    HCASHARE_FAULT_POINT("add:vf-rebound");
   }
 
   CniResult result;

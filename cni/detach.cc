@@ -8,6 +8,7 @@
 #include "cni/ipam.h"
 #include "cni/link_identity.h"
 #include "cni/steps.h"
+#include "cni/vf_rebind.h"
 #include "common/log.h"
 #include "common/netns.h"
 
@@ -82,6 +83,18 @@ Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) 
   auto host = Netns::Current();
   if (!host.ok()) return Summarize(host.status(), "cannot open the host network namespace");
 
+  // A rebind that failed or was killed (ADD's or an earlier DEL's) may have left the VF
+  // bound to no driver, its netdev and RDMA device gone: bind it first; its new netdev is
+  // then in the host, under its host name again.
+  bool netdev_home = false;
+  if (MayNeedRebindRepair(state)) {
+    auto repaired = RepairRebindingVf(state, ctx);
+    if (!repaired.ok()) {
+      return Summarize(repaired.status(), "cannot bind " + state.device + " to its driver again");
+    }
+    netdev_home = *repaired;
+  }
+
   // In the reverse order of ADD, while the pod's namespace still exists: the RDMA device,
   // then the netdev. A namespace that is gone has returned both to the host already.
   // Both are looked for whenever the state names them, not only when its steps record the
@@ -92,7 +105,9 @@ Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) 
     }
     HCASHARE_FAULT_POINT("del:rdma-returned");
   }
-  if (pod && !state.host_ifname.empty()) {
+  if (netdev_home) {
+    LogInfo("the VF's netdev is in the host namespace", {{"device", state.device}});
+  } else if (pod && !state.host_ifname.empty()) {
     Status st = ReturnToHost(state, *pod, *host, ctx.netdev);
     if (!st.ok() && !st.IsNotFound()) {
       return Summarize(st, "cannot return " + env.ifname + " to the host");
@@ -127,7 +142,7 @@ Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) 
   // Restored GUIDs take effect when the VF's driver is bound again. ADD may have rebound it
   // with the new ones before it recorded that, so whenever it set them.
   if (state.Done("pf:guid") && !state.dpdk) {
-    if (Status st = RebindVf(state, ctx); !st.ok()) {
+    if (Status st = RebindVf(state, ctx, "del:vf-unbound"); !st.ok()) {
       return Summarize(st, "cannot rebind " + state.device + " to restore its GUID");
     }
     HCASHARE_FAULT_POINT("del:vf-rebound");

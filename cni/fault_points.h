@@ -24,11 +24,12 @@
 namespace hcashare::cni {
 
 // Every fault point, in the order a full ADD and then a full DEL reach them.
-inline constexpr std::array<std::string_view, 21> kFaultPoints = {
+inline constexpr std::array<std::string_view, 23> kFaultPoints = {
     "add:state-saved",          // the attachment state, before any change
     "add:owner-marked",         // the device's owner marker
     "add:pf-set",               // each PF-side group ("add:pf-set#2" for the second, ...)
-    "add:vf-rebound",           // an InfiniBand VF rebound to apply its GUID
+    "add:vf-unbound",           // an InfiniBand VF unbound from its driver (no netdev)
+    "add:vf-rebound",           // it is bound again, its new netdev named and recorded
     "add:netdev-moved",         // the netdev in the pod, renamed, MAC/MTU set, up
     "add:netdev-saved",         // the state records it
     "add:child-created",        // macvlan/ipoib: the child link in the pod, configured
@@ -42,6 +43,7 @@ inline constexpr std::array<std::string_view, 21> kFaultPoints = {
     "del:child-deleted",        // macvlan/ipoib: the child link deleted
     "del:ipam-released",        // the IPAM plugin released
     "del:pf-restored",          // the PF-side settings restored
+    "del:vf-unbound",           // an InfiniBand VF unbound to apply its restored GUID
     "del:vf-rebound",           // an InfiniBand VF rebound to apply its restored GUID
     "del:device-info-removed",  // the device-info file removed
     "del:owner-released",       // the owner marker removed

@@ -181,6 +181,8 @@ Status StateStore::Save(const AttachmentState& s) const {
             {"device", s.device},
             {"isSF", s.is_sf},
             {"dpdk", s.dpdk},
+            {"vfDriver", s.vf_driver},
+            {"guid", s.guid},
             {"childLink", s.child_link},
             {"rdmaDevice", s.rdma_device},
             {"deviceInfoFile", s.device_info_file},
@@ -216,6 +218,8 @@ Result<AttachmentState> StateStore::Load(const std::string& container_id,
     s.device = j.at("device").get<std::string>();
     s.is_sf = j.value("isSF", false);
     s.dpdk = j.value("dpdk", false);
+    s.vf_driver = j.value("vfDriver", "");
+    s.guid = j.value("guid", "");
     s.child_link = j.value("childLink", false);
     s.rdma_device = j.value("rdmaDevice", "");
     s.device_info_file = j.value("deviceInfoFile", "");

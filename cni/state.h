@@ -45,9 +45,13 @@ struct AttachmentState {
   bool is_sf = false;
   std::string pf_netdev;  // for PF-side settings
   int vf_index = -1;
-  bool dpdk = false;               // bound to a userspace driver: no netdev was moved
-  bool child_link = false;         // a macvlan/IPoIB child of `device` (a netdev) was created
-  std::string rdma_device;         // the RDMA device moved into the pod ("" for none)
+  bool dpdk = false;  // bound to a userspace driver: no netdev was moved
+  // The PCI driver the VF was bound to when ADD resolved it ("" in state files written
+  // before it was recorded): what a VF found unbound is bound to again.
+  std::string vf_driver;
+  std::string guid;         // the node and port GUID ADD gives the VF ("" for none), lower-case
+  bool child_link = false;  // a macvlan/IPoIB child of `device` (a netdev) was created
+  std::string rdma_device;  // the RDMA device moved into the pod ("" for none)
   std::string device_info_file;    // the Multus device-info file ADD wrote ("" for none)
   std::string host_ifname;         // the netdev's name in the host namespace before ADD
   std::string host_mac;            // its MAC before ADD

@@ -15,14 +15,6 @@
 #include "hostfacts/reader.h"
 
 namespace hcashare::cni {
-namespace {
-
-// How long a rebound VF's driver may take to create its netdev again (mlx5: well under a
-// second).
-constexpr std::chrono::milliseconds kRebindWait{5000};
-
-}  // namespace
-
 Status InNetns(const Netns& ns, const std::function<Status()>& fn) {
   NetnsGuard guard(ns);
   if (!guard.status().ok()) return guard.status();
@@ -205,25 +197,12 @@ Status CheckGuidApplies(const VfDevice& vf, const AttachContext& ctx) {
   if (!vf.dpdk && ctx.vf_driver == nullptr) {
     return CniStatus(kErrInternal, "no way to rebind " + vf.id + " to apply its GUID");
   }
+  if (!vf.dpdk && !IsPlainDriverName(vf.driver)) {
+    return CniStatus(
+        kErrHostSetupFailed, "cannot rebind " + vf.id + " to apply its GUID",
+        "its driver link names \"" + vf.driver + "\", not a driver; nothing was changed");
+  }
   return Status::Ok();
-}
-
-Status RebindVf(const AttachmentState& state, const AttachContext& ctx) {
-  if (ctx.vf_driver == nullptr) return Status::FailedPrecondition("no VF driver to rebind with");
-  RETURN_IF_ERROR(ctx.vf_driver->Rebind(state.device));
-  const std::vector<std::string> names =
-      WaitForDeviceNetdevs(ctx.host, state.device, state.is_sf, kRebindWait);
-  if (names.empty()) {
-    return Status::IoError(state.device + " has no netdev " + std::to_string(kRebindWait.count()) +
-                           " ms after its rebind");
-  }
-  std::string name = names.front();
-  if (!state.host_ifname.empty() && name != state.host_ifname) {
-    RETURN_IF_ERROR(ctx.netdev.SetUp(name, false));
-    RETURN_IF_ERROR(ctx.netdev.Rename(name, state.host_ifname));
-    name = state.host_ifname;
-  }
-  return state.host_up ? ctx.netdev.SetUp(name, true) : Status::Ok();
 }
 
 Status RestoreReturnedNetdev(const AttachmentState& state, const Host& host, NetdevOps& netdev,

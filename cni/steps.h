@@ -43,9 +43,6 @@ Status RestorePf(const AttachmentState& state, VfOps& ops);
 // An error (code 7, nothing changed) when a GUID cannot be given to `vf`: a scalable
 // function, or a PF that is not InfiniBand (the kernel refuses with EOPNOTSUPP).
 Status CheckGuidApplies(const VfDevice& vf, const AttachContext& ctx);
-// Rebinds the attachment's VF to its driver (ctx.vf_driver), so that mlx5 applies its GUIDs,
-// waits for its new netdev, and gives it the host name and admin state the state records.
-Status RebindVf(const AttachmentState& state, const AttachContext& ctx);
 // The netdev names of `device` (an auxiliary device when `is_sf`), waiting up to `wait` for
 // one to appear; empty when none did.
 std::vector<std::string> WaitForDeviceNetdevs(const Host& host, const std::string& device,

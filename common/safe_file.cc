@@ -83,8 +83,8 @@ int WalkOpen(int dirfd, const std::vector<std::string>& parts, int flags, Unique
 
 // Opens `relative` below the directory `beneath` with no symlink on the way: openat2
 // where the kernel has it (and a seccomp filter lets it through), else the walk.
-Result<UniqueFd> OpenBeneath(const std::string& beneath, const std::string& relative, int flags,
-                             const std::string& label) {
+Result<UniqueFd> OpenBeneathLabelled(const std::string& beneath, const std::string& relative,
+                                     int flags, const std::string& label) {
   ASSIGN_OR_RETURN(const std::vector<std::string> parts, Components(relative, label));
   UniqueFd dir(::open(beneath.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!dir.valid()) return ErrnoStatus(errno, "cannot open directory " + beneath);
@@ -130,6 +130,10 @@ std::string FileKindName(mode_t mode) {
   return "a special file";
 }
 
+Result<UniqueFd> OpenBeneath(const std::string& beneath, const std::string& relative, int flags) {
+  return OpenBeneathLabelled(beneath, relative, flags | O_CLOEXEC, relative);
+}
+
 Result<UniqueFd> OpenBeneathByWalk(const std::string& dir, const std::string& relative, int flags) {
   const std::string label = relative;
   ASSIGN_OR_RETURN(const std::vector<std::string> parts, Components(relative, label));
@@ -154,7 +158,7 @@ Result<std::string> ReadFileSafely(const std::string& path, const SafeReadOption
     if (relative.empty()) {
       return Status::InvalidArgument(label + " is not below " + options.beneath);
     }
-    ASSIGN_OR_RETURN(fd, OpenBeneath(options.beneath, relative, kReadFlags, label));
+    ASSIGN_OR_RETURN(fd, OpenBeneathLabelled(options.beneath, relative, kReadFlags, label));
   } else {
     fd.Reset(::open(path.c_str(), kReadFlags | (options.follow_symlinks ? 0 : O_NOFOLLOW)));
     if (!fd.valid()) return OpenError(errno, label, "");

@@ -53,6 +53,13 @@ Result<std::string> ReadFileSafely(const std::string& path, const SafeReadOption
 // "a directory", "a FIFO", "a socket", ...: what a file of mode `mode` is.
 std::string FileKindName(mode_t mode);
 
+// Opens `relative` below the directory `beneath` (trusted as it is) with `flags` (O_NOFOLLOW
+// and O_CLOEXEC added), refusing a symlink on every component below it: openat2 with
+// RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH where the kernel has it, else OpenBeneathByWalk.
+// Errors as ReadFileSafely's (a symlink -> PermissionDenied, ".." -> InvalidArgument). What
+// ReadFileSafely's `beneath` opens with, and how the CNI writes sysfs (cni/vf_driver.cc).
+Result<UniqueFd> OpenBeneath(const std::string& beneath, const std::string& relative, int flags);
+
 // The open ReadFileSafely uses below a trusted directory where the kernel has no openat2:
 // `relative` (no leading '/') opened from `dir` one component at a time, each with
 // O_NOFOLLOW, the last with `flags` | O_NOFOLLOW. Errors as ReadFileSafely's (a symlink ->

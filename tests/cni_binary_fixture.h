@@ -27,6 +27,7 @@
 #include "common/unique_fd.h"
 #include "testing/sim_node.h"
 #include "tests/cni_fixture.h"
+#include "tests/support/vf_driver_model.h"
 #include "tests/test_util.h"
 
 namespace hcashare::cni {
@@ -87,23 +88,39 @@ class CniBinaryTest : public ::testing::Test {
     AllocateToPod(vf.address);
     return vf.address;
   }
-  // An InfiniBand PF (0000:7e:00.0, netdev `*pf_netdev`) with one VF (0000:7e:00.1) whose
-  // netdev is a veth in the host namespace standing in for its IPoIB one; returns the VF.
-  std::string AddIbVf(std::string* pf_netdev) {
-    fake::SimPciFunction pf;
-    pf.address = "0000:7e:00.0";
-    pf.netdevs = {Unique("ib")};
-    pf.link_type = "infiniband";
-    EXPECT_TRUE(node_->AddPciFunction(pf).ok());
+  // An InfiniBand PF (0000:7e:00.0, netdev `*pf_netdev`, added with its first VF) and its
+  // VF 0000:7e:00.<fn> on mlx5_core, whose netdev is the driver model's link in the host
+  // namespace standing in for its IPoIB one (tests/support/vf_driver_model.h), with the
+  // MAC the model derives from `bound_guid`, and RDMA device `rdma` ("" for none); the
+  // driver's bind and unbind are regular files. Returns the VF.
+  std::string AddIbVf(std::string* pf_netdev, const std::string& bound_guid, int fn = 1,
+                      const std::string& rdma = "") {
+    if (ib_pf_netdev_.empty()) {
+      fake::SimPciFunction pf;
+      pf.address = "0000:7e:00.0";
+      pf.netdevs = {Unique("ib")};
+      pf.link_type = "infiniband";
+      EXPECT_TRUE(node_->AddPciFunction(pf).ok());
+      ib_pf_netdev_ = pf.netdevs[0];
+    }
     fake::SimPciFunction vf;
-    vf.address = "0000:7e:00.1";
-    vf.physfn = pf.address;
+    vf.address = "0000:7e:00." + std::to_string(fn);
+    vf.physfn = "0000:7e:00.0";
     vf.link_type = "infiniband";
     vf.netdevs = {Unique("hb")};
-    EXPECT_TRUE(Sh("ip -n " + host_ns_ + " link add " + vf.netdevs[0] + " type veth peer name " +
-                   vf.netdevs[0] + "p"));
+    vf.rdma_device = rdma;
+    std::string add = "ip -n " + host_ns_;
+    for (const auto& arg :
+         testing::ModelNetdevAddArgs(vf.netdevs[0], testing::ModelMacForGuid(bound_guid))) {
+      add += " " + arg;
+    }
+    EXPECT_TRUE(Sh(add));
     EXPECT_TRUE(node_->AddPciFunction(vf).ok());
-    *pf_netdev = pf.netdevs[0];
+    for (const char* f : {"bind", "unbind"}) {
+      std::ofstream(tmp_.path() + "/host/sys/bus/pci/drivers/mlx5_core/" + f);
+    }
+    *pf_netdev = ib_pf_netdev_;
+    vf_netdevs_.push_back(vf.netdevs[0]);
     AllocateToPod(vf.address);
     return vf.address;
   }
@@ -290,6 +307,7 @@ class CniBinaryTest : public ::testing::Test {
   std::vector<std::string> netns_;  // pod namespace names
   std::unique_ptr<fake::SimNode> node_;
   std::vector<std::string> vf_netdevs_;  // host names of the VFs' netdevs, in AddVf order
+  std::string ib_pf_netdev_;             // the InfiniBand PF's netdev, once AddIbVf made it
   std::string binary_ = "hcashare-cni";  // under the build's bin dir
   std::vector<std::string> base_env_;    // added to every Run's environment
   // Resource -> the devices the kubelet's checkpoint gives uid-a.

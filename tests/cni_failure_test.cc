@@ -30,7 +30,8 @@ class CniFailureTest : public CniPodTest {
   }
 
   OracleScope Scope() const {
-    return {{{"host", host_ns_}, {"pod", pod_name_}}, {{"state", StateDir()}, {"ipam", IpamDir()}}};
+    return {
+        {{"host", host_ns_}, {"pod", pod_name_}}, {{"state", StateDir()}, {"ipam", IpamDir()}}, {}};
   }
 
   // The error object of a failed run: exit 1, spec JSON, and the code.

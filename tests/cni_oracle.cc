@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -43,7 +44,8 @@ std::string Str(const json& o, const char* key) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-void AddLinks(const std::string& label, const std::string& ns, Snapshot* snap) {
+void AddLinks(const std::string& label, const std::string& ns,
+              const std::set<std::string>& renumbered, Snapshot* snap) {
   const json links = RunJson("ip", ns, {"-d", "link", "show"});
   if (!links.is_array()) {
     (*snap)["ns " + label] = "absent";
@@ -53,15 +55,15 @@ void AddLinks(const std::string& label, const std::string& ns, Snapshot* snap) {
     std::vector<std::string> flags = l.value("flags", std::vector<std::string>{});
     std::sort(flags.begin(), flags.end());
     std::ostringstream v;
-    v << "ifindex=" << Str(l, "ifindex") << " mac=" << Str(l, "address") << " mtu=" << Str(l, "mtu")
-      << " flags=";
+    const std::string key = "ns " + label + " link " + l.value("ifname", "?");
+    v << "ifindex=" << (renumbered.count(key) ? "(renumbered)" : Str(l, "ifindex"))
+      << " mac=" << Str(l, "address") << " mtu=" << Str(l, "mtu") << " flags=";
     for (const auto& f : flags) v << f << ",";
     v << " operstate=" << Str(l, "operstate") << " master=" << Str(l, "master")
       << " qdisc=" << Str(l, "qdisc") << " txqlen=" << Str(l, "txqlen")
       << " alias=" << Str(l, "ifalias") << " promiscuity=" << Str(l, "promiscuity")
       << " allmulti=" << Str(l, "allmulti")
       << " kind=" << (l.contains("linkinfo") ? Str(l["linkinfo"], "info_kind") : "");
-    const std::string key = "ns " + label + " link " + l.value("ifname", "?");
     (*snap)[key] = v.str();
     for (json vf : l.value("vfinfo_list", json::array())) {
       vf.erase("stats");
@@ -149,7 +151,7 @@ void AddDir(const std::string& label, const std::string& dir, Snapshot* snap) {
 Snapshot TakeSnapshot(const OracleScope& scope) {
   Snapshot snap;
   for (const auto& [label, ns] : scope.netns) {
-    AddLinks(label, ns, &snap);
+    AddLinks(label, ns, scope.renumbered_links, &snap);
     if (snap.count("ns " + label) != 0) continue;  // absent
     AddAddresses(label, ns, &snap);
     AddRoutes(label, ns, &snap);

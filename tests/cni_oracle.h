@@ -16,10 +16,12 @@
 // Left out, each on purpose: empty directories (a state dir's layout, created once and
 // owned by the installation); host-local's allocation cursor (`last_reserved_ip.*`) and
 // lock file (host-local's, not a lease); link_netnsid (an id the kernel assigns on first
-// observation); address lifetimes and DAD flags (timers, not configuration).
+// observation); address lifetimes and DAD flags (timers, not configuration); the ifindex
+// of the links the scope names as renumbered (a rebound VF's netdev).
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,10 @@ using Snapshot = std::map<std::string, std::string>;
 struct OracleScope {
   std::map<std::string, std::string> netns;
   std::map<std::string, std::string> dirs;
+  // Links ("ns <label> link <name>") whose ifindex is left out: a VF's netdev that a driver
+  // rebind destroys and creates again, which the kernel numbers anew (its name, MAC and
+  // every other fact still count).
+  std::set<std::string> renumbered_links;
 };
 
 // Takes a snapshot of `scope`. A namespace that does not exist (a deleted pod) is

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -145,15 +146,27 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
       case Mode::kVfGuid: {
         UseTestHost();
         std::string pf;
-        const std::string vf = AddIbVf(&pf);  // the VF's netdev a veth
         // Its GUIDs before: set and applied (a restore to anything else would show).
         const std::string before = "02:00:00:00:00:00:00:01";
+        // The driver model's VF (tests/support/vf_driver_model.h): a rebind destroys its
+        // netdev and RDMA device and makes new ones, ib<N> (renamed back to its host name)
+        // and mlx5_<lowest free> (mlx5_0 again: the node has no other).
+        const std::string vf = AddIbVf(&pf, before, 1, "mlx5_0");
+        renumbered_.insert("ns host link " + vf_netdevs_.back());
         WriteVfTable({{pf + "/0",
                        {{"nodeGuid", before},
                         {"portGuid", before},
                         {"boundNodeGuid", before},
-                        {"boundPortGuid", before}}}});
+                        {"boundPortGuid", before},
+                        {"rdma", true}}}});
+        struct stat host {};
+        ASSERT_EQ(::stat(("/var/run/netns/" + host_ns_).c_str(), &host), 0);
+        std::ofstream(tmp_.path() + "/rdma/rdma.json")
+            << json{{"mode", "exclusive"},
+                    {"devices", {{"mlx5_0", static_cast<uint64_t>(host.st_ino)}}}}
+                   .dump(1);
         conf_["deviceID"] = vf;
+        conf_["rdma"] = "move";
         conf_.erase("mac");
         conf_["guid"] = "02:00:00:00:00:00:00:5a";
         break;
@@ -225,7 +238,8 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
              {"ipam", IpamDir()},
              {"devinfo", tmp_.path() + "/devinfo"},
              {"pf-vf-table", tmp_.path() + "/pf"},
-             {"rdma", tmp_.path() + "/rdma"}}};
+             {"rdma", tmp_.path() + "/rdma"}},
+            renumbered_};
   }
 
   // Expects the node to be as in `want`; `what` names the case in the failure message.
@@ -281,6 +295,7 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
   }
 
   json conf_;
+  std::set<std::string> renumbered_;  // links a rebind recreates (OracleScope)
 };
 
 // The round trip, then every point of ADD: error, and SIGKILL followed by each recovery.
@@ -366,6 +381,66 @@ TEST_P(CniOracleTest, EveryDelStepFailedOrKilledThenRetriedRestoresTheNode) {
               ModeName({GetParam(), 0}).c_str(), tried);
 }
 
+// The driver model's injected bind failure (tests/support/vf_driver_model.h), in the
+// InfinibandVfWithGuid mode: every bind of the VF fails (a probe that fails, a VF another
+// driver claimed) during ADD, then during DEL. The failed verb keeps the attachment (the
+// VF's driver is in it), and once the cause is gone each recovery leaves the node as before.
+TEST_P(CniOracleTest, AFailingBindDuringAddOrDelIsRecovered) {
+  if (GetParam() != Mode::kVfGuid) GTEST_SKIP() << "only the GUID mode rebinds";
+  const Snapshot clean = TakeSnapshot(Scope());
+  const auto fail_binds = [&](bool fail) {
+    std::ifstream in(tmp_.path() + "/pf/vf-table.json");
+    json table = json::parse(in, nullptr, false);
+    for (auto& [key, entry] : table.items()) {
+      (void)key;
+      if (fail) {
+        entry["bindFailures"] = 1000;
+      } else {
+        entry.erase("bindFailures");
+      }
+    }
+    WriteVfTable(table);
+  };
+  for (const char* recovery : {"DEL", "cni-gc", "GC"}) {
+    SCOPED_TRACE(std::string("ADD, then ") + recovery);
+    const std::string ctr = std::string("b") + recovery;
+    fail_binds(true);
+    CniRun add = Run("ADD", pod_, conf_, "net1", ctr);
+    EXPECT_EQ(add.exit_code, 1) << add.raw << add.err;
+    EXPECT_EQ(add.out.value("code", -1), kErrHostSetupFailed) << add.raw;
+    EXPECT_GE(StateFiles(), 1u) << "the attachment that can bind the VF again is kept";
+    fail_binds(false);
+    if (std::string(recovery) == "DEL") {
+      CniRun del = Run("DEL", pod_, conf_, "net1", ctr);
+      EXPECT_EQ(del.exit_code, 0) << del.raw << del.err;
+    } else if (std::string(recovery) == "GC") {
+      GcVerb(ctr);
+    } else {
+      CniGc();
+    }
+    ExpectSnapshot(clean, std::string("a failed bind in ADD, then ") + recovery);
+  }
+  for (const char* recovery : {"DEL", "GC"}) {
+    SCOPED_TRACE(std::string("DEL, then ") + recovery);
+    const std::string ctr = std::string("c") + recovery;
+    CniRun add = Run("ADD", pod_, conf_, "net1", ctr);
+    ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+    fail_binds(true);
+    CniRun del = Run("DEL", pod_, conf_, "net1", ctr);
+    EXPECT_EQ(del.exit_code, 1) << del.raw << del.err;
+    EXPECT_EQ(del.raw.find("another namespace"), std::string::npos) << del.raw;
+    EXPECT_GE(StateFiles(), 1u) << "a DEL that did not finish kept the attachment";
+    fail_binds(false);
+    if (std::string(recovery) == "GC") {
+      GcVerb(ctr);
+    } else {
+      CniRun retry = Run("DEL", pod_, conf_, "net1", ctr);
+      EXPECT_EQ(retry.exit_code, 0) << retry.raw << retry.err;
+    }
+    ExpectSnapshot(clean, std::string("a failed bind in DEL, then ") + recovery);
+  }
+}
+
 // The points each mode reaches are known ones (kFaultPoints), in the table's order; every
 // point of the table is reached by some mode but the ones that need hardware this fixture
 // does not have (none, with the file-backed PF and RDMA subsystem).
@@ -391,7 +466,7 @@ TEST_F(CniBinaryTest, ContendedAddDelAcrossProcessesLeavesTheNodeAsItWas) {
   if (!fs::exists(std::string(kIpamDir) + "/host-local")) GTEST_SKIP() << "needs host-local";
   constexpr int kVfs = 4, kPods = 6, kWorkers = 12, kRounds = 15;
   std::vector<std::string> vfs, pods;
-  OracleScope scope{{{"host", host_ns_}}, {{"state", StateDir()}, {"ipam", IpamDir()}}};
+  OracleScope scope{{{"host", host_ns_}}, {{"state", StateDir()}, {"ipam", IpamDir()}}, {}};
   for (int i = 0; i < kVfs; ++i) vfs.push_back(AddVf(2 + i));
   for (int i = 0; i < kPods; ++i) {
     pods.push_back(AddPod());

@@ -1,5 +1,6 @@
 // hcashare-cni-testhost: hcashare-cni's own code (cni/plugin_main.h) on the test-only
-// file backends (file_backends.h) for the PF VF table and the RDMA subsystem, so that the
+// file backends (file_backends.h) for the PF VF table and the RDMA subsystem, and the VF
+// driver model (vf_driver_model.h) with them, so that the
 // failure-path tests can apply, kill and verify PF-side settings and RDMA moves on a
 // machine without SR-IOV hardware. Built for the tests only; never installed or shipped.
 //
@@ -13,6 +14,7 @@
 #include "cni/recover.h"
 #include "common/host.h"
 #include "tests/support/file_backends.h"
+#include "tests/support/vf_driver_model.h"
 
 namespace {
 
@@ -21,8 +23,14 @@ hcashare::cni::PluginBackends Backends() {
   if (const char* table = std::getenv("HCASHARE_TEST_VF_TABLE")) {
     const std::string path = table;
     backends.vf = [path] { return hcashare::testing::NewFileVfOps(path); };
-    backends.vf_driver = [path](const hcashare::Host& host) {
-      return hcashare::testing::NewFileVfDriver(path, host);
+    auto tree = std::make_shared<hcashare::testing::ModelTree>();
+    const char* rdma = std::getenv("HCASHARE_TEST_RDMA");
+    backends.vf_driver = [path, tree,
+                          rdma = std::string(rdma ? rdma : "")](const hcashare::Host& host) {
+      return hcashare::testing::NewVfDriverModel(path, rdma, host, tree);
+    };
+    backends.netdev = [tree] {
+      return hcashare::testing::NewTreeMirroringNetdevOps(hcashare::NewNetlinkNetdevOps(), tree);
     };
   }
   if (const char* rdma = std::getenv("HCASHARE_TEST_RDMA")) {

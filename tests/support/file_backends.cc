@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cni/state.h"
-#include "cni/vf.h"
 #include "common/atomic_file.h"
 
 namespace hcashare::testing {
@@ -51,29 +50,6 @@ class FileVfOps final : public VfOps {
 
  private:
   std::string path_;
-};
-
-class FileVfDriver final : public cni::VfDriver {
- public:
-  FileVfDriver(std::string path, const Host& host) : path_(std::move(path)), host_(host) {}
-
-  Status Rebind(const std::string& pci) override {
-    ASSIGN_OR_RETURN(const cni::VfDevice vf, cni::ResolveVf(host_, pci, /*is_aux=*/false));
-    ASSIGN_OR_RETURN(json table, Load(path_));
-    const std::string key = vf.pf_netdev + "/" + std::to_string(vf.vf_index);
-    if (!table.contains(key)) return Status::NotFound("no VF " + key + " to rebind");
-    json& entry = table[key];
-    const std::pair<const char*, const char*> kApplied[] = {{"nodeGuid", "boundNodeGuid"},
-                                                            {"portGuid", "boundPortGuid"}};
-    for (const auto& [admin, bound] : kApplied) {
-      if (entry.contains(admin)) entry[bound] = entry[admin];
-    }
-    return WriteFileAtomically(path_, table.dump(1), 0644);
-  }
-
- private:
-  std::string path_;
-  const Host& host_;
 };
 
 uint64_t InodeOf(const char* path) {
@@ -123,9 +99,6 @@ class FileRdmaSystem final : public RdmaSystem {
 
 std::unique_ptr<VfOps> NewFileVfOps(std::string path) {
   return std::make_unique<FileVfOps>(std::move(path));
-}
-std::unique_ptr<cni::VfDriver> NewFileVfDriver(std::string path, const Host& host) {
-  return std::make_unique<FileVfDriver>(std::move(path), host);
 }
 std::unique_ptr<RdmaSystem> NewFileRdmaSystem(std::string path) {
   return std::make_unique<FileRdmaSystem>(std::move(path));

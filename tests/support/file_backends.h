@@ -5,8 +5,9 @@
 //   HCASHARE_TEST_VF_TABLE=<file>  {"<pf>/<vf>": {"mac": ..., "vlan": ..., ...}} (the
 //                                  fields of cni::VfSettingsToJson): the VFs the PFs
 //                                  report; a VF not listed is not reported.
-//                                  With it, a VF "rebind" copies the VF's nodeGuid and
-//                                  portGuid to boundNodeGuid and boundPortGuid (what
+//                                  With it, the VF driver is the model of
+//                                  vf_driver_model.h: a bind copies the VF's nodeGuid
+//                                  and portGuid to boundNodeGuid and boundPortGuid (what
 //                                  mlx5 does: new GUIDs apply when the driver binds).
 //   HCASHARE_TEST_RDMA=<file>      {"mode": "exclusive"|"shared",
 //                                   "devices": {"<name>": <netns inode>}}
@@ -16,7 +17,6 @@
 #include <memory>
 #include <string>
 
-#include "cni/vf_driver.h"
 #include "common/host.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -25,8 +25,6 @@ namespace hcashare::testing {
 
 // The VF table in `path`; every Set rewrites the file atomically.
 std::unique_ptr<VfOps> NewFileVfOps(std::string path);
-// Rebinds on the VF table in `path`; the VF (PF netdev and index) is found in `host`'s sysfs.
-std::unique_ptr<cni::VfDriver> NewFileVfDriver(std::string path, const Host& host);
 // The RDMA subsystem in `path`; a device "moves" by having its namespace inode rewritten.
 std::unique_ptr<RdmaSystem> NewFileRdmaSystem(std::string path);
 

@@ -237,6 +237,13 @@ fi
 
 # ---------------------------------------------------------------- 3. CNI on real SR-IOV
 say "3. hcashare-cni on a real SR-IOV VF ($VF0_PCI)"
+# The node's settings (cni/node_config.h): a root-owned /etc/hcashare/cni.json with the state
+# dir the NADs below repeat, and no allocation check (the guest's pods are bare namespaces;
+# no kubelet allocates VFs to them).
+mkdir -p /etc/hcashare
+chmod 0755 /etc/hcashare
+echo '{"stateDir": "/run/hcashare-cni", "checkAllocation": false}' >/etc/hcashare/cni.json
+chmod 0644 /etc/hcashare/cni.json
 mkdir -p /run/netns
 cni() { # cni VERB NETNS CONF: runs hcashare-cni, its result on stdout
   CNI_COMMAND=$1 CNI_CONTAINERID=e2e-$2 CNI_NETNS=/run/netns/$2 CNI_IFNAME=net1 \
@@ -466,6 +473,16 @@ cni DEL pod4 "$ORACLE_CONF" >/dev/null
 check cni-oracle-node-clean-at-the-end settled_as "$WORK/clean.snap" "the last DEL"
 ip netns delete pod4
 ip link delete e2epeer 2>/dev/null
+
+# ---------------------------------------------------------------- 3c. the VF rebind
+# The CNI's GUID rebind (cni/vf_rebind.h) on a real igbvf VF: the unbind really destroys the
+# netdev and the bind makes a new one; a bind made to fail the kernel's way (driver_override
+# naming another driver: igbvf's bind answers ENODEV) leaves the VF unbound, and ADD's undo
+# or DEL binds it again once the cause is gone (tests/e2e/vm/e2e_rebind.cc).
+say "3c. the VF rebind on a real VF: unbind, bind, a failed bind"
+check cni-rebind-recreates-the-vf-netdev "$BIN/hcashare-e2e-rebind" rebind "$VF0_PCI"
+check cni-rebind-failed-bind-recovered-by-undo "$BIN/hcashare-e2e-rebind" undo "$VF0_PCI"
+check cni-rebind-failed-bind-recovered-by-del "$BIN/hcashare-e2e-rebind" del "$VF0_PCI"
 
 # ---------------------------------------------------------------- 4. RDMA netns mode
 say "4. RDMA netns mode exclusive"
