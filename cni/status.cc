@@ -50,9 +50,9 @@ Status CmdStatus(const CniEnv& env, const NetConf& conf) {
                             problem);
       }
     } else if (::access(KubeletCheckpointPath(conf.node.kubelet_root_dir).c_str(), R_OK) != 0) {
-      return NotAvailable(
-          "cannot look devices up by resourceName",
-          "neither " + socket + " nor " + KubeletCheckpointPath(conf.node.kubelet_root_dir) + " exists");
+      return NotAvailable("cannot look devices up by resourceName",
+                          "neither " + socket + " nor " +
+                              KubeletCheckpointPath(conf.node.kubelet_root_dir) + " exists");
     }
   }
   if (conf.ipam && !env.PathDirs().empty()) {
