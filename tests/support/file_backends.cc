@@ -9,28 +9,19 @@
 
 #include "cni/state.h"
 #include "common/atomic_file.h"
+#include "tests/support/vf_driver_model.h"
 
 namespace hcashare::testing {
 namespace {
 
 using json = nlohmann::json;
 
-Result<json> Load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("no test table " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::IoError(path + " is not a JSON object");
-  return j;
-}
-
 class FileVfOps final : public VfOps {
  public:
   explicit FileVfOps(std::string path) : path_(std::move(path)) {}
 
   Result<VfSettings> Get(const std::string& pf, int vf) override {
-    ASSIGN_OR_RETURN(json table, Load(path_));
+    ASSIGN_OR_RETURN(json table, LoadTestTable(path_));
     const std::string key = pf + "/" + std::to_string(vf);
     if (!table.contains(key)) {
       return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
@@ -39,7 +30,7 @@ class FileVfOps final : public VfOps {
   }
 
   Status Set(const std::string& pf, int vf, const VfSettings& s) override {
-    ASSIGN_OR_RETURN(json table, Load(path_));
+    ASSIGN_OR_RETURN(json table, LoadTestTable(path_));
     const std::string key = pf + "/" + std::to_string(vf);
     if (!table.contains(key)) {
       return Status::NotFound("PF " + pf + " reports no VF " + std::to_string(vf));
@@ -62,12 +53,12 @@ class FileRdmaSystem final : public RdmaSystem {
   explicit FileRdmaSystem(std::string path) : path_(std::move(path)) {}
 
   Result<RdmaNetnsMode> GetNetnsMode() override {
-    ASSIGN_OR_RETURN(json j, Load(path_));
+    ASSIGN_OR_RETURN(json j, LoadTestTable(path_));
     return j.value("mode", "shared") == "exclusive" ? RdmaNetnsMode::kExclusive
                                                     : RdmaNetnsMode::kShared;
   }
   Result<std::vector<RdmaDeviceRef>> ListDevices() override {
-    ASSIGN_OR_RETURN(json j, Load(path_));
+    ASSIGN_OR_RETURN(json j, LoadTestTable(path_));
     const uint64_t here = InodeOf("/proc/thread-self/ns/net");
     std::vector<RdmaDeviceRef> out;
     uint32_t index = 0;
@@ -79,7 +70,7 @@ class FileRdmaSystem final : public RdmaSystem {
     return out;
   }
   Status MoveToNetns(const std::string& name, int netns_fd) override {
-    ASSIGN_OR_RETURN(json j, Load(path_));
+    ASSIGN_OR_RETURN(json j, LoadTestTable(path_));
     const uint64_t here = InodeOf("/proc/thread-self/ns/net");
     json& devices = j["devices"];
     if (!devices.contains(name) || devices[name].get<uint64_t>() != here) {

@@ -18,16 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-Result<json> LoadTable(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("no test table " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Status::IoError(path + " is not a JSON object");
-  return j;
-}
-
 // Runs `ip` with `args` in the calling thread's namespace.
 Status Ip(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"ip"};
@@ -83,7 +73,7 @@ class VfDriverModel final : public cni::VfDriver {
     ASSIGN_OR_RETURN(const std::string bound, sysfs_->BoundDriver(pci));
     if (!bound.empty()) return ErrnoStatus(EBUSY, "bind " + pci + " to " + driver);
     ASSIGN_OR_RETURN(const cni::VfDevice vf, ResolveUnbound(pci));
-    ASSIGN_OR_RETURN(json table, LoadTable(table_));
+    ASSIGN_OR_RETURN(json table, LoadTestTable(table_));
     const std::string key = vf.pf_netdev + "/" + std::to_string(vf.vf_index);
     if (!table.contains(key)) return Status::NotFound("no VF " + key + " to bind");
     json& entry = table[key];
@@ -152,7 +142,7 @@ class VfDriverModel final : public cni::VfDriver {
   // Adds RDMA device `name` to the RDMA file in this thread's namespace, or removes it.
   Status SetRdma(const std::string& name, bool present) {
     if (rdma_.empty()) return Status::Ok();
-    ASSIGN_OR_RETURN(json j, LoadTable(rdma_));
+    ASSIGN_OR_RETURN(json j, LoadTestTable(rdma_));
     if (present) {
       struct stat here {};
       if (::stat("/proc/thread-self/ns/net", &here) != 0) return ErrnoStatus(errno, "stat netns");
@@ -263,6 +253,16 @@ class TreeMirroringNetdevOps final : public NetdevOps {
 };
 
 }  // namespace
+
+Result<json> LoadTestTable(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("no test table " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Status::IoError(path + " is not a JSON object");
+  return j;
+}
 
 std::unique_ptr<cni::VfDriver> NewVfDriverModel(std::string table, std::string rdma,
                                                 const Host& host, std::shared_ptr<ModelTree> tree) {

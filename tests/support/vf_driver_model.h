@@ -22,11 +22,16 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cni/vf_driver.h"
 #include "common/host.h"
 #include "nl/netdev.h"
 
 namespace hcashare::testing {
+
+// A test table file (the VF table, the RDMA file): a JSON object. NotFound when absent.
+Result<nlohmann::json> LoadTestTable(const std::string& path);
 
 // The tree the model keeps in step with the links: set when the VF driver is made (the
 // plugin's Host is known then), read by the netdev decorator.
