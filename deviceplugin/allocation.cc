@@ -135,7 +135,13 @@ Status CheckIds(const config::ResourceConfig& rc, const PoolState& pool,
   if (creq.devices_ids_size() == 0) {
     return Status::InvalidArgument("container request has no device IDs");
   }
+  std::set<std::string> seen;
   for (const auto& id : creq.devices_ids()) {
+    // The kubelet never repeats one; a repeated exclusive ID would name its device twice.
+    if (!seen.insert(id).second) {
+      return Status::InvalidArgument("device ID \"" + id + "\" appears twice in one container " +
+                                     "request for resource " + rc.FullName());
+    }
     if (IsOurs(rc, pool, id)) continue;
     std::string valid = rc.mode == PoolMode::kExclusive
                             ? "PCI addresses of this resource's devices"
@@ -259,8 +265,11 @@ std::vector<std::string> PreferredIds(const config::ResourceConfig& rc, const Po
   std::vector<std::string> out;
   std::set<std::string> taken;
   std::set<int> used_nodes;
+  // must_include is a subset of available (the kubelet's devices already chosen); an ID
+  // outside it is not offered back.
+  const std::set<std::string> offered(available.begin(), available.end());
   for (const auto& id : must_include) {
-    if (IsOurs(rc, pool, id) && taken.insert(id).second) {
+    if (offered.count(id) != 0 && IsOurs(rc, pool, id) && taken.insert(id).second) {
       out.push_back(id);
       used_nodes.insert(NodeOf(rc, pool, id));
     }

@@ -372,6 +372,15 @@ TEST_F(AllocateTest, OneContainerGetsEveryCharDevice) {
   EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1");
 }
 
+// A repeated ID in one container request is refused (issue 25: an exclusive one answered
+// "mlx5_0,mlx5_0" and two CDI devices of one name).
+TEST_F(AllocateTest, ARepeatedIdIsRefused) {
+  auto resp = Allocate(Request({{"3", "3"}}));
+  ASSERT_FALSE(resp.ok());
+  EXPECT_THAT(resp.status().message(), HasSubstr("device ID \"3\" appears twice"));
+  EXPECT_TRUE(Allocate(Request({{"3"}, {"3"}})).ok()) << "across containers it is fine";
+}
+
 // Each container request gets its own, identical, response.
 TEST_F(AllocateTest, TwoContainersGetIdenticalResponses) {
   auto resp = Allocate(Request({{"0"}, {"1", "2"}}));
@@ -449,6 +458,12 @@ TEST(PreferredIdsTest, MustIncludeFirst) {
 }
 
 // The rest is ordered numerically, not lexically ("10" after "9").
+// A must_include ID that is not available is not handed back (issue 25: a local client
+// could otherwise get IDs the kubelet never offered).
+TEST(PreferredIdsTest, MustIncludeOutsideAvailableIsLeftOut) {
+  EXPECT_THAT(PreferredIds({"1", "2", "3"}, {"7", "2"}, 2, 100), ElementsAre("2", "1"));
+}
+
 TEST(PreferredIdsTest, AscendingNumericOrder) {
   EXPECT_THAT(PreferredIds({"10", "9", "2", "11", "1"}, {}, 5, 100),
               ElementsAre("1", "2", "9", "10", "11"));
