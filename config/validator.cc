@@ -1,6 +1,7 @@
 #include "config/validator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -58,6 +59,19 @@ std::string YamlBooleanHint(const std::string& text) {
   return " (YAML booleans are written true or false)";
 }
 
+// The YAML hint for a string given where an integer is expected: a quoted decimal number
+// ("8"); a number YAML 1.2 reads as a string (0x10, 0o17, 1e3, 1_000) is written in decimal.
+std::string YamlIntegerHint(const std::string& text) {
+  const size_t digits = text.find_first_not_of("0123456789", text.rfind('-', 0) == 0 ? 1 : 0);
+  if (!text.empty() && text != "-" && digits == std::string::npos) {
+    return " (remove the quotes in YAML)";
+  }
+  if (!text.empty() && (std::isdigit(static_cast<unsigned char>(text[0])) != 0 || text[0] == '-')) {
+    return " (write the number in decimal digits)";
+  }
+  return "";
+}
+
 // How the configuration words a value of the wrong type, in "must be <expected>, got
 // <got>": its type, the value where it helps, and in YAML a quoting hint.
 std::string DescribeMismatchIn(const json& value, std::string_view expected, bool yaml) {
@@ -69,7 +83,7 @@ std::string DescribeMismatchIn(const json& value, std::string_view expected, boo
   } else if ((want_integer || want_boolean) && value.is_string()) {
     const std::string& text = value.get_ref<const std::string&>();
     got += " " + Quote(text);
-    if (yaml) got += want_integer ? " (remove the quotes in YAML)" : YamlBooleanHint(text);
+    if (yaml) got += want_integer ? YamlIntegerHint(text) : YamlBooleanHint(text);
   } else if (yaml && expected == "a string" && (value.is_number() || value.is_boolean())) {
     got += " (quote the value in YAML)";
   }

@@ -514,6 +514,19 @@ TEST(ConfigTopology, YamlBooleanHints) {
                   "must be a boolean, got string \"true\" (remove the quotes in YAML)");
 }
 
+// An unquoted 0x10 reaches the validator as a string: the hint is not "remove the quotes"
+// (issue 25), which only a quoted decimal number gets.
+TEST(ConfigTopology, YamlIntegerHints) {
+  const std::string path = "$.configList[0].rdmaHcaMax";
+  const std::string fields = "    selectors: {ifNames: [ib0]}\n";
+  ExpectOnlyError(YamlEntry(fields + "    rdmaHcaMax: \"8\"\n"), path,
+                  "must be an integer, got string \"8\" (remove the quotes in YAML)");
+  ExpectOnlyError(YamlEntry(fields + "    rdmaHcaMax: 0x10\n"), path,
+                  "must be an integer, got string \"0x10\" (write the number in decimal digits)");
+  ExpectOnlyError(YamlEntry(fields + "    rdmaHcaMax: many\n"), path,
+                  "must be an integer, got string \"many\"");
+}
+
 // --- operator== of a resource with the new fields ----------------------------------
 
 TEST(ConfigResource, EqualityComparesModeAndTopology) {
