@@ -17,6 +17,7 @@
 #include "tests/cni_fixture.h"
 #include "tests/test_util.h"
 #include "topo/gpu_match.h"
+#include "topo/pod_view.h"
 
 namespace hcashare::cni {
 namespace {
@@ -191,6 +192,20 @@ TEST_F(GpuAffinityTest, SharedPoolParentNearestThePodsGpu) {
   auto off = AddAs(named, "net4");
   ASSERT_TRUE(off.ok()) << off.status().ToString();
   EXPECT_EQ(store_->Load("c0ffee", "net4")->device, pf_netdevs_[1]);
+}
+
+// A GPU in two GPU resources (a whole GPU and a time-sliced replica of it) is one GPU of the
+// pod (issue 25: `topo --pod` listed it twice).
+TEST_F(GpuAffinityTest, PodTopoListsAGpuOfTwoResourcesOnce) {
+  const hostfacts::HostSnapshot snap = hostfacts::ReadHostSnapshot(*host_);
+  const std::map<std::string, std::vector<std::string>> by_resource = {
+      {"nvidia.com/gpu", {kGpuA}}, {"nvidia.com/gpu.shared", {std::string(kGpuA) + "::1", kGpuB}}};
+  const topo::PodTopo view =
+      topo::BuildPodTopo(snap, by_resource, {"nvidia.com/gpu", "nvidia.com/gpu.shared"});
+  ASSERT_EQ(view.gpus.size(), 2u);
+  EXPECT_EQ(view.gpus[0].address, "0000:13:00.0");
+  EXPECT_EQ(view.gpus[1].address, "0000:23:00.0");
+  EXPECT_EQ(view.paths.size(), 2u);
 }
 
 // `hcashare topo --pod`: the pod's devices from the kubelet's pod-resources API, placed.

@@ -41,8 +41,13 @@ PodTopo BuildPodTopo(const hostfacts::HostSnapshot& snap,
   std::sort(view.devices.begin(), view.devices.end(), [](const PodDevice& a, const PodDevice& b) {
     return std::tie(a.resource, a.id) < std::tie(b.resource, b.id);
   });
-  std::sort(view.gpus.begin(), view.gpus.end(),
-            [](const PodGpu& a, const PodGpu& b) { return a.address < b.address; });
+  // A GPU may be in several GPU resources (a whole-GPU and a time-sliced one): once.
+  std::stable_sort(view.gpus.begin(), view.gpus.end(),
+                   [](const PodGpu& a, const PodGpu& b) { return a.address < b.address; });
+  view.gpus.erase(
+      std::unique(view.gpus.begin(), view.gpus.end(),
+                  [](const PodGpu& a, const PodGpu& b) { return a.address == b.address; }),
+      view.gpus.end());
   auto distances = PciDistances::Of(snap);
   for (const auto& g : view.gpus) {
     std::vector<std::string> row;
