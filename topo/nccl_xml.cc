@@ -27,6 +27,8 @@ constexpr size_t kMaxValue = 253;
 constexpr size_t kMaxAttrs = 16;
 constexpr size_t kMaxChildren = 640;
 constexpr size_t kMaxNodes = 256;
+// PCI base class of display controllers (GPUs).
+constexpr int kDisplayClass = 0x03;
 // A cpuid vendor string ("GenuineIntel", "  Shanghai  ") is always 12 characters.
 constexpr size_t kCpuidVendorLen = 12;
 // From x86 family 15 on, `cpu family` adds the extended family to the base family while
@@ -176,11 +178,14 @@ Result<Element> PciElement(const HostSnapshot& snap, const Tree& tree, const std
   char cls[16];
   std::snprintf(cls, sizeof(cls), "0x%06x", static_cast<unsigned>(f->class_code));
   Element e{"pci", {{"busid", bdf}, {"class", cls}}, {}};
+  // Since NCCL 2.30.7 a GPU's link comes from NVML's current PCIe state; a value in the file
+  // would override it with sysfs's maximum, so a GPU's link is left to NCCL.
+  const bool gpu = (f->class_code >> 16) == kDisplayClass;
   const std::pair<const char*, std::optional<std::string>> optional[] = {
       {"vendor", HexId(f->vendor)},
       {"device", HexId(f->device)},
-      {"link_speed", LinkSpeed(*f)},
-      {"link_width", LinkWidth(*f)}};
+      {"link_speed", gpu ? std::nullopt : LinkSpeed(*f)},
+      {"link_width", gpu ? std::nullopt : LinkWidth(*f)}};
   for (const auto& [key, value] : optional) {
     if (value) e.attrs.emplace_back(key, *value);
   }
@@ -238,16 +243,36 @@ Result<Element> CpuElement(const HostSnapshot& snap, const std::string& arch, in
   return e;
 }
 
+// The nodes NCCL adds to the file's when it loads it: a gpu under each GPU's pci (its
+// nvlink children come from NVML and are not known here), and under each NIC's pci a nic
+// with a net per port of its RDMA devices.
+size_t NcclOwnNodes(const HostSnapshot& snap, const Endpoints& kept) {
+  size_t n = 0;
+  for (const auto& ep : kept.devices) {
+    ++n;  // gpu or nic
+    if (ep.kind == DeviceKind::kGpu) continue;
+    for (const auto& name : ep.rdma) {
+      const hostfacts::RdmaDevice* r = snap.FindRdma(name);
+      n += r != nullptr && !r->ports.empty() ? r->ports.size() : 1;
+    }
+  }
+  return n;
+}
+
 }  // namespace
 
 Result<std::string> FormatNcclXml(const HostSnapshot& snap) {
   ASSIGN_OR_RETURN(const Endpoints all, EndpointsOf(snap));
-  const Tree tree = TreeOf(Kept(snap, all));
-  const size_t nodes = 1 + tree.cpus.size() + tree.pci.size();
+  const Endpoints kept = Kept(snap, all);
+  const Tree tree = TreeOf(kept);
+  const size_t written = 1 + tree.cpus.size() + tree.pci.size();
+  const size_t nodes = written + NcclOwnNodes(snap, kept);
   if (nodes > kMaxNodes) {
-    return Status::InvalidArgument("the topology has " + std::to_string(nodes) +
-                                   " elements; NCCL loads at most " + std::to_string(kMaxNodes) +
-                                   ", the gpu, nic and net nodes it adds included");
+    return Status::InvalidArgument("the topology has " + std::to_string(nodes) + " nodes (" +
+                                   std::to_string(written) +
+                                   " elements in the file, the rest the gpu, nic and net nodes "
+                                   "NCCL adds); NCCL loads at most " +
+                                   std::to_string(kMaxNodes));
   }
   Element system{"system", {{"version", "1"}}, {}};
   if (!tree.cpus.empty()) {
