@@ -60,7 +60,7 @@ TEST(DeployKustomize, OverlaysChangeOnlyWhatTheySay) {
         "/spec/template/spec/initContainers/0/args/5",
         "/spec/template/spec/volumes/1/hostPath/path",
         "/spec/template/spec/volumes/2/hostPath/path",
-        "/spec/template/spec/volumes/9/hostPath/path"}}};
+        "/spec/template/spec/volumes/8/hostPath/path"}}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.overlay);
     const auto objs = Kustomize(Src("deploy/k8s/overlays/") + c.overlay);

@@ -183,8 +183,8 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
        std::vector<Want>{{"/dev", prefix + "/dev", true},
                          {"/sys", prefix + "/sys", true},
                          {"/var/run/cdi", "/var/run/cdi", false},
-                         {"/var/run/k8s.cni.cncf.io", "/var/run/k8s.cni.cncf.io", false},
-                         {"/var/lib/cni/hcashare", "/var/lib/cni/hcashare", true}}) {
+                         {"/var/run/k8s.cni.cncf.io/devinfo/dp",
+                          "/var/run/k8s.cni.cncf.io/devinfo/dp", false}}) {
     wants.push_back(w);
   }
   for (const Want& w : wants) {

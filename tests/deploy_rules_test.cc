@@ -35,7 +35,7 @@ TEST(DeployInvariants, CheckerCatchesBrokenDaemonSets) {
        "image"},
       {R"([{"op": "remove", "path": "S/tolerations/2"}])", "nvidia.com/gpu"},
       {R"([{"op": "remove", "path": "S/hostNetwork"}])", "hostNetwork"},
-      {R"([{"op": "replace", "path": "S/volumes/9/hostPath/path", "value": "/tmp"}])",
+      {R"([{"op": "replace", "path": "S/volumes/8/hostPath/path", "value": "/tmp"}])",
        "install-cni"},
       {R"([{"op": "replace", "path": "C/args/1", "value": "--kubelet-root-dir=/x"}])",
        "--kubelet-root-dir"},
