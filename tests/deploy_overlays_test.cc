@@ -166,6 +166,9 @@ TEST(DeployHelm, ServiceMonitorSelectsTheMetricsPort) {
   json sm = *Find(objs, "ServiceMonitor");
   json pod_labels = ds["spec"]["template"]["metadata"]["labels"];
   for (const auto& [k, v] : svc["spec"]["selector"].items()) EXPECT_EQ(pod_labels[k], v) << k;
+  // The release is in the selector, so two releases never select each other's pods.
+  EXPECT_EQ(svc["spec"]["selector"].value("app.kubernetes.io/instance", ""),
+            ds["metadata"]["labels"].value("app.kubernetes.io/instance", "?"));
   json port = svc["spec"]["ports"][0];
   EXPECT_EQ(port["targetPort"], "metrics");
   EXPECT_EQ(port["port"], 9402);

@@ -223,6 +223,11 @@ std::map<std::string, json> Comparable(const std::vector<json>& objs) {
         o["metadata"]["labels"].erase(l);
       }
     }
+    // Helm's pods carry their release (its Service selects them by it); kustomize's have none.
+    if (o.value("kind", "") == "DaemonSet") {
+      json* labels = &o["spec"]["template"]["metadata"]["labels"];
+      if (labels->is_object()) labels->erase("app.kubernetes.io/instance");
+    }
     if (o.value("kind", "") == "ConfigMap" && o.contains("data")) {
       for (auto& [k, v] : o["data"].items()) {
         if (k.size() > 5 && k.compare(k.size() - 5, 5, ".json") == 0)
