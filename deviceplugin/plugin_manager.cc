@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <filesystem>
 #include <set>
 
 #include "common/host.h"
@@ -349,6 +350,21 @@ void PluginManager::EnsureWatches() {
     auto wd = inotify_->AddWatch(ConfigDir(), kDirMask | IN_CLOSE_WRITE);
     if (wd.ok()) config_wd_ = *wd;
   }
+  if (target_wd_ < 0 && !opts_.config_path.empty()) {
+    // A symlink to a file in another directory: that file is replaced or written there.
+    // (A ConfigMap's target is a "..data" version directory next to the link, which the
+    // link's watch covers; watching it too only adds a harmless second event.)
+    std::error_code ec;
+    const std::filesystem::path target = std::filesystem::canonical(opts_.config_path, ec);
+    const std::filesystem::path link_dir = std::filesystem::weakly_canonical(ConfigDir(), ec);
+    if (!ec && !target.empty() && target.parent_path() != link_dir) {
+      auto wd = inotify_->AddWatch(target.parent_path().string(), kDirMask | IN_CLOSE_WRITE);
+      if (wd.ok()) {
+        target_wd_ = *wd;
+        target_name_ = target.filename().string();
+      }
+    }
+  }
 }
 
 std::string PluginManager::ConfigDir() const {
@@ -366,6 +382,13 @@ void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
       if (ev.wd == dp_wd_) dp_wd_ = -1;
       if (ev.wd == reg_wd_) reg_wd_ = -1;
       if (ev.wd == config_wd_) config_wd_ = -1;
+      if (ev.wd == target_wd_) target_wd_ = -1;
+      continue;
+    }
+    if (ev.wd == target_wd_) {
+      if (ev.name == target_name_ && (ev.mask & (IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE))) {
+        config_changed = true;
+      }
       continue;
     }
     if (ev.wd == config_wd_) {
@@ -382,7 +405,13 @@ void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
     // IN_MOVED_TO: another instance renamed its socket over ours (a rollout overlap).
     if (ev.mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO)) changed.insert(ev.name);
   }
-  if (config_changed) LoadAndApplyConfigFile();
+  if (config_changed) {
+    // The link may point elsewhere now: watch its target afresh.
+    if (target_wd_ >= 0) inotify_->RemoveWatch(target_wd_);
+    target_wd_ = -1;
+    EnsureWatches();
+    LoadAndApplyConfigFile();
+  }
   if (kubelet_appeared) {
     kubelet_sock_inode_ = InodeOf(opts_.server.KubeletSocket());
     LogInfo("kubelet.sock created; re-registering every resource");

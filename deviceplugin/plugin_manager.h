@@ -130,6 +130,10 @@ class PluginManager {
   int dp_wd_ = -1;
   int reg_wd_ = -1;
   int config_wd_ = -1;
+  // The directory of the file the config path resolves to, when that is another directory
+  // (a symlink to a file kept elsewhere), and the file's name there.
+  int target_wd_ = -1;
+  std::string target_name_;
   std::chrono::steady_clock::time_point health_due_ = std::chrono::steady_clock::time_point::max();
   ino_t kubelet_sock_inode_ = 0;
   std::string last_blocked_;

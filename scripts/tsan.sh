@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tsan}
-all_tests=(server_test list_watch_test uevent_test daemon_test)
+all_tests=(server_test config_watch_test list_watch_test uevent_test daemon_test)
 read -r -a tests <<<"${TSAN_TESTS:-${all_tests[*]}}"
 
 echo "== build (ThreadSanitizer) into $build: ${tests[*]}"

@@ -24,6 +24,7 @@
 #include "testing/fake_rdma_system.h"
 #include "testing/fake_uevent_source.h"
 #include "testing/sim_node.h"
+#include "tests/server_fixture.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -31,91 +32,6 @@ using std::chrono::milliseconds;
 
 namespace hcashare::dp {
 namespace {
-
-constexpr const char* kResA = "rdma/hca_a";
-constexpr const char* kResB = "rdma/hca_b";
-
-config::PluginConfig ParseOrDie(const std::string& json) {
-  auto out = config::ParseConfig(json);
-  EXPECT_TRUE(out.ok()) << config::FormatIssues(out);
-  return out.config.value_or(config::PluginConfig{});
-}
-
-// Two resources over two IB HCAs (ib0/mlx5_0 and ib1/mlx5_1).
-std::string TwoResources(int max_a = 8, int interval = 0) {
-  return R"({"periodicUpdateInterval": )" + std::to_string(interval) + R"(, "configList": [
-    {"resourceName": "hca_a", "rdmaHcaMax": )" +
-         std::to_string(max_a) + R"(,
-     "selectors": {"ifNames": ["ib0", "ib1"]}},
-    {"resourceName": "hca_b", "rdmaHcaMax": 4, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})";
-}
-
-bool Listed(const fake::ResourceView& v, size_t n, const char* health = "Healthy") {
-  if (!v.connected || v.devices.size() != n) return false;
-  for (const auto& d : v.devices) {
-    if (d.health() != health) return false;
-  }
-  return true;
-}
-
-class ServerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    host_root_ = tmp_.path() + "/host";
-    kubelet_root_ = tmp_.path() + "/kubelet";
-    node_ = std::make_unique<fake::SimNode>(host_root_);
-    ASSERT_TRUE(
-        node_->AddPciFunction(fake::SimNode::IbHca("0000:3b:00.0", "ib0", "mlx5_0", 0)).ok());
-    ASSERT_TRUE(
-        node_->AddPciFunction(fake::SimNode::IbHca("0000:86:00.0", "ib1", "mlx5_1", 1)).ok());
-    host_ = NewRootedHost(host_root_);
-    kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_);
-  }
-  void TearDown() override {
-    for (auto& m : managers_) m->Stop();
-    kubelet_->Stop();
-  }
-
-  ManagerOptions Options(RegistrationMode mode = RegistrationMode::kKubelet) {
-    ManagerOptions o;
-    o.server.kubelet_root = kubelet_root_;
-    o.server.mode = mode;
-    o.server.backoff_initial = milliseconds(20);
-    o.server.backoff_max = milliseconds(200);
-    o.server.stream_check_delay = milliseconds(1000);
-    o.health_poll_interval = milliseconds(200);
-    return o;
-  }
-
-  PluginManager* StartManager(const std::string& json, ManagerOptions opts) {
-    // Each manager gets its own event source: a source has one reader.
-    fake::FakeUeventSource* events = &uevents_;
-    if (!managers_.empty()) {
-      extra_events_.push_back(std::make_unique<fake::FakeUeventSource>());
-      events = extra_events_.back().get();
-    }
-    managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, events));
-    EXPECT_TRUE(managers_.back()->Start(ParseOrDie(json)).ok());
-    return managers_.back().get();
-  }
-  PluginManager* StartManager(const std::string& json) { return StartManager(json, Options()); }
-
-  bool WaitListed(const char* res, size_t n, milliseconds t = milliseconds(5000),
-                  const char* health = "Healthy") {
-    return kubelet_->WaitFor(
-        res, [&](const fake::ResourceView& v) { return Listed(v, n, health); }, t);
-  }
-
-  TempDir tmp_;
-  std::string host_root_, kubelet_root_;
-  std::unique_ptr<fake::SimNode> node_;
-  std::unique_ptr<Host> host_;
-  fake::FakeRdmaSystem rdma_{Status::Unavailable("no RDMA netlink in tests")};
-  fake::FakeUeventSource uevents_;  // the first manager's
-  std::vector<std::unique_ptr<fake::FakeUeventSource>> extra_events_;
-  std::unique_ptr<fake::FakeKubelet> kubelet_;
-  std::vector<std::unique_ptr<PluginManager>> managers_;
-};
 
 // Classic registration: both resources register, list rdmaHcaMax Healthy IDs, and offer
 // GetPreferredAllocation.
@@ -647,43 +563,6 @@ TEST_F(ServerTest, LinkEventRefreshesHealth) {
   ScopedVeth veth;  // the kernel's link notification stands in for ib1's carrier change
   ASSERT_TRUE(veth.ok());
   ASSERT_TRUE(WaitListed(kResB, 2, milliseconds(10000), "Unhealthy"));
-}
-
-// The config file is watched: a ConfigMap-style "..data" symlink swap is applied without a
-// restart; an invalid update is rejected and the running config kept.
-TEST_F(ServerTest, ConfigReloadThroughSymlinkSwap) {
-  const std::string dir = tmp_.path() + "/configmap";
-  auto write_version = [&](const std::string& name, const std::string& body) {
-    fs::create_directories(dir + "/" + name);
-    std::ofstream(dir + "/" + name + "/config.json") << body;
-    fs::create_symlink(name, dir + "/..data_tmp");
-    fs::rename(dir + "/..data_tmp", dir + "/..data");  // atomic, as the kubelet does
-  };
-  write_version("..v1", R"({"configList": [
-    {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib0"]}}]})");
-  fs::create_symlink("..data/config.json", dir + "/config.json");
-  ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
-  opts.config_path = dir + "/config.json";
-  auto cfg = config::LoadConfigFile(opts.config_path);
-  ASSERT_TRUE(cfg.ok());
-  managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, &uevents_));
-  PluginManager* m = managers_.back().get();
-  ASSERT_TRUE(m->Start(*cfg.config).ok());
-  ASSERT_TRUE(WaitListed(kResA, 2));
-
-  write_version("..v2", R"({"configList": [
-    {"resourceName": "hca_a", "rdmaHcaMax": 5, "selectors": {"ifNames": ["ib0"]}},
-    {"resourceName": "hca_b", "rdmaHcaMax": 1, "selectors": {"ifNames": ["ib1"]}}]})");
-  ASSERT_TRUE(WaitListed(kResA, 5));
-  ASSERT_TRUE(WaitListed(kResB, 1));
-  EXPECT_EQ(m->reloads_ok(), 1u);
-
-  write_version("..v3", R"({"configList": [{"resourceName": "hca_a"}]})");
-  EXPECT_TRUE(testing::WaitUntil([&] { return m->reloads_failed() > 0; }));
-  EXPECT_EQ(m->reloads_failed(), 1u);
-  EXPECT_TRUE(Listed(kubelet_->View(kResA), 5));
-  EXPECT_TRUE(kubelet_->View(kResB).connected);
 }
 
 using testing::ReadTextFile;
