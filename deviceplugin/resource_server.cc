@@ -195,8 +195,16 @@ ServerInfo ResourceServer::info() const {
 }
 
 void ResourceServer::OnStreamChanged(int delta, bool by_peer) {
-  streams_ += delta;
-  if (delta < 0 && by_peer) ScheduleCheck(opts_.stream_check_delay);
+  const int open = streams_ += delta;
+  if (delta >= 0 || !by_peer) return;
+  // The kubelet ended our last ListAndWatch (it died, or dropped the endpoint): it no longer
+  // lists this resource, whatever kubelet.sock's inode says (a dead kubelet leaves the file
+  // behind). Not registered until the next registration; the check decides on one.
+  if (open == 0 && registered_.exchange(false)) {
+    if (opts_.metrics != nullptr) opts_.metrics->Unregistered(full_name_);
+    LogInfo("not registered: the kubelet ended ListAndWatch", {{"resource", full_name_}});
+  }
+  ScheduleCheck(opts_.stream_check_delay);
 }
 
 void ResourceServer::OnRegistrationStatus(bool ok, const std::string& error) {

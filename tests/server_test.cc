@@ -142,6 +142,27 @@ TEST_F(ServerTest, StreamEndedByKubeletReRegisters) {
       milliseconds(5000)));
 }
 
+// A kubelet that dies leaves kubelet.sock behind: the resource is unregistered (readiness,
+// hcashare_resource_registered) within a second of its streams ending, not when the
+// stream check (2 s by default) or a failed re-registration says so (issue 25: with a real
+// kubelet it stayed registered through the whole downtime); it registers again when the
+// kubelet comes back.
+TEST_F(ServerTest, KubeletDeathUnregistersWithinASecond) {
+  ASSERT_TRUE(kubelet_->Start().ok());
+  ManagerOptions opts = Options();
+  opts.server.stream_check_delay = milliseconds(2000);  // the default
+  PluginManager* m = StartManager(TwoResources(), opts);
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  ASSERT_TRUE(m->Servers()[kResA].registered);
+  const auto died = std::chrono::steady_clock::now();
+  kubelet_->Stop();  // sockets stay, as a killed kubelet leaves them
+  ASSERT_TRUE(testing::WaitUntil([&] { return !m->Servers()[kResA].registered; }));
+  EXPECT_LT(std::chrono::steady_clock::now() - died, milliseconds(1000));
+  ASSERT_TRUE(kubelet_->Start().ok());
+  EXPECT_TRUE(testing::WaitUntil([&] { return m->Servers()[kResA].registered; }));
+  ASSERT_TRUE(WaitListed(kResA, 8));
+}
+
 // A device hot-removed from the tree is pushed after the periodic rescan (1 s interval);
 // with no HCA left the IDs stay but turn Unhealthy.
 TEST_F(ServerTest, HotRemovalPushedByPeriodicRescan) {
