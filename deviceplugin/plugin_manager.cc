@@ -335,6 +335,8 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
                              {"periodic_update_seconds", cfg.periodic_update_seconds}});
 }
 
+// Adds whichever watch is missing (a watched directory that was removed or replaced drops
+// its watch; the next call adds it again).
 void PluginManager::EnsureWatches() {
   if (dp_wd_ < 0) {
     auto wd = inotify_->AddWatch(opts_.server.DevicePluginDir(), kDirMask);

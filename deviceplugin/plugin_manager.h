@@ -131,7 +131,8 @@ class PluginManager {
   int reg_wd_ = -1;
   int config_wd_ = -1;
   // The directory of the file the config path resolves to, when that is another directory
-  // (a symlink to a file kept elsewhere), and the file's name there.
+  // (a symlink to a file kept elsewhere), and the file's name there; re-resolved after
+  // every config change, since the link may have been re-pointed.
   int target_wd_ = -1;
   std::string target_name_;
   std::chrono::steady_clock::time_point health_due_ = std::chrono::steady_clock::time_point::max();

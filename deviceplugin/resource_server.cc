@@ -199,7 +199,7 @@ void ResourceServer::OnStreamChanged(int delta, bool by_peer) {
   if (delta >= 0 || !by_peer) return;
   // The kubelet ended our last ListAndWatch (it died, or dropped the endpoint): it no longer
   // lists this resource, whatever kubelet.sock's inode says (a dead kubelet leaves the file
-  // behind). Not registered until the next registration; the check decides on one.
+  // behind). Not registered until the next registration, which the stream check starts.
   if (open == 0 && registered_.exchange(false)) {
     if (opts_.metrics != nullptr) opts_.metrics->Unregistered(full_name_);
     LogInfo("not registered: the kubelet ended ListAndWatch", {{"resource", full_name_}});
