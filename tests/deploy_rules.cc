@@ -179,12 +179,11 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
     check(host_mount(kubelet_root + "/plugins_registry") == nullptr,
           "plugins_registry is mounted, but --registration=kubelet never uses it");
   }
-  for (const Want& w :
-       std::vector<Want>{{"/dev", prefix + "/dev", true},
-                         {"/sys", prefix + "/sys", true},
-                         {"/var/run/cdi", "/var/run/cdi", false},
-                         {"/var/run/k8s.cni.cncf.io/devinfo/dp",
-                          "/var/run/k8s.cni.cncf.io/devinfo/dp", false}}) {
+  for (const Want& w : std::vector<Want>{
+           {"/dev", prefix + "/dev", true},
+           {"/sys", prefix + "/sys", true},
+           {"/var/run/cdi", "/var/run/cdi", false},
+           {"/var/run/k8s.cni.cncf.io/devinfo/dp", "/var/run/k8s.cni.cncf.io/devinfo/dp", false}}) {
     wants.push_back(w);
   }
   for (const Want& w : wants) {
