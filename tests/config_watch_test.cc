@@ -12,9 +12,26 @@ namespace fs = std::filesystem;
 namespace hcashare::dp {
 namespace {
 
+class ConfigWatchTest : public ServerTest {
+ protected:
+  // The kubelet, and a manager started from the config file at `path`, which it watches;
+  // nullptr (with a test failure) when either does not start.
+  PluginManager* StartOnFile(const std::string& path) {
+    if (!kubelet_->Start().ok()) return nullptr;
+    ManagerOptions opts = Options();
+    opts.config_path = path;
+    auto cfg = config::LoadConfigFile(path);
+    EXPECT_TRUE(cfg.ok());
+    if (!cfg.ok()) return nullptr;
+    managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, &uevents_));
+    if (!managers_.back()->Start(*cfg.config).ok()) return nullptr;
+    return managers_.back().get();
+  }
+};
+
 // The config file is watched: a ConfigMap-style "..data" symlink swap is applied without a
 // restart; an invalid update is rejected and the running config kept.
-TEST_F(ServerTest, ConfigReloadThroughSymlinkSwap) {
+TEST_F(ConfigWatchTest, ConfigReloadThroughSymlinkSwap) {
   const std::string dir = tmp_.path() + "/configmap";
   auto write_version = [&](const std::string& name, const std::string& body) {
     fs::create_directories(dir + "/" + name);
@@ -25,14 +42,8 @@ TEST_F(ServerTest, ConfigReloadThroughSymlinkSwap) {
   write_version("..v1", R"({"configList": [
     {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib0"]}}]})");
   fs::create_symlink("..data/config.json", dir + "/config.json");
-  ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
-  opts.config_path = dir + "/config.json";
-  auto cfg = config::LoadConfigFile(opts.config_path);
-  ASSERT_TRUE(cfg.ok());
-  managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, &uevents_));
-  PluginManager* m = managers_.back().get();
-  ASSERT_TRUE(m->Start(*cfg.config).ok());
+  PluginManager* m = StartOnFile(dir + "/config.json");
+  ASSERT_NE(m, nullptr);
   ASSERT_TRUE(WaitListed(kResA, 2));
 
   write_version("..v2", R"({"configList": [
@@ -52,7 +63,7 @@ TEST_F(ServerTest, ConfigReloadThroughSymlinkSwap) {
 // A config that is a symlink into another directory (an administrator's link to a file kept
 // elsewhere): writing the target is applied, and so is re-pointing the link at another
 // file. Only the link's directory was watched before (issue 25).
-TEST_F(ServerTest, ConfigReloadThroughASymlinkIntoAnotherDirectory) {
+TEST_F(ConfigWatchTest, ConfigReloadThroughASymlinkIntoAnotherDirectory) {
   const std::string etc = tmp_.path() + "/etc", srv = tmp_.path() + "/srv";
   fs::create_directories(etc);
   fs::create_directories(srv);
@@ -64,14 +75,8 @@ TEST_F(ServerTest, ConfigReloadThroughASymlinkIntoAnotherDirectory) {
   };
   write(srv + "/rdma.json", 2);
   fs::create_symlink(srv + "/rdma.json", etc + "/config.json");
-  ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
-  opts.config_path = etc + "/config.json";
-  auto cfg = config::LoadConfigFile(opts.config_path);
-  ASSERT_TRUE(cfg.ok());
-  managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, &uevents_));
-  PluginManager* m = managers_.back().get();
-  ASSERT_TRUE(m->Start(*cfg.config).ok());
+  PluginManager* m = StartOnFile(etc + "/config.json");
+  ASSERT_NE(m, nullptr);
   ASSERT_TRUE(WaitListed(kResA, 2));
 
   write(srv + "/rdma.json", 3);  // the target, in its own directory
