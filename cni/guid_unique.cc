@@ -1,24 +1,16 @@
 #include "cni/guid_unique.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "cni/error.h"
 #include "cni/steps.h"
+#include "common/strings.h"
 #include "hostfacts/reader.h"
 
 namespace hcashare::cni {
 namespace {
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 bool Carries(const VfSettings& s, const std::string& guid) {
-  return (s.node_guid && Lower(*s.node_guid) == guid) ||
-         (s.port_guid && Lower(*s.port_guid) == guid);
+  return (s.node_guid && ToLowerAscii(*s.node_guid) == guid) ||
+         (s.port_guid && ToLowerAscii(*s.port_guid) == guid);
 }
 
 Status Taken(const std::string& guid, const std::string& holder) {
@@ -31,9 +23,7 @@ Status Taken(const std::string& guid, const std::string& holder) {
 }  // namespace
 
 Result<DeviceLock> LockGuid(const std::string& guid, const AttachContext& ctx) {
-  std::string name = "guid-" + guid;
-  std::replace(name.begin(), name.end(), ':', '-');
-  return ctx.store.Lock(name, ctx.lock_wait);
+  return ctx.store.Lock(ReplaceAny("guid-" + guid, ":", '-'), ctx.lock_wait);
 }
 
 Status CheckGuidUnique(const std::string& guid, const VfDevice& vf, const CniEnv& env,
