@@ -13,6 +13,7 @@ PACKAGES=(
   nlohmann-json3-dev libyaml-cpp-dev
   googletest libgmock-dev libgtest-dev libbenchmark-dev
   libcli11-dev
+  libboost-dev libssl-dev  # Boost.Beast/Asio (HTTP) and OpenSSL (TLS): docs/architecture.md
   iproute2 procps clang-format
   containernetworking-plugins  # reference IPAM plugins (host-local) for the CNI tests
   "$@"
