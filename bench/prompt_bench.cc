@@ -31,7 +31,7 @@
 #include "bench/bench_util.h"
 #include "bench/daemon_env.h"
 #include "common/unique_fd.h"
-#include "deviceplugin/http_server.h"
+#include "http/server.h"
 #include "testing/fake_kubelet.h"
 #include "tests/support/dp_configs.h"
 

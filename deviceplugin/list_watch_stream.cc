@@ -5,10 +5,21 @@
 
 namespace hcashare::dp {
 
+namespace {
+
+// Releases the snapshot a slice of its list bytes kept alive (gRPC's slice destructor).
+void ReleaseSnapshot(void* keep) { delete static_cast<std::shared_ptr<const Snapshot>*>(keep); }
+
+}  // namespace
+
 ListWatchStream::ListWatchStream(const PluginState& state, const ServiceEvents& events,
+                                 grpc::CallbackServerContext* ctx,
+                                 std::chrono::milliseconds stall_limit,
                                  std::function<void(ListWatchStream*)> on_done)
     : state_(state),
       events_(events),
+      ctx_(ctx),
+      stall_limit_(stall_limit),
       on_done_(std::move(on_done)),
       name_(state.Current()->rc.FullName()) {}
 
@@ -21,7 +32,23 @@ void ListWatchStream::Begin() {
 
 void ListWatchStream::End() { RequestFinish(/*by_peer=*/false); }
 
-void ListWatchStream::OnPublished() { MaybeWrite(); }
+void ListWatchStream::OnPublished() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (dropped_) return;
+    if (writing_ && std::chrono::steady_clock::now() - write_started_ >= stall_limit_) {
+      // Not reading: queueing the new list behind the pending one would only hold more.
+      dropped_ = true;
+      LogWarn("ListAndWatch client does not read; dropping the stream",
+              {{"resource", name_},
+               {"pending_generation", inflight_generation_},
+               {"stall_limit_seconds", stall_limit_.count() / 1000.0}});
+      ctx_->TryCancel();  // the pending write fails, and OnDone follows
+      return;
+    }
+  }
+  MaybeWrite();
+}
 
 void ListWatchStream::MaybeWrite() {
   std::shared_ptr<const Snapshot> snap = state_.Current();
@@ -31,8 +58,12 @@ void ListWatchStream::MaybeWrite() {
     // sending it would put an older list after a newer one.
     if (writing_ || finish_requested_ || snap->generation <= sent_) return;
     writing_ = true;
+    write_started_ = std::chrono::steady_clock::now();
     inflight_generation_ = snap->generation;
-    grpc::Slice bytes(snap->list_bytes);
+    // The snapshot's own bytes, kept alive by the slice: every stream shares them.
+    auto* keep = new std::shared_ptr<const Snapshot>(snap);
+    grpc::Slice bytes(const_cast<char*>((*keep)->list_bytes.data()), (*keep)->list_bytes.size(),
+                      &ReleaseSnapshot, keep);
     inflight_ = grpc::ByteBuffer(&bytes, 1);
   }
   GrpcHandOff();
@@ -50,7 +81,7 @@ void ListWatchStream::OnWriteDone(bool ok) {
       LogDebug("sent device list", {{"resource", name_}, {"generation", sent_}});
     } else if (!finish_requested_) {
       finish_requested_ = true;
-      by_peer_ = true;  // the kubelet went away mid-write
+      by_peer_ = !dropped_;  // the kubelet went away mid-write, unless we dropped it
     }
     inflight_.Clear();
     finish_now = finish_requested_ && !finished_;
@@ -66,7 +97,12 @@ void ListWatchStream::OnWriteDone(bool ok) {
 
 void ListWatchStream::OnCancel() {
   GrpcCallbackScope edge;
-  RequestFinish(/*by_peer=*/true);
+  bool dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped = dropped_;
+  }
+  RequestFinish(/*by_peer=*/!dropped);
 }
 
 void ListWatchStream::RequestFinish(bool by_peer) {

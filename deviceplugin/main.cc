@@ -20,9 +20,10 @@
 #include "config/config.h"
 #include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/flags.h"
-#include "deviceplugin/http_server.h"
 #include "deviceplugin/metrics.h"
 #include "deviceplugin/plugin_manager.h"
+#include "deviceplugin/probes.h"
+#include "http/server.h"
 #include "interop/pool_info.h"
 #include "nl/rdma_netlink.h"
 
@@ -43,38 +44,17 @@ struct Flags {
   std::string cdi_spec_dir = kDefaultCdiSpecDir;
   std::string pool_info_dir = kDefaultPoolInfoDir;
   double health_debounce = 2.0;
+  double liveness_stall = static_cast<double>(kDefaultLivenessStall.count());
   bool version = false;
 };
+
+// How long SIGTERM waits for a busy control loop before the daemon leaves without it
+// (the kubelet's grace period is 30 s; a wedged loop must not use it up).
+constexpr std::chrono::milliseconds kStopGrace{500};
 
 // Seconds (fractional) as milliseconds.
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<long>(seconds * 1000.0));
-}
-
-// /metrics (Prometheus text), /healthz (the process serves), /readyz (every resource is
-// registered with the kubelet; 503 lists the ones that are not).
-HttpResponse Endpoint(const std::string& path, const metrics::Registry& registry,
-                      const PluginManager& manager) {
-  HttpResponse r;
-  if (path == "/metrics") {
-    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = registry.Render();
-  } else if (path == "/healthz") {
-    r.body = "ok\n";
-  } else if (path == "/readyz") {
-    std::string missing;
-    const auto servers = manager.Servers();
-    for (const auto& [name, info] : servers) {
-      if (!info.registered) missing += name + (info.standby ? " (standby)" : "") + "\n";
-    }
-    if (servers.empty()) missing = "starting\n";  // no resource served yet
-    r.status = missing.empty() ? 200 : 503;
-    r.body = missing.empty() ? "ready\n" : "not registered:\n" + missing;
-  } else {
-    r.status = 404;
-    r.body = "not found\n";
-  }
-  return r;
 }
 
 // Everything the kubelet and the node can see is cleaned up: leave at once instead of
@@ -188,6 +168,10 @@ int Run(int argc, char** argv) {
                  "seconds a device's repeated health changes are held")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--liveness-stall-seconds", f.liveness_stall,
+                 "/healthz fails while one control-loop step has run longer than this")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-format", f.log_format, "text or json")->capture_default_str();
   app.add_flag("-v,--version", f.version, "print the version and exit");
@@ -249,6 +233,7 @@ int Run(int argc, char** argv) {
            {"pool_info_dir", f.pool_info_dir},
            {"health_poll_interval_seconds", f.health_poll_interval},
            {"health_debounce_seconds", f.health_debounce},
+           {"liveness_stall_seconds", f.liveness_stall},
            {"metrics_address", f.metrics_address}});
   auto cfg = LoadConfig(f.config);
   if (!cfg) return 2;
@@ -279,9 +264,13 @@ int Run(int argc, char** argv) {
   // The listener first: a port that cannot be bound fails before any file is written.
   std::unique_ptr<HttpServer> http;
   if (!f.metrics_address.empty()) {
-    auto started = HttpServer::Start(f.metrics_address, [&](const std::string& path) {
-      return Endpoint(path, registry, manager);
-    });
+    const auto stall = Millis(f.liveness_stall);
+    auto started = HttpServer::Start(
+        f.metrics_address,
+        [&registry, &manager, stall](const std::string& path) {
+          return ProbeEndpoint(path, registry, manager, stall);
+        },
+        ProbeServerOptions());
     if (!started.ok()) {
       LogError("cannot serve metrics",
                {{"address", f.metrics_address}, {"error", started.status().ToString()}});
@@ -304,7 +293,11 @@ int Run(int argc, char** argv) {
     }
     LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
     http.reset();
-    manager.Stop();
+    if (!manager.Stop(kStopGrace)) {
+      // The loop is stuck (logged): its servers are stopped; leave without it.
+      std::fflush(nullptr);
+      std::_Exit(0);
+    }
     LogInfo("stopped");
     ExitAfterShutdown();
     return 0;

@@ -95,23 +95,53 @@ void PluginManager::EventLoop() {
   }
 }
 
-void PluginManager::Stop() {
+void PluginManager::Stop() { Stop(std::chrono::milliseconds::max()); }
+
+bool PluginManager::Stop(std::chrono::milliseconds grace) {
+  std::lock_guard<std::mutex> stopping_lock(stop_mu_);
+  if (stopped_) return true;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) return;
     stop_ = true;
   }
   if (inotify_) inotify_->Wake();
-  if (loop_.joinable()) loop_.join();
+  if (loop_.joinable()) {
+    std::unique_lock<std::mutex> lock(exit_mu_);
+    const bool exited =
+        grace == std::chrono::milliseconds::max()
+            ? (exit_cv_.wait(lock, [this] { return loop_exited_.load(); }), true)
+            : exit_cv_.wait_for(lock, grace, [this] { return loop_exited_.load(); });
+    lock.unlock();
+    if (!exited) {
+      // The loop may hold mu_ (it does while files are written): stop the servers through
+      // the view, so that the kubelet sees the sockets go, and leave the rest as it is.
+      const auto [busy, step] = LoopBusy();
+      LogError("control loop stuck; stopping the servers without it",
+               {{"step", step}, {"busy_seconds", busy.count() / 1000.0}});
+      std::shared_ptr<const std::vector<std::shared_ptr<ResourceServer>>> view;
+      {
+        std::lock_guard<std::mutex> vlock(view_mu_);
+        view = view_;
+      }
+      std::vector<std::thread> stopping;
+      if (view) {
+        for (const auto& s : *view) stopping.emplace_back([s] { s->Stop(); });
+      }
+      for (auto& t : stopping) t.join();
+      return false;
+    }
+    loop_.join();
+  }
   events_stop_ = true;
   if (uevents_ != nullptr) uevents_->Wake();
   if (events_.joinable()) events_.join();
   if (links_) links_->Wake();
   if (links_thread_.joinable()) links_thread_.join();
-  std::map<std::string, std::unique_ptr<ResourceServer>> servers;
+  std::map<std::string, std::shared_ptr<ResourceServer>> servers;
   {
     std::lock_guard<std::mutex> lock(mu_);
     servers.swap(servers_);
+    UpdateView();
   }
   // In parallel: each server's shutdown waits on its own gRPC threads.
   std::vector<std::thread> stopping;
@@ -123,6 +153,8 @@ void PluginManager::Stop() {
   }
   if (cdi_) cdi_->RemoveAll();
   if (pool_info_) pool_info_->RemoveAll();
+  stopped_ = true;
+  return true;
 }
 
 void PluginManager::Reload(const config::PluginConfig& cfg) {
@@ -143,7 +175,8 @@ void PluginManager::ReloadFromFile() {
 
 void PluginManager::LoadAndApplyConfigFile() {
   if (opts_.config_path.empty()) return;
-  config::ParseOutcome out = config::LoadConfigFile(opts_.config_path);
+  config::ParseOutcome out = opts_.load_config ? opts_.load_config(opts_.config_path)
+                                               : config::LoadConfigFile(opts_.config_path);
   if (!out.ok()) {
     ++reloads_failed_;
     if (Metrics()) Metrics()->Reloaded(false);
@@ -179,19 +212,51 @@ void PluginManager::RescanNow() {
   if (inotify_) inotify_->Wake();
 }
 
+void PluginManager::UpdateView() {
+  auto view = std::make_shared<std::vector<std::shared_ptr<ResourceServer>>>();
+  for (const auto& [name, s] : servers_) view->push_back(s);
+  std::lock_guard<std::mutex> lock(view_mu_);
+  view_ = std::move(view);
+}
+
 std::map<std::string, ServerInfo> PluginManager::Servers() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<const std::vector<std::shared_ptr<ResourceServer>>> view;
+  {
+    std::lock_guard<std::mutex> lock(view_mu_);
+    view = view_;
+  }
   std::map<std::string, ServerInfo> out;
-  for (const auto& [name, s] : servers_) out[s->resource_name()] = s->info();
+  if (view) {
+    for (const auto& s : *view) out[s->resource_name()] = s->info();
+  }
   return out;
 }
 
 std::shared_ptr<const Snapshot> PluginManager::SnapshotOf(const std::string& full_name) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [name, s] : servers_) {
-    if (s->resource_name() == full_name) return s->state().Current();
+  std::shared_ptr<const std::vector<std::shared_ptr<ResourceServer>>> view;
+  {
+    std::lock_guard<std::mutex> lock(view_mu_);
+    view = view_;
+  }
+  if (view) {
+    for (const auto& s : *view) {
+      if (s->resource_name() == full_name) return s->state().Current();
+    }
   }
   return nullptr;
+}
+
+void PluginManager::Busy(const char* step) {
+  busy_step_ = step == nullptr ? "" : step;
+  busy_since_ns_ =
+      step == nullptr ? 0 : std::max<int64_t>(1, Clock::now().time_since_epoch().count());
+}
+
+std::pair<std::chrono::milliseconds, std::string> PluginManager::LoopBusy() const {
+  const int64_t since = busy_since_ns_.load();
+  if (since == 0) return {std::chrono::milliseconds(0), ""};
+  const auto busy = Clock::now() - Clock::time_point(Clock::duration(since));
+  return {std::chrono::duration_cast<std::chrono::milliseconds>(busy), busy_step_.load()};
 }
 
 std::string PluginManager::BlockedReason() {
@@ -294,7 +359,7 @@ void PluginManager::DisownFiles(const config::ResourceConfig& rc) {
 }
 
 void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
-  std::vector<std::unique_ptr<ResourceServer>> retired;
+  std::vector<std::shared_ptr<ResourceServer>> retired;
   std::vector<ResourceServer*> added;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -315,11 +380,12 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
     }
     for (const auto& rc : cfg.resources) {
       if (servers_.count(rc.resource_name)) continue;
-      auto s = std::make_unique<ResourceServer>(rc, opts_.server, host_, registrar_);
+      auto s = std::make_shared<ResourceServer>(rc, opts_.server, host_, registrar_);
       added.push_back(s.get());
       servers_[rc.resource_name] = std::move(s);
     }
     config_ = cfg;
+    UpdateView();
   }
   for (auto& s : retired) {
     LogInfo("removing resource", {{"resource", s->resource_name()}});
@@ -412,6 +478,7 @@ void PluginManager::HandleEvents(const std::vector<InotifyEvent>& events) {
     if (target_wd_ >= 0) inotify_->RemoveWatch(target_wd_);
     target_wd_ = -1;
     EnsureWatches();
+    Busy("reloading the config file");
     LoadAndApplyConfigFile();
   }
   if (kubelet_appeared) {
@@ -445,6 +512,16 @@ void PluginManager::CheckKubeletSocket() {
 
 void PluginManager::Loop() {
   using std::chrono::milliseconds;
+  // However the loop ends, Stop() learns it.
+  struct Exited {
+    PluginManager* m;
+    ~Exited() {
+      m->Busy(nullptr);
+      std::lock_guard<std::mutex> lock(m->exit_mu_);
+      m->loop_exited_ = true;
+      m->exit_cv_.notify_all();
+    }
+  } exited{this};
   auto interval = [this] { return std::chrono::seconds(config_.periodic_update_seconds); };
   auto next_rescan = Clock::now() + interval();
   const bool poll_health = opts_.health_poll_interval.count() > 0;
@@ -457,7 +534,9 @@ void PluginManager::Loop() {
     // While the device-plugins directory is not watched yet, look for it more often.
     if (dp_wd_ < 0) deadline = std::min(deadline, now + milliseconds(500));
     auto timeout = std::chrono::duration_cast<milliseconds>(deadline - now);
+    Busy(nullptr);
     auto events = inotify_->Wait(std::max(timeout, milliseconds(0)));
+    Busy("handling events");
     std::optional<config::PluginConfig> reload;
     bool rescan = false;
     bool reload_file = false;
@@ -471,11 +550,16 @@ void PluginManager::Loop() {
       reload_file = std::exchange(reload_file_requested_, false);
     }
     if (events.ok() && !events->empty()) HandleEvents(*events);
-    if (reload_file) LoadAndApplyConfigFile();
+    if (reload_file) {
+      Busy("reloading the config file");
+      LoadAndApplyConfigFile();
+    }
     if (reload) {
+      Busy("applying a config");
       ApplyConfig(*reload);
       next_rescan = Clock::now() + interval();
     }
+    Busy("rescanning");
     if (rescan) Rescan();
     now = Clock::now();
     bool tick = dp_wd_ < 0;  // a periodic wake-up: also re-check the sockets
@@ -487,6 +571,7 @@ void PluginManager::Loop() {
       tick = true;
     }
     const bool poll_due = poll_health && now >= next_health;
+    Busy("refreshing health");
     if (health_now || poll_due) {
       RefreshHealth();
       next_health = now + opts_.health_poll_interval;
@@ -494,6 +579,7 @@ void PluginManager::Loop() {
     } else if (now >= health_due_) {
       Publish();  // a held health change is due
     }
+    Busy("checking the sockets");
     if (tick) CheckKubeletSocket();
   }
 }

@@ -12,12 +12,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/host.h"
@@ -48,6 +51,8 @@ struct ManagerOptions {
   // When set, this file is watched (including a ConfigMap's "..data" symlink swap) and a
   // valid new version is applied; an invalid one is logged and the running config kept.
   std::string config_path;
+  // Reads config_path; config::LoadConfigFile when empty (a seam: tests make reads slow).
+  std::function<config::ParseOutcome(const std::string& path)> load_config;
   // With server.use_cdi: where each resource's CDI spec is written (a host path as given).
   std::string cdi_spec_dir = kDefaultCdiSpecDir;
   // Where shared pools' descriptions are published for hcashare-cni's macvlan mode (a
@@ -72,6 +77,10 @@ class PluginManager {
   Status Start(const config::PluginConfig& cfg);
   // Stops the loop and every server (sockets we own are removed). Idempotent.
   void Stop();
+  // As Stop(), but waits at most `grace` for the loop: when it is stuck (e.g. in a read
+  // that does not return), the servers are stopped without it and false is returned; the
+  // caller then exits the process (or, in a test, unblocks the loop and calls Stop again).
+  bool Stop(std::chrono::milliseconds grace);
 
   // Applies a new, already validated config: servers are added, removed or updated in
   // place. Asynchronous (runs on the loop thread).
@@ -82,8 +91,11 @@ class PluginManager {
   // Requests an immediate scan. Asynchronous.
   void RescanNow();
 
-  // Server views keyed by full resource name.
+  // Server views keyed by full resource name. Never waits for the loop (probes call it).
   std::map<std::string, ServerInfo> Servers() const;
+  // How long the loop has been busy with its current step (zero while it waits for
+  // work), and what the step is. Never waits for the loop (the liveness probe calls it).
+  std::pair<std::chrono::milliseconds, std::string> LoopBusy() const;
   // The current snapshot of resource `full_name`, or null.
   std::shared_ptr<const Snapshot> SnapshotOf(const std::string& full_name) const;
   // Number of completed scans.
@@ -94,6 +106,10 @@ class PluginManager {
 
  private:
   void Loop();
+  // Records that the loop starts `step` (nullptr: it waits for work again).
+  void Busy(const char* step);
+  // Publishes servers_ as the view Servers() reads. REQUIRES: mu_ held.
+  void UpdateView();
   void EventLoop();
   void LinkLoop();
   void Rescan();
@@ -141,13 +157,26 @@ class PluginManager {
   std::string last_rdma_warning_;
 
   mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<ResourceServer>>
+  std::map<std::string, std::shared_ptr<ResourceServer>>
       servers_;                                         // guarded by mu_ (key: resourceName)
   std::optional<config::PluginConfig> pending_config_;  // guarded by mu_
   bool rescan_requested_ = false;                       // guarded by mu_
   bool reload_file_requested_ = false;                  // guarded by mu_
   bool health_requested_ = false;                       // guarded by mu_
   bool stop_ = false;                                   // guarded by mu_
+
+  // What Servers() reads: a copy of servers_, replaced whole under view_mu_, which is never
+  // held across anything that can block (mu_ is, while files are written).
+  mutable std::mutex view_mu_;
+  std::shared_ptr<const std::vector<std::shared_ptr<ResourceServer>>> view_;  // view_mu_
+  // Since when (steady clock, ns; 0 while waiting) the loop is busy, and with what.
+  std::atomic<int64_t> busy_since_ns_{0};
+  std::atomic<const char*> busy_step_{""};
+  std::atomic<bool> loop_exited_{false};
+  std::mutex stop_mu_;    // one Stop() at a time
+  bool stopped_ = false;  // guarded by stop_mu_: Stop() completed
+  std::mutex exit_mu_;
+  std::condition_variable exit_cv_;  // loop_exited_ became true
 
   std::atomic<uint64_t> scans_{0};
   std::atomic<uint64_t> reloads_ok_{0};

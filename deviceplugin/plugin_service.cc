@@ -55,12 +55,13 @@ grpc::ServerUnaryReactor* DevicePluginService::GetDevicePluginOptions(
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* DevicePluginService::ListAndWatch(
-    grpc::CallbackServerContext*, const grpc::ByteBuffer*) {
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer*) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
-  auto stream = std::make_unique<ListWatchStream>(state_, events_, [this](ListWatchStream* s) {
-    std::lock_guard<std::mutex> lock(streams_mu_);
-    streams_.erase(s);
-  });
+  auto stream = std::make_unique<ListWatchStream>(state_, events_, ctx, stream_stall_limit_,
+                                                  [this](ListWatchStream* s) {
+                                                    std::lock_guard<std::mutex> lock(streams_mu_);
+                                                    streams_.erase(s);
+                                                  });
   ListWatchStream* raw = stream.get();
   std::lock_guard<std::mutex> lock(streams_mu_);
   streams_.emplace(raw, std::move(stream));

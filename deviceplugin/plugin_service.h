@@ -4,6 +4,7 @@
 // on gRPC's callback threads and must not block.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,15 +34,19 @@ using DevicePluginBase = v1beta1::DevicePlugin::WithCallbackMethod_GetDevicePlug
 class DevicePluginService final : public DevicePluginBase {
  public:
   // `device_info_dir` receives the Multus device-info files of exclusive allocations;
-  // with `use_cdi`, Allocate answers with CDI names; `metrics` (may be null) counts calls.
+  // with `use_cdi`, Allocate answers with CDI names; `metrics` (may be null) counts calls;
+  // a stream that has not taken a list for `stream_stall_limit` is dropped at the next
+  // publish.
   DevicePluginService(const PluginState& state, const Host& host, const ServiceEvents& events,
-                      std::string device_info_dir, bool use_cdi, DpMetrics* metrics)
+                      std::string device_info_dir, bool use_cdi, DpMetrics* metrics,
+                      std::chrono::milliseconds stream_stall_limit = std::chrono::seconds(10))
       : state_(state),
         host_(host),
         events_(events),
         device_info_dir_(std::move(device_info_dir)),
         use_cdi_(use_cdi),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        stream_stall_limit_(stream_stall_limit) {}
 
   grpc::ServerUnaryReactor* GetDevicePluginOptions(grpc::CallbackServerContext* ctx,
                                                    const v1beta1::Empty* req,
@@ -72,6 +77,7 @@ class DevicePluginService final : public DevicePluginBase {
   const std::string device_info_dir_;
   const bool use_cdi_;
   DpMetrics* const metrics_;
+  const std::chrono::milliseconds stream_stall_limit_;
 
   std::mutex streams_mu_;
   bool finishing_ = false;  // guarded by streams_mu_

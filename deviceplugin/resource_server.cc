@@ -342,8 +342,9 @@ bool ResourceServer::DoRestart(const std::string& reason) {
                                             {"mode", RegistrationModeName(mode)},
                                             {"socket", public_path}});
 
-  inc->plugin = std::make_unique<DevicePluginService>(state_, host_, events_, opts_.device_info_dir,
-                                                      opts_.use_cdi, opts_.metrics);
+  inc->plugin =
+      std::make_unique<DevicePluginService>(state_, host_, events_, opts_.device_info_dir,
+                                            opts_.use_cdi, opts_.metrics, opts_.stream_stall_limit);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + inc->private_path, grpc::InsecureServerCredentials());
   builder.RegisterService(inc->plugin.get());

@@ -57,6 +57,9 @@ struct ServerOptions {
   std::chrono::milliseconds backoff_max{5000};
   // How long after a stream ended (or a registration) to check that a stream is open.
   std::chrono::milliseconds stream_check_delay{2000};
+  // A ListAndWatch stream whose write has been pending this long is dropped at the next
+  // publish (see ListWatchStream): the kubelet reads at once.
+  std::chrono::milliseconds stream_stall_limit{10000};
 
   std::string DevicePluginDir() const { return kubelet_root + "/device-plugins"; }
   std::string KubeletSocket() const { return DevicePluginDir() + "/kubelet.sock"; }

@@ -3,7 +3,9 @@
 # server_test (PluginManager + ResourceServer against the fake kubelet: registration,
 # kubelet restarts, hot-plug and uevent rescans, reloads, health polls), list_watch_test
 # (ListAndWatch streams under publish bursts and cancels), uevent_test (the uevent
-# sources) and daemon_test (the TSan-built daemon process: signals, restarts, overlap).
+# sources), daemon_test (the TSan-built daemon process: signals, restarts, overlap),
+# http_server_test (the Asio I/O thread and the worker) and probe_test (probes beside a
+# stuck control loop).
 # Builds them with -DHCASHARE_SANITIZE=thread into build-tsan and runs them.
 #
 # Debian's gRPC, protobuf and abseil are not instrumented, so TSan cannot see how gRPC
@@ -17,7 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tsan}
-all_tests=(server_test config_watch_test list_watch_test uevent_test daemon_test)
+all_tests=(server_test config_watch_test list_watch_test uevent_test daemon_test http_server_test
+  probe_test)
 read -r -a tests <<<"${TSAN_TESTS:-${all_tests[*]}}"
 
 echo "== build (ThreadSanitizer) into $build: ${tests[*]}"

@@ -4,18 +4,24 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/plugin_service.h"
+#include "tests/grpc_non_reader.h"
 #include "tests/test_util.h"
 
 namespace hcashare::dp {
 namespace {
 
 using std::chrono::milliseconds;
+using testing::NonReader;
 
 config::ResourceConfig Resource(int max) {
   config::ResourceConfig rc;
@@ -35,7 +41,7 @@ class ListWatchTest : public ::testing::Test {
     };
     events_.registration_status = [](bool, const std::string&) {};
     service_ = std::make_unique<DevicePluginService>(state_, *host_, events_, tmp_.path(),
-                                                     /*use_cdi=*/false, nullptr);
+                                                     /*use_cdi=*/false, nullptr, stall_limit_);
     grpc::ServerBuilder builder;
     builder.AddListeningPort("unix:" + tmp_.path() + "/dp.sock", grpc::InsecureServerCredentials());
     builder.RegisterService(service_.get());
@@ -54,6 +60,7 @@ class ListWatchTest : public ::testing::Test {
     return testing::WaitUntil([&] { return open_.load() == n; });
   }
 
+  milliseconds stall_limit_{10000};  // the default; set before SetUp to change it
   TempDir tmp_{"hcashare-lw-"};
   std::unique_ptr<Host> host_ = NewRootedHost(tmp_.path());
   PluginState state_{Resource(1)};
@@ -119,6 +126,50 @@ TEST_F(ListWatchTest, StreamOpenedAfterFinishStreamsEndsAtOnce) {
   EXPECT_TRUE(reader->Finish().ok());
   ASSERT_TRUE(WaitOpen(0));
   EXPECT_EQ(ended_by_plugin_.load(), 1);
+}
+
+// The per-resource cap (config::kMaxRdmaHcaMax): a list of ~1 MB, far more than a
+// flow-control window and the socket buffers take.
+constexpr int kBigList = 50000;
+
+class StallingListWatchTest : public ListWatchTest {
+ protected:
+  StallingListWatchTest() { stall_limit_ = milliseconds(300); }
+};
+
+// A stream whose write has been pending past the stall limit is cancelled at the next
+// publish (as ended by the plugin: it says nothing about the kubelet), while a stream that
+// reads is never dropped.
+TEST_F(StallingListWatchTest, AStreamThatDoesNotReadIsDroppedAfterTheLimit) {
+  state_.Publish(Resource(kBigList), PoolState{});
+  grpc::ClientContext reading_ctx;
+  reading_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  auto reading = stub_->ListAndWatch(&reading_ctx, v1beta1::Empty());
+  v1beta1::ListAndWatchResponse resp;
+  ASSERT_TRUE(reading->Read(&resp));
+  std::atomic<int> lists{1};
+  std::thread reader([&] {
+    while (reading->Read(&resp)) ++lists;
+  });
+  NonReader idle(tmp_.path() + "/dp.sock");  // its first write, the 1 MB list, stalls
+  ASSERT_TRUE(WaitOpen(2));
+  // Small lists from now on (the reader takes them at once); one every 50 ms until the idle
+  // stream is gone (bounded: 200 rounds).
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200 && open_.load() == 2; ++i) {
+    state_.Publish(Resource(5 + i % 2), PoolState{});
+    std::this_thread::sleep_for(milliseconds(50));  // pacing of the publishes
+  }
+  EXPECT_EQ(open_.load(), 1) << "the stream that does not read was kept";
+  EXPECT_LT(testing::MsSince(start), 3000);
+  EXPECT_EQ(ended_by_peer_.load(), 0);
+  EXPECT_EQ(ended_by_plugin_.load(), 1);
+  const int seen = lists.load();
+  state_.Publish(Resource(7), PoolState{});
+  EXPECT_TRUE(testing::WaitUntil([&] { return lists.load() > seen; }))
+      << "the reading stream stopped getting lists";
+  service_->FinishStreams();
+  reader.join();
 }
 
 TEST(PluginStateTest, SnapshotCarriesSerializedListAndCounts) {

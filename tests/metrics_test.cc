@@ -1,7 +1,6 @@
 // Tests for deviceplugin/metrics (the Prometheus registry, its text format and the process
-// metrics), deviceplugin/http_server (the /metrics endpoint, against real loopback sockets) and
-// the device plugin's metrics (DpMetrics, on a PluginManager and in the real daemon, whose
-// scrape `promtool check metrics` must accept).
+// metrics) and the device plugin's metrics (DpMetrics, on a PluginManager and in the real
+// daemon, whose scrape `promtool check metrics` must accept). The server: http_server_test.
 #include "deviceplugin/metrics.h"
 
 #include <arpa/inet.h>
@@ -43,7 +42,6 @@
 #include "common/version.h"
 #include "config/config.h"
 #include "deviceplugin/dp_metrics.h"
-#include "deviceplugin/http_server.h"
 #include "deviceplugin/plugin_manager.h"
 #include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
@@ -60,16 +58,7 @@ using metrics::Registry;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-using testing::Connect;
-using testing::Exchange;
-using testing::HttpGet;
-using testing::MsSince;
-using testing::OurCounters;
-using testing::ParseReply;
-using testing::ReadAll;
-using testing::Reply;
 using testing::SampleValue;
-using testing::WaitUntil;
 
 // ---------------------------------------------------------------------------------------------
 // Registry
@@ -348,234 +337,6 @@ TEST(MetricsTest, ProcessMetricsArePlausible) {
   EXPECT_EQ(SampleValue(again, "process_open_fds"), fds + 2);
   EXPECT_EQ(SampleValue(again, "process_start_time_seconds"), start);
   EXPECT_GE(SampleValue(again, "process_cpu_seconds_total").value_or(-1), cpu);
-}
-
-// ---------------------------------------------------------------------------------------------
-// HttpServer
-
-constexpr char kMetricsBody[] = "# TYPE up gauge\nup 1\n";
-
-class HttpServerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto s = HttpServer::Start("127.0.0.1:0", [this](const std::string& path) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        paths_.push_back(path);
-      }
-      HttpResponse r;
-      if (path == "/metrics") {
-        r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-        r.body = kMetricsBody;
-      } else if (path == "/big") {
-        r.body = std::string(1 << 20, 'x');
-      } else if (path == "/throw") {
-        throw std::runtime_error("boom");
-      } else {
-        r.status = 404;
-        r.body = "not found\n";
-      }
-      return r;
-    });
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    server_ = std::move(s).value();
-    port_ = server_->port();
-    ASSERT_GT(port_, 0);
-  }
-
-  std::vector<std::string> Paths() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return paths_;
-  }
-
-  std::mutex mu_;
-  std::vector<std::string> paths_;  // every path the handler saw
-  int port_ = 0;
-  std::unique_ptr<HttpServer> server_;  // last: stopped before the members the handler uses
-};
-
-TEST_F(HttpServerTest, GetMetrics) {
-  Reply r = HttpGet(port_, "/metrics");
-  EXPECT_EQ(r.status_line, "HTTP/1.1 200 OK");
-  EXPECT_EQ(r.body, kMetricsBody);
-  EXPECT_EQ(r.headers["content-length"], std::to_string(r.body.size()));
-  EXPECT_EQ(r.headers["content-type"], "text/plain; version=0.0.4; charset=utf-8");
-  EXPECT_EQ(r.headers["connection"], "close");
-  EXPECT_EQ(Paths(), std::vector<std::string>{"/metrics"});
-}
-
-TEST_F(HttpServerTest, UnknownPathIsTheHandlersAnswer) {
-  Reply r = HttpGet(port_, "/nope");
-  EXPECT_EQ(r.status, 404);
-  EXPECT_EQ(r.status_line, "HTTP/1.1 404 Not Found");
-  EXPECT_EQ(r.body, "not found\n");
-  EXPECT_EQ(r.headers["content-type"], "text/plain; charset=utf-8");
-}
-
-TEST_F(HttpServerTest, QueryStringIsIgnoredForRouting) {
-  Reply r = HttpGet(port_, "/metrics?name[]=up&x=1");
-  EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.body, kMetricsBody);
-  EXPECT_EQ(Paths(), std::vector<std::string>{"/metrics"});
-}
-
-TEST_F(HttpServerTest, OtherMethodsGet405) {
-  Reply r = Exchange(port_, "POST /metrics HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc");
-  EXPECT_EQ(r.status, 405);
-  EXPECT_EQ(r.headers["allow"], "GET, HEAD");
-  EXPECT_EQ(r.headers["content-length"], std::to_string(r.body.size()));
-  r = Exchange(port_, "DELETE /metrics HTTP/1.1\r\n\r\n");
-  EXPECT_EQ(r.status, 405);
-  EXPECT_TRUE(Paths().empty());
-}
-
-TEST_F(HttpServerTest, HeadHasHeadersButNoBody) {
-  Reply r = Exchange(port_, "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
-  EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.headers["content-length"], std::to_string(sizeof(kMetricsBody) - 1));
-  EXPECT_EQ(r.body, "");
-  EXPECT_EQ(Paths(), std::vector<std::string>{"/metrics"});
-}
-
-TEST_F(HttpServerTest, MalformedRequests) {
-  EXPECT_EQ(Exchange(port_, "garbage\r\n\r\n").status, 400);
-  EXPECT_EQ(Exchange(port_, "GET metrics HTTP/1.1\r\n\r\n").status, 400);
-  EXPECT_EQ(Exchange(port_, "GET /metrics HTTP/2.0\r\n\r\n").status, 505);
-  // HTTP/1.0 and bare LF line ends are fine.
-  EXPECT_EQ(Exchange(port_, "GET /metrics HTTP/1.0\n\n").status, 200);
-}
-
-TEST_F(HttpServerTest, HandlerExceptionIs500) {
-  EXPECT_EQ(HttpGet(port_, "/throw").status, 500);
-  EXPECT_EQ(HttpGet(port_, "/metrics").status, 200);
-}
-
-TEST_F(HttpServerTest, LargeBodyArrivesWhole) {
-  Reply r = HttpGet(port_, "/big");
-  EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.body.size(), size_t{1} << 20);
-  EXPECT_EQ(r.headers["content-length"], std::to_string(1 << 20));
-}
-
-TEST_F(HttpServerTest, RequestHeadSizeIsCapped) {
-  // Just under the cap: served.
-  Reply ok =
-      Exchange(port_, "GET /metrics HTTP/1.1\r\nX-Pad: " + std::string(7000, 'a') + "\r\n\r\n");
-  EXPECT_EQ(ok.status, 200);
-  // Over the cap: 431 (or the connection is simply closed), never served.
-  Reply big =
-      Exchange(port_, "GET /metrics HTTP/1.1\r\nX-Pad: " + std::string(16000, 'a') + "\r\n\r\n");
-  EXPECT_TRUE(big.status == 431 || big.raw.empty()) << big.status_line;
-  EXPECT_EQ(Paths().size(), 1u);
-  // The server still serves the next client.
-  EXPECT_EQ(HttpGet(port_, "/metrics").status, 200);
-}
-
-// True when nothing can be read from `fd` yet: the peer has neither sent nor closed.
-bool Pending(int fd) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, 0) == 0;
-}
-
-// A silent client holds only its own connection: another client is answered while it is
-// still open (a server that waited for it would answer only after closing it, at its 2 s
-// for a request head), and it is closed (nothing sent) when those 2 s have passed.
-TEST_F(HttpServerTest, SilentClientDoesNotDelayOthers) {
-  const auto start = Clock::now();  // before the connection, so before its deadline starts
-  UniqueFd idle = Connect(port_);
-  ASSERT_TRUE(idle.valid());
-  Reply r = HttpGet(port_, "/metrics");
-  EXPECT_EQ(r.status, 200);
-  EXPECT_TRUE(Pending(idle.get())) << "the silent client was dropped before the other's answer";
-  EXPECT_EQ(ReadAll(idle.get()), "");
-  EXPECT_GE(MsSince(start), 1500);  // the head deadline, not an early close
-}
-
-// Issue 15: five stalled half-sent requests delayed /healthz by 10 s, past the liveness
-// probe's 3 s. With 100 stalled connections (more than the server holds at once) every
-// probe is still answered while the newest stalled request is pending (a server that
-// waited on stalled requests would have timed it out first; bench/prompt_bench measures
-// the probe against the issue's 100 ms); a stalled client that sent part of a request gets
-// 408 or is closed, never a hang.
-TEST_F(HttpServerTest, HundredStalledConnectionsDoNotDelayTheProbe) {
-  std::vector<UniqueFd> stalled;
-  for (int i = 0; i < 100; ++i) {
-    stalled.push_back(Connect(port_));
-    ASSERT_TRUE(stalled.back().valid()) << i;
-    const std::string part = "GET /metrics HTTP/1.1\r\nHost: x\r\n";  // no final empty line
-    ASSERT_EQ(::send(stalled.back().get(), part.data(), part.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(part.size()));
-  }
-  for (int probe = 0; probe < 5; ++probe) {
-    Reply r = HttpGet(port_, "/healthz");
-    EXPECT_EQ(r.status, 404) << r.raw;  // the handler's answer: the server answered
-  }
-  EXPECT_TRUE(Pending(stalled.back().get())) << "the probes waited for the stalled requests";
-  for (auto& fd : stalled) {
-    const Reply r = ParseReply(ReadAll(fd.get()));
-    EXPECT_TRUE(r.raw.empty() || r.status == 408) << r.raw;
-  }
-  EXPECT_EQ(HttpGet(port_, "/metrics").status, 200);
-}
-
-// The destructor does not wait for a client: had it waited for the incomplete request's
-// deadline, the client would have been answered 408.
-TEST_F(HttpServerTest, DestructorIsPromptWithAnIdleClient) {
-  UniqueFd idle = Connect(port_);
-  ASSERT_TRUE(idle.valid());
-  ASSERT_EQ(::send(idle.get(), "GET /met", 8, MSG_NOSIGNAL), 8);  // an incomplete request
-  server_.reset();
-  EXPECT_EQ(ReadAll(idle.get()), "");    // closed, nothing sent
-  EXPECT_FALSE(Connect(port_).valid());  // no longer listening
-}
-
-TEST_F(HttpServerTest, PortInUseIsAnError) {
-  auto s = HttpServer::Start("127.0.0.1:" + std::to_string(port_),
-                             [](const std::string&) { return HttpResponse{}; });
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.status().code(), StatusCode::kInvalidArgument) << s.status().ToString();
-}
-
-TEST(HttpServerStartTest, BadAddressesAreInvalidArgument) {
-  auto handler = [](const std::string&) { return HttpResponse{}; };
-  for (const char* addr :
-       {"nonsense", "", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:http",
-        "127.0.0.1:-1", "1.2.3:80", "::1:80", "[::1:80", "[nonsense]:80", "example.com:80"}) {
-    auto s = HttpServer::Start(addr, handler);
-    ASSERT_FALSE(s.ok()) << addr;
-    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument)
-        << addr << ": " << s.status().ToString();
-  }
-  auto s = HttpServer::Start("127.0.0.1:0", nullptr);
-  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
-}
-
-TEST(HttpServerStartTest, LocalhostAndIpv6Loopback) {
-  auto handler = [](const std::string& path) {
-    HttpResponse r;
-    r.body = path;
-    return r;
-  };
-  auto v4 = HttpServer::Start("localhost:0", handler);
-  ASSERT_TRUE(v4.ok()) << v4.status().ToString();
-  EXPECT_EQ(Exchange((*v4)->port(), "GET /a HTTP/1.1\r\n\r\n").body, "/a");
-
-  auto v6 = HttpServer::Start("[::1]:0", handler);
-  if (!v6.ok()) GTEST_SKIP() << "no IPv6 loopback: " << v6.status().ToString();
-  EXPECT_EQ(Exchange((*v6)->port(), "GET /b HTTP/1.1\r\n\r\n", "::1").body, "/b");
-}
-
-// Idle, the server thread waits with no timeout at all: only the destructor's wake-up can
-// end it (a destructor that hangs fails the test, after a safety limit).
-TEST(HttpServerStartTest, DestructorIsPromptWhenIdle) {
-  auto s = HttpServer::Start("127.0.0.1:0", [](const std::string&) { return HttpResponse{}; });
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  std::shared_ptr<HttpServer> server = std::move(s).value();
-  testing::BlockingCall<bool> destroyed([server = std::move(server)]() mutable {
-    server.reset();  // the last reference
-    return true;
-  });
-  EXPECT_TRUE(destroyed.Returned()) << "the destructor did not return";
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+// The device plugin's HTTP endpoints: /metrics, /healthz (liveness) and /readyz
+// (readiness), as answers of an HttpServer handler.
+//
+// The probes never wait for the control loop: /healthz reads the loop's heartbeat and
+// /readyz the servers' registration through PluginManager's lock-free view. /metrics
+// renders every series, which can take long; the server runs it on its worker thread
+// (ProbeServerOptions).
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "deviceplugin/metrics.h"
+#include "deviceplugin/plugin_manager.h"
+#include "http/server.h"
+
+namespace hcashare::dp {
+
+// The default of --liveness-stall-seconds: a control-loop step that runs longer than this
+// (a config read, a scan or a file write that does not return) fails liveness, so that the
+// kubelet restarts a wedged daemon. A scan at the 400k-ID cap takes well under a second.
+inline constexpr std::chrono::seconds kDefaultLivenessStall{20};
+
+// Answers `path`: /metrics (Prometheus text of `registry`), /healthz (200, or 503 naming
+// the step the loop has been stuck in for more than `stall_limit`), /readyz (200 when every
+// resource is registered with the kubelet; 503 lists the ones that are not), else 404.
+HttpResponse ProbeEndpoint(const std::string& path, const metrics::Registry& registry,
+                           const PluginManager& manager, std::chrono::milliseconds stall_limit);
+
+// The HttpServer options for ProbeEndpoint: /metrics on the worker thread.
+HttpServerOptions ProbeServerOptions();
+
+}  // namespace hcashare::dp

@@ -1,0 +1,80 @@
+// HttpServer: a small HTTP/1.1 server for GET endpoints such as /metrics, /healthz and
+// /readyz, on Boost.Beast and Boost.Asio (why: docs/architecture.md).
+//
+// One I/O thread serves every connection asynchronously, so a stalled or slow client holds
+// only its own connection. Each connection has one deadline per direction: its request
+// head (at most 8 KiB) must arrive within `io_timeout`, and its response must be taken
+// within `io_timeout` more, or the connection is closed; a client that sends a request and
+// never reads the answer is dropped like one that never sends. At most `max_connections`
+// are open: when full, the oldest is closed for the newcomer, so clients that hold
+// connections cannot lock out the probes. Handlers of `worker_paths` (those that may take
+// long, such as rendering every metric) run on a worker thread, one at a time, so the
+// other paths never wait behind them. Only GET and HEAD are served (others get 405); every
+// response closes its connection.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "common/status.h"
+
+namespace hcashare {
+
+// What a handler returns for one request.
+struct HttpResponse {
+  int status = 200;                                        // HTTP status code
+  std::string content_type = "text/plain; charset=utf-8";  // Content-Type header
+  std::string body;                                        // omitted for HEAD requests
+};
+
+// How an HttpServer bounds its clients and where it runs its handlers.
+struct HttpServerOptions {
+  // Paths whose handler runs on the worker thread (see the file comment).
+  std::set<std::string> worker_paths;
+  // Each direction of a connection must complete within this.
+  std::chrono::milliseconds io_timeout{2000};
+  // Connections open at once.
+  size_t max_connections = 64;
+};
+
+class HttpServer {
+ public:
+  // Maps a request path (without the query string) to a response. It must answer unknown
+  // paths itself (e.g. with 404). Exceptions become a 500. Runs on the I/O thread, or on
+  // the worker thread for HttpServerOptions::worker_paths, so it must be thread-safe when
+  // some paths are worker paths.
+  using Handler = std::function<HttpResponse(const std::string& path)>;
+
+  // Listens on `address`: "host:port" with a numeric IPv4 host, "[v6]:port", "localhost:port",
+  // or ":port" (all addresses: IPv6 dual-stack, IPv4 if IPv6 is unavailable). Port 0 picks an
+  // ephemeral port (see port()). Starts the threads. InvalidArgument for a bad address or an
+  // empty handler, an errno Status if bind/listen fails.
+  static Result<std::unique_ptr<HttpServer>> Start(const std::string& address, Handler handler,
+                                                   HttpServerOptions options = {});
+
+  // Checks the syntax of a listen address as Start() takes it, without binding.
+  static Status CheckAddress(const std::string& address);
+
+  // Stops the threads (promptly, even mid-request; a worker handler that is running is
+  // waited for) and closes the sockets.
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The port listened on.
+  int port() const;
+
+  // Connections served at once by default.
+  static constexpr size_t kMaxConnections = 64;
+
+  class Impl;  // the Asio objects (server.cc)
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hcashare
