@@ -209,6 +209,10 @@ void ResourceServer::OnStreamChanged(int delta, bool by_peer) {
 
 void ResourceServer::OnRegistrationStatus(bool ok, const std::string& error) {
   if (ok) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      settled_mode_ = RegistrationMode::kPluginsRegistry;
+    }
     registered_ = true;
     ++registrations_;
     if (opts_.metrics != nullptr) opts_.metrics->Registered(full_name_);
@@ -316,9 +320,23 @@ bool ResourceServer::DoRestart(const std::string& reason) {
   RegistrationMode mode = opts_.mode;
   const std::string kubelet_sock = opts_.KubeletSocket();
   if (mode == RegistrationMode::kAuto) {
+    RegistrationMode settled;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      settled = settled_mode_;
+    }
+    const bool kubelet_serves = InodeOf(kubelet_sock) != 0;
+    if (settled == RegistrationMode::kKubelet && !kubelet_serves) {
+      // A restarting kubelet removes every socket, kubelet.sock too, before it serves again:
+      // wait for it rather than register the other way for a moment.
+      return Fail("kubelet.sock is gone (the kubelet is restarting?); waiting for it");
+    }
     // Classic registration is the most widely supported; use it whenever the kubelet
-    // serves kubelet.sock, and plugins_registry only when it does not.
-    if (InodeOf(kubelet_sock) != 0) {
+    // serves kubelet.sock, and plugins_registry only when it does not, or when the kubelet
+    // has accepted us there already.
+    if (settled == RegistrationMode::kPluginsRegistry && IsDir(opts_.RegistryDir())) {
+      mode = RegistrationMode::kPluginsRegistry;
+    } else if (kubelet_serves) {
       mode = RegistrationMode::kKubelet;
     } else if (IsDir(opts_.RegistryDir())) {
       mode = RegistrationMode::kPluginsRegistry;
@@ -330,6 +348,15 @@ bool ResourceServer::DoRestart(const std::string& reason) {
   const std::string dir =
       mode == RegistrationMode::kKubelet ? opts_.DevicePluginDir() : opts_.RegistryDir();
   const std::string public_path = dir + "/" + socket_name_;
+  {
+    // A socket of ours left in the other directory has no listener from now on.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!public_path_.empty() && public_path_ != public_path && public_inode_ != 0 &&
+        InodeOf(public_path_) == public_inode_) {
+      ::unlink(public_path_.c_str());
+      LogInfo("removed socket", {{"resource", full_name_}, {"socket", public_path_}});
+    }
+  }
   if (!IsDir(dir)) return Fail("kubelet directory " + dir + " does not exist yet; waiting");
   auto inc = std::make_unique<Incarnation>();
   inc->private_path = dir + "/.hcashare-" + Nonce() + ".sock";
@@ -394,6 +421,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     registered_kubelet_inode_ = kubelet_inode;
+    settled_mode_ = RegistrationMode::kKubelet;
   }
   registered_ = true;
   ++registrations_;

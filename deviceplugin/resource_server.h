@@ -153,6 +153,9 @@ class ResourceServer {
   ino_t public_inode_ = 0;                                  // guarded by mu_
   ino_t registered_kubelet_inode_ = 0;                      // guarded by mu_
   RegistrationMode active_mode_ = RegistrationMode::kAuto;  // guarded by mu_
+  // In auto mode, the mode the kubelet last accepted: kept across restarts, so that a
+  // kubelet restart (which removes kubelet.sock for a while) never flips the mode.
+  RegistrationMode settled_mode_ = RegistrationMode::kAuto;  // guarded by mu_
 
   std::unique_ptr<Incarnation> inc_;  // touched only by the supervisor (or Stop after join)
   std::string last_failure_;          // supervisor thread only

@@ -124,7 +124,7 @@ void FakeKubelet::Stop() {
   cv_.notify_all();
 }
 
-Status FakeKubelet::Restart() {
+Status FakeKubelet::Restart(std::chrono::milliseconds startup) {
   bool watch;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -135,6 +135,7 @@ Status FakeKubelet::Restart() {
   for (const auto& e : fs::directory_iterator(DevicePluginDir(), ec)) {
     if (e.is_socket()) fs::remove(e.path(), ec);
   }
+  std::this_thread::sleep_for(startup);  // the modelled start-up time, not a synchronisation
   return Start(watch);
 }
 

@@ -53,8 +53,10 @@ class FakeKubelet {
   Status Start(bool watch_registry = false);
   // Stops serving and closes every stream. Sockets are left in place.
   void Stop();
-  // A kubelet restart: Stop, delete every socket in device-plugins/, Start again.
-  Status Restart();
+  // A kubelet restart: Stop, delete every socket in device-plugins/, then, after
+  // `startup` (the real kubelet's start-up time, during which no kubelet.sock exists),
+  // Start again.
+  Status Restart(std::chrono::milliseconds startup = std::chrono::milliseconds(0));
 
   // Ends the resource's ListAndWatch stream from the kubelet side (as on a kubelet-side
   // error) without a new registration; the kubelet never re-subscribes by itself.

@@ -77,6 +77,39 @@ TEST_F(ServerTest, AutoModeFollowsWhatTheKubeletOffers) {
   EXPECT_EQ(m2->Servers()[kResA].mode, RegistrationMode::kPluginsRegistry);
 }
 
+// Issue 25: in auto mode a kubelet restart (which removes every socket, kubelet.sock too,
+// for its start-up time) switched the plugin to plugins_registry for a moment, and left
+// plugins_registry/<resource>.sock without a listener when it went back. Over 20 restarts,
+// readiness drops within a second of each stop and comes back with one registration
+// through kubelet.sock, and plugins_registry never holds a socket of ours.
+TEST_F(ServerTest, AutoModeRidesOutTwentyKubeletRestarts) {
+  ASSERT_TRUE(kubelet_->Start(/*watch_registry=*/true).ok());
+  auto* m = StartManager(TwoResources(), Options(RegistrationMode::kAuto));
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  const std::string registry = kubelet_root_ + "/plugins_registry";
+  for (int i = 0; i < 20; ++i) {
+    const int before = kubelet_->View(kResA).registrations;
+    const auto stopped = std::chrono::steady_clock::now();
+    std::thread restart([&] { EXPECT_TRUE(kubelet_->Restart(milliseconds(300)).ok()); });
+    EXPECT_TRUE(testing::WaitUntil([&] { return !m->Servers()[kResA].registered; }));
+    EXPECT_LT(std::chrono::steady_clock::now() - stopped, milliseconds(1000)) << "restart " << i;
+    restart.join();
+    ASSERT_TRUE(kubelet_->WaitFor(
+        kResA,
+        [&](const fake::ResourceView& v) { return v.registrations > before && Listed(v, 8); },
+        milliseconds(10000)))
+        << "restart " << i;
+    EXPECT_TRUE(testing::WaitUntil([&] { return m->Servers()[kResA].registered; }));
+    const fake::ResourceView v = kubelet_->View(kResA);
+    EXPECT_EQ(v.registrations, before + 1) << "restart " << i << ": registered twice";
+    EXPECT_EQ(v.endpoint, kubelet_root_ + "/device-plugins/hca_a.sock") << "restart " << i;
+    EXPECT_EQ(m->Servers()[kResA].mode, RegistrationMode::kKubelet) << "restart " << i;
+    for (const auto& e : fs::directory_iterator(registry)) {
+      ADD_FAILURE() << "restart " << i << ": " << e.path() << " left in plugins_registry";
+    }
+  }
+}
+
 // Allocate returns every char device of the pool with host-absolute paths; a bad ID is
 // INVALID_ARGUMENT naming it.
 TEST_F(ServerTest, AllocateAndBadId) {
