@@ -76,11 +76,50 @@ void DevicePluginService::FinishStreams() {
   for (auto& [raw, stream] : streams_) stream->End();
 }
 
+Status CheckRequestSize(const Snapshot& snap, size_t ids) {
+  if (ids <= static_cast<size_t>(snap.devices)) return Status::Ok();
+  return Status::InvalidArgument("the request names " + std::to_string(ids) + " device IDs; " +
+                                 snap.rc.FullName() + " has " + std::to_string(snap.devices));
+}
+
+DevicePluginService::CallSlot::CallSlot(DevicePluginService* s)
+    : s_(s), held_(++s->calls_ <= kMaxConcurrentCalls) {
+  if (held_) return;
+  --s_->calls_;
+  const uint64_t n = ++s_->refused_;
+  if (n == 1 || n % 1000 == 0) {
+    LogWarn("too many concurrent calls; refusing (the kubelet makes one at a time)",
+            {{"resource", s_->state_.Current()->rc.FullName()},
+             {"limit", kMaxConcurrentCalls},
+             {"refused_so_far", n}});
+  }
+}
+
+DevicePluginService::CallSlot::~CallSlot() {
+  if (held_) --s_->calls_;
+}
+
+namespace {
+
+const grpc::Status kBusy(grpc::StatusCode::RESOURCE_EXHAUSTED, "too many concurrent calls");
+
+}  // namespace
+
 grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
     grpc::CallbackServerContext* ctx, const v1beta1::PreferredAllocationRequest* req,
     v1beta1::PreferredAllocationResponse* resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
+  CallSlot slot(this);
+  if (!slot.held()) return Done(ctx, kBusy);
   auto snap = state_.Current();
+  for (const auto& c : req->container_requests()) {
+    // must_include is a subset of available: each is a list of the resource's devices.
+    for (int n : {c.available_deviceids_size(), c.must_include_deviceids_size()}) {
+      if (Status st = CheckRequestSize(*snap, static_cast<size_t>(n)); !st.ok()) {
+        return Done(ctx, ToGrpc(st));
+      }
+    }
+  }
   for (const auto& c : req->container_requests()) {
     std::vector<std::string> avail(c.available_deviceids().begin(), c.available_deviceids().end());
     std::vector<std::string> must(c.must_include_deviceids().begin(),
@@ -97,6 +136,8 @@ grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerCont
                                                         const v1beta1::AllocateRequest* req,
                                                         v1beta1::AllocateResponse* resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
+  CallSlot slot(this);
+  if (!slot.held()) return Done(ctx, kBusy);
   const auto start = std::chrono::steady_clock::now();
   auto snap = state_.Current();
   grpc::Status st = DoAllocate(*snap, *req, resp);

@@ -4,6 +4,7 @@
 // on gRPC's callback threads and must not block.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -70,6 +71,20 @@ class DevicePluginService final : public DevicePluginBase {
  private:
   grpc::Status DoAllocate(const Snapshot& snap, const v1beta1::AllocateRequest& req,
                           v1beta1::AllocateResponse* resp);
+  // One of the kMaxConcurrentCalls slots of GetPreferredAllocation and Allocate, held for
+  // the call; a call that gets none is refused. The kubelet makes one call at a time, so
+  // only other local clients are ever refused, and they cannot multiply the memory calls
+  // need.
+  class CallSlot {
+   public:
+    explicit CallSlot(DevicePluginService* s);
+    ~CallSlot();
+    bool held() const { return held_; }
+
+   private:
+    DevicePluginService* s_;
+    bool held_;
+  };
 
   const PluginState& state_;
   const Host& host_;
@@ -78,6 +93,9 @@ class DevicePluginService final : public DevicePluginBase {
   const bool use_cdi_;
   DpMetrics* const metrics_;
   const std::chrono::milliseconds stream_stall_limit_;
+
+  std::atomic<int> calls_{0};         // GetPreferredAllocation and Allocate calls running
+  std::atomic<uint64_t> refused_{0};  // calls refused for want of a slot
 
   std::mutex streams_mu_;
   bool finishing_ = false;  // guarded by streams_mu_
@@ -104,6 +122,16 @@ class RegistrationService final : public pluginregistration::Registration::Callb
   std::string endpoint_;
   const ServiceEvents& events_;
 };
+
+// How many GetPreferredAllocation and Allocate calls one resource runs at once.
+inline constexpr int kMaxConcurrentCalls = 2;
+// The largest request a resource's server accepts: a kubelet's GetPreferredAllocation at the
+// 50,000-ID cap lists ~350 KB of IDs.
+inline constexpr int kMaxRequestBytes = 1 << 20;
+// Checks that a list of `ids` device IDs in a GetPreferredAllocation request is
+// no longer than `snap` has devices (the kubelet's never are): a longer one is refused
+// before any copy of it is made.
+Status CheckRequestSize(const Snapshot& snap, size_t ids);
 
 // Maps a Status to the gRPC status returned at the edge.
 grpc::Status ToGrpc(const Status& s);

@@ -374,6 +374,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
                                             opts_.use_cdi, opts_.metrics, opts_.stream_stall_limit);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + inc->private_path, grpc::InsecureServerCredentials());
+  builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
   builder.RegisterService(inc->plugin.get());
   if (mode == RegistrationMode::kPluginsRegistry) {
     inc->registration = std::make_unique<RegistrationService>(full_name_, public_path, events_);
