@@ -3,6 +3,8 @@
 #include <chrono>
 #include <vector>
 
+#include <grpcpp/impl/codegen/proto_utils.h>
+
 #include "common/grpc_edge.h"
 #include "common/log.h"
 #include "common/strings.h"
@@ -103,16 +105,31 @@ namespace {
 
 const grpc::Status kBusy(grpc::StatusCode::RESOURCE_EXHAUSTED, "too many concurrent calls");
 
+// The message in a raw method's request (these methods parse only once they hold a slot).
+template <typename T>
+grpc::Status ParseRaw(const grpc::ByteBuffer* raw, T* msg) {
+  grpc::ByteBuffer copy(*raw);  // shares the slices; Deserialize consumes its argument
+  return grpc::SerializationTraits<T>::Deserialize(&copy, msg);
+}
+
+// `msg` as a raw method's response.
+template <typename T>
+grpc::Status SerializeRaw(const T& msg, grpc::ByteBuffer* raw) {
+  bool own_buffer = false;
+  return grpc::SerializationTraits<T>::Serialize(msg, raw, &own_buffer);
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
-    grpc::CallbackServerContext* ctx, const v1beta1::PreferredAllocationRequest* req,
-    v1beta1::PreferredAllocationResponse* resp) {
+    grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* raw_req, grpc::ByteBuffer* raw_resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
   CallSlot slot(this);
-  if (!slot.held()) return Done(ctx, kBusy);
+  if (!slot.held()) return Done(ctx, kBusy);  // before the request is parsed
+  v1beta1::PreferredAllocationRequest req;
+  if (grpc::Status st = ParseRaw(raw_req, &req); !st.ok()) return Done(ctx, st);
   auto snap = state_.Current();
-  for (const auto& c : req->container_requests()) {
+  for (const auto& c : req.container_requests()) {
     // must_include is a subset of available: each is a list of the resource's devices.
     for (int n : {c.available_deviceids_size(), c.must_include_deviceids_size()}) {
       if (Status st = CheckRequestSize(*snap, static_cast<size_t>(n)); !st.ok()) {
@@ -120,33 +137,37 @@ grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
       }
     }
   }
-  for (const auto& c : req->container_requests()) {
+  v1beta1::PreferredAllocationResponse resp;
+  for (const auto& c : req.container_requests()) {
     std::vector<std::string> avail(c.available_deviceids().begin(), c.available_deviceids().end());
     std::vector<std::string> must(c.must_include_deviceids().begin(),
                                   c.must_include_deviceids().end());
-    auto* out = resp->add_container_responses();
+    auto* out = resp.add_container_responses();
     for (auto& id : PreferredIds(snap->rc, snap->pool, avail, must, c.allocation_size())) {
       out->add_deviceids(std::move(id));
     }
   }
-  return Done(ctx, grpc::Status::OK);
+  return Done(ctx, SerializeRaw(resp, raw_resp));
 }
 
 grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerContext* ctx,
-                                                        const v1beta1::AllocateRequest* req,
-                                                        v1beta1::AllocateResponse* resp) {
+                                                        const grpc::ByteBuffer* raw_req,
+                                                        grpc::ByteBuffer* raw_resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
   CallSlot slot(this);
-  if (!slot.held()) return Done(ctx, kBusy);
+  if (!slot.held()) return Done(ctx, kBusy);  // before the request is parsed
+  v1beta1::AllocateRequest req;
+  if (grpc::Status st = ParseRaw(raw_req, &req); !st.ok()) return Done(ctx, st);
   const auto start = std::chrono::steady_clock::now();
   auto snap = state_.Current();
-  grpc::Status st = DoAllocate(*snap, *req, resp);
+  v1beta1::AllocateResponse resp;
+  grpc::Status st = DoAllocate(*snap, req, &resp);
   if (metrics_ != nullptr) {
     metrics_->Allocated(
         snap->rc.FullName(), st.ok(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  return Done(ctx, st);
+  return Done(ctx, st.ok() ? SerializeRaw(resp, raw_resp) : st);
 }
 
 grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,

@@ -25,10 +25,12 @@ namespace hcashare::dp {
 // idle ListAndWatch stream. `state`, `host` and `events` must outlive the service, and the
 // service must outlive the gRPC server it is registered with.
 // ListAndWatch is a raw method: it writes the snapshot's serialized list as it is.
+// GetPreferredAllocation and Allocate are raw too: they parse the request only once they
+// hold a call slot, so that a flood of large requests is refused unparsed.
 using DevicePluginBase = v1beta1::DevicePlugin::WithCallbackMethod_GetDevicePluginOptions<
     v1beta1::DevicePlugin::WithRawCallbackMethod_ListAndWatch<
-        v1beta1::DevicePlugin::WithCallbackMethod_GetPreferredAllocation<
-            v1beta1::DevicePlugin::WithCallbackMethod_Allocate<
+        v1beta1::DevicePlugin::WithRawCallbackMethod_GetPreferredAllocation<
+            v1beta1::DevicePlugin::WithRawCallbackMethod_Allocate<
                 v1beta1::DevicePlugin::WithCallbackMethod_PreStartContainer<
                     v1beta1::DevicePlugin::Service>>>>>;
 
@@ -54,12 +56,11 @@ class DevicePluginService final : public DevicePluginBase {
                                                    v1beta1::DevicePluginOptions* resp) override;
   grpc::ServerWriteReactor<grpc::ByteBuffer>* ListAndWatch(grpc::CallbackServerContext* ctx,
                                                            const grpc::ByteBuffer* req) override;
-  grpc::ServerUnaryReactor* GetPreferredAllocation(
-      grpc::CallbackServerContext* ctx, const v1beta1::PreferredAllocationRequest* req,
-      v1beta1::PreferredAllocationResponse* resp) override;
-  grpc::ServerUnaryReactor* Allocate(grpc::CallbackServerContext* ctx,
-                                     const v1beta1::AllocateRequest* req,
-                                     v1beta1::AllocateResponse* resp) override;
+  grpc::ServerUnaryReactor* GetPreferredAllocation(grpc::CallbackServerContext* ctx,
+                                                   const grpc::ByteBuffer* req,
+                                                   grpc::ByteBuffer* resp) override;
+  grpc::ServerUnaryReactor* Allocate(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
+                                     grpc::ByteBuffer* resp) override;
   grpc::ServerUnaryReactor* PreStartContainer(grpc::CallbackServerContext* ctx,
                                               const v1beta1::PreStartContainerRequest* req,
                                               v1beta1::PreStartContainerResponse* resp) override;
