@@ -1,0 +1,164 @@
+// Files the device plugin publishes (issue 25): the ledger's owner is the canonical kubelet
+// root, CDI names are unique per kubelet root, a file we did not write is never
+// overwritten or removed, and a stopping daemon hands its files to its successor.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "common/host.h"
+#include "common/owned_files.h"
+#include "common/temp_dir.h"
+#include "tests/test_util.h"
+
+namespace hcashare {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using testing::ReadTextFile;
+
+class PublishedFilesTest : public ::testing::Test {
+ protected:
+  bool Exists(const std::string& name) const { return fs::exists(dir_ + "/" + name); }
+  // Puts a file of someone else's at `name`.
+  void Foreign(const std::string& name, const std::string& content = "theirs") const {
+    fs::create_directories(dir_);
+    std::ofstream(dir_ + "/" + name) << content;
+  }
+  std::string Read(const std::string& name) const { return ReadTextFile(dir_ + "/" + name); }
+
+  TempDir tmp_;
+  const std::string dir_ = tmp_.path() + "/d";
+  const std::string root_ = tmp_.path() + "/kubelet";
+};
+
+TEST(CanonicalPathTest, OneSpellingPerDirectory) {
+  TempDir tmp;
+  fs::create_directories(tmp.path() + "/real");
+  fs::create_directory_symlink(tmp.path() + "/real", tmp.path() + "/link");
+  const std::string real = CanonicalPath(tmp.path() + "/real");
+  EXPECT_EQ(CanonicalPath(tmp.path() + "/real/"), real);
+  EXPECT_EQ(CanonicalPath(tmp.path() + "/link"), real);
+  EXPECT_EQ(CanonicalPath(tmp.path() + "/link//"), real);
+  // Not there: lexically.
+  EXPECT_EQ(CanonicalPath("/nonexistent//a/./b/../c/"), "/nonexistent/a/c");
+  EXPECT_EQ(CanonicalPath("/"), "/");
+}
+
+// Item 3: a file we did not write is neither overwritten nor removed, whatever we do.
+TEST_F(PublishedFilesTest, ForeignFileIsNeverOverwrittenOrRemoved) {
+  Foreign("f.json");
+  fs::create_directories(tmp_.path() + "/elsewhere");
+  std::ofstream(tmp_.path() + "/elsewhere/target") << "target";
+  fs::create_symlink(tmp_.path() + "/elsewhere/target", dir_ + "/l.json");
+  {
+    OwnedFiles files(dir_, root_);
+    bool changed = true;
+    const Status st = files.Write("f.json", "ours", &changed);
+    EXPECT_EQ(st.code(), StatusCode::kAlreadyExists) << st.ToString();
+    EXPECT_NE(st.message().find(dir_ + "/f.json"), std::string::npos) << st.message();
+    EXPECT_FALSE(changed);
+    EXPECT_EQ(files.Write("l.json", "ours").code(), StatusCode::kAlreadyExists);
+    EXPECT_THAT(files.foreign(), ElementsAre("f.json", "l.json"));
+    files.Remove("f.json");
+    files.RemoveAll();
+    EXPECT_EQ(files.Write("f.json", "ours").code(), StatusCode::kAlreadyExists);
+    files.HandOver({});
+  }
+  OwnedFiles next(dir_, root_);
+  EXPECT_THAT(next.Reclaim({}), IsEmpty());
+  auto removed = next.RemoveEverything();
+  ASSERT_TRUE(removed.ok());
+  EXPECT_THAT(*removed, IsEmpty());
+  EXPECT_EQ(Read("f.json"), "theirs");
+  EXPECT_TRUE(fs::is_symlink(dir_ + "/l.json"));
+  EXPECT_EQ(ReadTextFile(tmp_.path() + "/elsewhere/target"), "target");
+  // Identical content is adopted (as today): ours from then on.
+  Foreign("same.json", "ours");
+  EXPECT_TRUE(next.Write("same.json", "ours").ok());
+  EXPECT_TRUE(next.Write("same.json", "ours v2").ok());
+  EXPECT_EQ(Read("same.json"), "ours v2");
+}
+
+// Item 3: "ours" also covers a file another instance of our owner lists, live (a rollout
+// overlap) or dead (reclaimed); another owner's file is foreign to us.
+TEST_F(PublishedFilesTest, FilesOurOwnersLedgersListAreOurs) {
+  OwnedFiles live(dir_, root_);
+  ASSERT_TRUE(live.Write("a.json", "old").ok());
+  OwnedFiles next(dir_, root_);
+  EXPECT_TRUE(next.Write("a.json", "new").ok()) << "listed in a live ledger of ours";
+  EXPECT_EQ(Read("a.json"), "new");
+  {
+    OwnedFiles dead(dir_, root_);
+    ASSERT_TRUE(dead.Write("b.json", "old").ok());
+  }
+  OwnedFiles third(dir_, root_);
+  third.Reclaim({"b.json"});
+  EXPECT_TRUE(third.Write("b.json", "new").ok()) << "reclaimed from a dead ledger";
+  {
+    OwnedFiles other(dir_, root_ + "2");
+    ASSERT_TRUE(other.Write("c.json", "theirs").ok());
+  }
+  EXPECT_EQ(third.Write("c.json", "ours").code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(Read("c.json"), "theirs");
+}
+
+// Item 4: a stopping instance leaves the files of configured resources, listed, for its
+// successor, which owns them again; only what no resource has is removed.
+TEST_F(PublishedFilesTest, HandOverLeavesFilesForTheSuccessor) {
+  {
+    OwnedFiles old_one(dir_, root_);
+    ASSERT_TRUE(old_one.Write("kept.json", "k").ok());
+    ASSERT_TRUE(old_one.Write("dropped.json", "d").ok());
+    old_one.HandOver({"kept.json"});
+    EXPECT_TRUE(Exists("kept.json"));
+    EXPECT_FALSE(Exists("dropped.json"));
+  }
+  EXPECT_TRUE(Exists("kept.json")) << "the object's end changes nothing";
+  OwnedFiles next(dir_, root_);
+  EXPECT_THAT(next.Reclaim({"kept.json"}), IsEmpty());
+  ASSERT_TRUE(next.Write("kept.json", "k2").ok());
+  next.RemoveAll();
+  EXPECT_FALSE(Exists("kept.json")) << "ours again";
+}
+
+// Item 4: uninstall removes every file of this owner and the ledgers, and nothing foreign;
+// while an instance lives it removes nothing.
+TEST_F(PublishedFilesTest, RemoveEverythingTakesAllOfOursAndNothingElse) {
+  {
+    OwnedFiles old_one(dir_, root_);
+    ASSERT_TRUE(old_one.Write("a.json", "a").ok());
+    old_one.HandOver({"a.json"});
+  }
+  {
+    OwnedFiles other(dir_, root_ + "2");
+    ASSERT_TRUE(other.Write("x.json", "x").ok());
+    other.HandOver({"x.json"});
+  }
+  Foreign("vendor.json");
+  {
+    OwnedFiles live(dir_, root_);
+    ASSERT_TRUE(live.Write("b.json", "b").ok());
+    OwnedFiles uninstall(dir_, root_);
+    auto refused = uninstall.RemoveEverything();
+    EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_TRUE(Exists("a.json") && Exists("b.json"));
+    live.HandOver({"b.json"});
+  }
+  OwnedFiles uninstall(dir_, root_);
+  auto removed = uninstall.RemoveEverything();
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_THAT(*removed, ::testing::UnorderedElementsAre("a.json", "b.json"));
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir_)) left.insert(e.path().filename().string());
+  ASSERT_EQ(left.size(), 3u) << "x.json, its ledger and vendor.json";
+  EXPECT_TRUE(left.count("x.json") && left.count("vendor.json"));
+}
+
+}  // namespace
+}  // namespace hcashare
