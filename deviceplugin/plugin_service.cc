@@ -117,7 +117,7 @@ grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
     return ToGrpc(built.status());
   }
   *resp = std::move(built).value();
-  if (use_cdi_) ApplyCdi(snap.rc, snap.pool, req, resp);
+  if (use_cdi_) ApplyCdi(snap.rc, snap.pool, req, resp, cdi_tag_);
   if (snap.rc.mode == config::PoolMode::kExclusive) {
     std::vector<const PciFunction*> granted;
     for (const auto& c : req.container_requests()) {

@@ -11,6 +11,7 @@
 
 #include "common/grpc_edge.h"
 #include "common/log.h"
+#include "deviceplugin/cdi.h"
 #include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/socket_files.h"
 
@@ -342,8 +343,9 @@ bool ResourceServer::DoRestart(const std::string& reason) {
                                             {"mode", RegistrationModeName(mode)},
                                             {"socket", public_path}});
 
-  inc->plugin = std::make_unique<DevicePluginService>(state_, host_, events_, opts_.device_info_dir,
-                                                      opts_.use_cdi, opts_.metrics);
+  inc->plugin = std::make_unique<DevicePluginService>(
+      state_, host_, events_, opts_.device_info_dir, opts_.use_cdi,
+      opts_.use_cdi ? CdiInstanceTag(opts_.kubelet_root) : "", opts_.metrics);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + inc->private_path, grpc::InsecureServerCredentials());
   builder.RegisterService(inc->plugin.get());

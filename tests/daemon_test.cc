@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "deviceplugin/cdi.h"
 #include "deviceplugin/socket_files.h"
 #include "tests/daemon_fixture.h"
 
@@ -131,7 +132,8 @@ class OverlapTest : public DaemonTest, public ::testing::WithParamInterface<bool
   }
   std::string Socket() const { return kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"; }
   std::string CdiSpec() const {
-    return tmp_.path() + "/cdi/hcashare-rdma_hca_shared_devices_a.json";
+    return tmp_.path() + "/cdi/hcashare-rdma_hca_shared_devices_a." +
+           dp::CdiInstanceTag(kubelet_root_) + ".json";
   }
   std::string PoolInfo() const { return tmp_.path() + "/pools/rdma_hca_shared_devices_a.json"; }
 };

@@ -9,9 +9,13 @@
 #include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "common/host.h"
 #include "common/owned_files.h"
 #include "common/temp_dir.h"
+#include "deviceplugin/cdi.h"
+#include "deviceplugin/pool_info_writer.h"
 #include "tests/test_util.h"
 
 namespace hcashare {
@@ -21,6 +25,25 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using testing::ReadTextFile;
+
+// A shared resource "rdma/<name>" and a usable pool of one HCA.
+config::ResourceConfig Resource(const std::string& name) {
+  config::ResourceConfig rc;
+  rc.resource_name = name;
+  rc.resource_prefix = "rdma";
+  rc.rdma_hca_max = 2;
+  return rc;
+}
+
+dp::PoolState Pool() {
+  dp::PciFunction fn;
+  fn.address = "0000:3b:00.0";
+  fn.netdevs = {"ib0"};
+  fn.rdma = {dp::RdmaDeviceInfo{"mlx5_0", {"/dev/infiniband/uverbs0"}, {"infiniband"}, {"1"}}};
+  dp::PoolState pool;
+  pool.hcas = {fn};
+  return pool;
+}
 
 class PublishedFilesTest : public ::testing::Test {
  protected:
@@ -158,6 +181,72 @@ TEST_F(PublishedFilesTest, RemoveEverythingTakesAllOfOursAndNothingElse) {
   for (const auto& e : fs::directory_iterator(dir_)) left.insert(e.path().filename().string());
   ASSERT_EQ(left.size(), 3u) << "x.json, its ledger and vendor.json";
   EXPECT_TRUE(left.count("x.json") && left.count("vendor.json"));
+}
+
+// Item 1: a restart that spells the kubelet root differently (a trailing '/', a symlink)
+// is the same owner and cleans up what the earlier run left.
+TEST_F(PublishedFilesTest, OwnerIsTheCanonicalKubeletRoot) {
+  fs::create_directories(root_);
+  fs::create_directory_symlink(root_, tmp_.path() + "/link");
+  const std::vector<config::ResourceConfig> none;
+  for (const std::string& again : {root_ + "/", tmp_.path() + "/link", tmp_.path() + "/link/"}) {
+    {
+      dp::PoolInfoWriter dead(dir_, root_);
+      ASSERT_TRUE(dead.Write(Resource("gone"), Pool()).ok());
+    }  // as after SIGKILL
+    ASSERT_TRUE(Exists("rdma_gone.json"));
+    dp::PoolInfoWriter next(dir_, again);
+    next.Reclaim(none);
+    EXPECT_FALSE(Exists("rdma_gone.json")) << "restarted as " << again;
+  }
+  {
+    dp::CdiSpecWriter dead(dir_, root_ + "/");
+    ASSERT_TRUE(dead.Write(Resource("gone"), Pool()).ok());
+  }
+  dp::CdiSpecWriter next(dir_, tmp_.path() + "/link");
+  const std::string spec = dp::CdiSpecFileName(Resource("gone"), next.tag());
+  ASSERT_TRUE(Exists(spec));
+  next.Reclaim(none);
+  EXPECT_FALSE(Exists(spec));
+}
+
+// Item 2: the default root keeps its names; any other root has a tag of its canonical path.
+TEST(CdiInstanceTagTest, UniquePerKubeletRootAndStable) {
+  EXPECT_EQ(dp::CdiInstanceTag("/var/lib/kubelet"), "");
+  EXPECT_EQ(dp::CdiInstanceTag("/var/lib/kubelet/"), "");
+  const std::string a = dp::CdiInstanceTag("/nonexistent/kubelet2");
+  EXPECT_THAT(a, ::testing::MatchesRegex("k[0-9a-f]{8}"));
+  EXPECT_EQ(dp::CdiInstanceTag("/nonexistent//kubelet2/"), a);
+  EXPECT_NE(dp::CdiInstanceTag("/nonexistent/kubelet3"), a);
+  EXPECT_EQ(dp::CdiSpecFileName(Resource("a")), "hcashare-rdma_a.json");
+  EXPECT_EQ(dp::CdiSpecFileName(Resource("a"), "k0000abcd"), "hcashare-rdma_a.k0000abcd.json");
+}
+
+// Item 2: two daemons of different kubelet roots serving the same resource into one CDI
+// directory: two files, no device defined twice, and one's exit leaves the other's.
+TEST_F(PublishedFilesTest, TwoKubeletRootsNeverShareACdiSpecOrDevice) {
+  const config::ResourceConfig rc = Resource("a");
+  dp::CdiSpecWriter one(dir_, root_ + "1");
+  dp::CdiSpecWriter two(dir_, root_ + "2");
+  ASSERT_TRUE(one.Write(rc, Pool()).ok());
+  ASSERT_TRUE(two.Write(rc, Pool()).ok());
+  const std::string spec_one = dp::CdiSpecFileName(rc, one.tag());
+  const std::string spec_two = dp::CdiSpecFileName(rc, two.tag());
+  ASSERT_NE(spec_one, spec_two);
+  std::set<std::string> devices;
+  for (const auto& [spec, tag] : {std::pair{spec_one, one.tag()}, std::pair{spec_two, two.tag()}}) {
+    auto json = nlohmann::json::parse(Read(spec), nullptr, false);
+    ASSERT_FALSE(json.is_discarded()) << spec;
+    ASSERT_EQ(json["devices"].size(), 1u);
+    const std::string name =
+        json["kind"].get<std::string>() + "=" + json["devices"][0]["name"].get<std::string>();
+    EXPECT_TRUE(devices.insert(name).second) << name << " is defined twice";
+    // What Allocate answers names what the spec defines.
+    EXPECT_THAT(dp::CdiDeviceNames(rc, Pool(), {"0"}, tag), ElementsAre(name));
+  }
+  one.files().RemoveAll();
+  EXPECT_FALSE(Exists(spec_one));
+  EXPECT_TRUE(Exists(spec_two)) << "one daemon's exit removed the other's spec";
 }
 
 }  // namespace
