@@ -145,6 +145,10 @@ void CdiSpecWriter::Reclaim(const std::vector<config::ResourceConfig>& resources
   files_.Reclaim(NamesOf(resources));
 }
 
+void CdiSpecWriter::HandOver(const std::vector<config::ResourceConfig>& resources) {
+  files_.HandOver(NamesOf(resources));
+}
+
 void CdiSpecWriter::Disown(const config::ResourceConfig& rc) {
   files_.Forget(CdiSpecFileName(rc, tag_));
 }

@@ -71,8 +71,8 @@ class CdiSpecWriter {
   // At start: removes the specs an earlier run of this daemon wrote for resources that
   // `resources` no longer has (OwnedFiles::Reclaim).
   void Reclaim(const std::vector<config::ResourceConfig>& resources);
-  // Removes every spec still ours (shutdown).
-  void RemoveAll() { files_.RemoveAll(); }
+  // At shutdown: leaves the specs of `resources` for the successor (OwnedFiles::HandOver).
+  void HandOver(const std::vector<config::ResourceConfig>& resources);
   // Leaves the spec of `rc` to the instance that took the resource over: never rewritten
   // or removed by this one again (until a later Write).
   void Disown(const config::ResourceConfig& rc);

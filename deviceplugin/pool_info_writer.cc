@@ -51,6 +51,10 @@ void PoolInfoWriter::Reclaim(const std::vector<config::ResourceConfig>& resource
   files_.Reclaim(NamesOf(resources));
 }
 
+void PoolInfoWriter::HandOver(const std::vector<config::ResourceConfig>& resources) {
+  files_.HandOver(NamesOf(resources));
+}
+
 void PoolInfoWriter::Disown(const config::ResourceConfig& rc) {
   files_.Forget(PoolInfoFileName(rc.FullName()));
 }

@@ -1,6 +1,7 @@
 // Publishes each shared resource's pool description (interop/pool_info.h) for
 // hcashare-cni's macvlan mode. Files are written when a pool changes and removed when the
-// resource goes or the daemon stops, only while still ours (common/owned_files.h).
+// resource goes, only while still ours (common/owned_files.h); a stopping daemon leaves
+// them to its successor.
 // Not thread-safe: owned by the control loop.
 #pragma once
 
@@ -31,8 +32,8 @@ class PoolInfoWriter {
   // At start: removes the descriptions an earlier run of this daemon wrote for resources
   // that `resources` no longer has, or no longer has as shared pools.
   void Reclaim(const std::vector<config::ResourceConfig>& resources);
-  // Removes every description still ours (shutdown).
-  void RemoveAll() { files_.RemoveAll(); }
+  // At shutdown: leaves the descriptions of `resources` for the successor.
+  void HandOver(const std::vector<config::ResourceConfig>& resources);
   // Leaves the description of `rc` to the instance that took the resource over.
   void Disown(const config::ResourceConfig& rc);
   // The file layer (uninstall, foreign names).

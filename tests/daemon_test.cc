@@ -187,12 +187,12 @@ TEST_P(OverlapTest, OldInstanceExitLeavesNewRegistration) {
   if (standing_by) {
     EXPECT_NE(logs.find("standing by"), std::string::npos) << logs;
   }
-  // The files are still the new instance's: its shutdown removes them, and the socket.
+  // The new instance's shutdown removes its socket and leaves the files for the next one.
   ASSERT_TRUE(new_p->Signal(SIGTERM).ok());
   EXPECT_EQ(*new_p->Wait(milliseconds(10000)), 0);
   EXPECT_FALSE(fs::exists(Socket()));
-  EXPECT_FALSE(fs::exists(CdiSpec()));
-  EXPECT_FALSE(fs::exists(PoolInfo()));
+  EXPECT_TRUE(fs::exists(CdiSpec()));
+  EXPECT_TRUE(fs::exists(PoolInfo()));
   kubelet_->Stop();
 }
 

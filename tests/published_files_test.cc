@@ -15,7 +15,10 @@
 #include "common/owned_files.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/cdi.h"
+#include "deviceplugin/metrics.h"
 #include "deviceplugin/pool_info_writer.h"
+#include "deviceplugin/published_files.h"
+#include "tests/metrics_test_util.h"
 #include "tests/test_util.h"
 
 namespace hcashare {
@@ -247,6 +250,31 @@ TEST_F(PublishedFilesTest, TwoKubeletRootsNeverShareACdiSpecOrDevice) {
   one.files().RemoveAll();
   EXPECT_FALSE(Exists(spec_one));
   EXPECT_TRUE(Exists(spec_two)) << "one daemon's exit removed the other's spec";
+}
+
+// Item 3, one level up: the refusal marks the resource's CDI unavailable and is counted.
+TEST_F(PublishedFilesTest, ForeignSpecMakesCdiUnavailableAndIsCounted) {
+  metrics::Registry registry;
+  dp::DpMetrics metrics(registry);
+  const config::ResourceConfig rc = Resource("a");
+  dp::PublishedFiles files({root_, dir_, true, ""}, &metrics);
+  const std::string spec = dp::CdiSpecFileName(rc, dp::CdiInstanceTag(root_));
+  const std::string series = "hcashare_foreign_files{dir=\"" + dir_ + "\"}";
+  EXPECT_EQ(testing::SampleValue(registry.Render(), series), 0);
+  Foreign(spec);
+  dp::PoolState pool = Pool();
+  files.Write(rc, &pool);
+  EXPECT_NE(pool.cdi_unavailable.find(dir_ + "/" + spec), std::string::npos)
+      << pool.cdi_unavailable;
+  EXPECT_EQ(testing::SampleValue(registry.Render(), series), 1);
+  EXPECT_EQ(Read(spec), "theirs");
+  // Gone: ours is written at the next publish.
+  fs::remove(dir_ + "/" + spec);
+  pool = Pool();
+  files.Write(rc, &pool);
+  EXPECT_EQ(pool.cdi_unavailable, "");
+  EXPECT_EQ(testing::SampleValue(registry.Render(), series), 0);
+  EXPECT_TRUE(Exists(spec));
 }
 
 }  // namespace

@@ -668,8 +668,9 @@ TEST_F(ServerTest, CdiKindIsConfigurable) {
 }
 
 // Shared pools are described for hcashare-cni's macvlan mode: HCAs with their netdevs and
-// NUMA nodes, and each topology-aware ID's node; the file goes when the daemon stops.
-TEST_F(ServerTest, PoolDescriptionPublishedAndRemoved) {
+// NUMA nodes, and each topology-aware ID's node; the file stays when the daemon stops, for
+// the next instance (a rollout), and goes when the resource does.
+TEST_F(ServerTest, PoolDescriptionPublishedAndHandedOver) {
   ASSERT_TRUE(kubelet_->Start().ok());
   ManagerOptions opts = Options();
   opts.pool_info_dir = tmp_.path() + "/pools";
@@ -690,11 +691,17 @@ TEST_F(ServerTest, PoolDescriptionPublishedAndRemoved) {
   EXPECT_EQ(info->id_numa.at("0"), 0);
   EXPECT_EQ(info->id_numa.at("3"), 1);
   m->Stop();
+  EXPECT_TRUE(fs::exists(opts.pool_info_dir + "/rdma_hca_a.json"));
+  // The next instance owns it again; a config without the resource removes it.
+  m = StartManager(R"({"periodicUpdateInterval": 0, "configList": [
+    {"resourceName": "hca_b", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib0"]}}]})",
+                   opts);
+  ASSERT_TRUE(WaitListed(kResB, 2));
   EXPECT_FALSE(fs::exists(opts.pool_info_dir + "/rdma_hca_a.json"));
 }
 
-// On shutdown the specs this instance wrote are removed.
-TEST_F(ServerTest, CdiSpecsRemovedOnStop) {
+// On shutdown the specs of configured resources stay for the next instance.
+TEST_F(ServerTest, CdiSpecsStayOnStop) {
   const std::string cdi = tmp_.path() + "/cdi";
   const std::string tag = CdiInstanceTag(kubelet_root_);
   ASSERT_TRUE(kubelet_->Start().ok());
@@ -702,8 +709,8 @@ TEST_F(ServerTest, CdiSpecsRemovedOnStop) {
   ASSERT_TRUE(WaitListed(kResA, 8));
   EXPECT_TRUE(fs::exists(cdi + "/hcashare-rdma_hca_a." + tag + ".json"));
   m->Stop();
-  EXPECT_FALSE(fs::exists(cdi + "/hcashare-rdma_hca_a." + tag + ".json"));
-  EXPECT_FALSE(fs::exists(cdi + "/hcashare-rdma_hca_b." + tag + ".json"));
+  EXPECT_TRUE(fs::exists(cdi + "/hcashare-rdma_hca_a." + tag + ".json"));
+  EXPECT_TRUE(fs::exists(cdi + "/hcashare-rdma_hca_b." + tag + ".json"));
 }
 
 }  // namespace
