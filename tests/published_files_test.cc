@@ -277,5 +277,24 @@ TEST_F(PublishedFilesTest, ForeignSpecMakesCdiUnavailableAndIsCounted) {
   EXPECT_TRUE(Exists(spec));
 }
 
+// Specs handed over by a daemon with --use-cdi are removed by the next start without it:
+// nothing would ever rewrite or remove them otherwise.
+TEST_F(PublishedFilesTest, StartWithCdiOffRemovesTheSpecsEarlierRunsLeft) {
+  const std::vector<config::ResourceConfig> resources = {Resource("a")};
+  const std::string spec = dp::CdiSpecFileName(resources[0], dp::CdiInstanceTag(root_));
+  {
+    dp::PublishedFiles with_cdi({root_, dir_, true, ""}, nullptr);
+    dp::PoolState pool = Pool();
+    with_cdi.Write(resources[0], &pool);
+    with_cdi.HandOver(resources);
+  }
+  ASSERT_TRUE(Exists(spec));
+  Foreign("vendor.json");
+  dp::PublishedFiles without({root_, dir_, false, ""}, nullptr);
+  without.Reclaim(resources);
+  EXPECT_FALSE(Exists(spec));
+  EXPECT_TRUE(Exists("vendor.json"));
+}
+
 }  // namespace
 }  // namespace hcashare
