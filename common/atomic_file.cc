@@ -30,6 +30,11 @@ bool WriteAll(int fd, const std::string& content) {
 }  // namespace
 
 Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
+  return WriteFileAtomically(path, content, mode, nullptr);
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode,
+                           const std::function<Status(ino_t)>& before_rename) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   // Unique per call: threads of one process may write the same path at once (Allocates of
@@ -41,8 +46,16 @@ Status WriteFileAtomically(const std::string& path, const std::string& content, 
   if (!fd.valid()) return ErrnoStatus(errno, "write " + tmp);
   // fchmod: the mode given to open() is filtered by the umask.
   const bool written = ::fchmod(fd.get(), mode) == 0 && WriteAll(fd.get(), content);
+  struct stat st {};
+  const bool stated = ::fstat(fd.get(), &st) == 0;
   const bool closed = ::close(fd.Release()) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+  Status hook = Status::Ok();
+  if (written && stated && closed && before_rename) hook = before_rename(st.st_ino);
+  if (!hook.ok()) {
+    std::remove(tmp.c_str());
+    return hook;
+  }
+  if (!written || !stated || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     std::remove(tmp.c_str());
     return ErrnoStatus(err ? err : EIO, "write " + path);

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 
 #include "common/status.h"
@@ -15,6 +16,10 @@ namespace hcashare {
 // the temporary file is removed and `path` is left as it was; the Status names the path
 // and the OS error.
 Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode = 0644);
+// The same, calling `before_rename` with the new file's inode once it is complete and just
+// before it replaces `path` (e.g. to record it first); a failure there stops the write.
+Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode,
+                           const std::function<Status(ino_t)>& before_rename);
 
 // Creates `path` and its missing parents, each new directory with exactly `mode`.
 // Directories that exist keep their mode (an operator's choice is not overridden).

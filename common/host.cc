@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 
 namespace hcashare {
 
@@ -30,6 +31,15 @@ std::string BaseName(const std::string& path) {
   size_t start = path.rfind('/', end);
   return path.substr(start == std::string::npos ? 0 : start + 1,
                      end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+std::string CanonicalPath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::canonical(path, ec);
+  if (ec) p = std::filesystem::path(path).lexically_normal();
+  std::string out = p.string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
 }
 
 Result<std::string> Host::ReadTrimmed(const std::string& path) const {

@@ -57,5 +57,9 @@ std::unique_ptr<Host> NewRootedHost(const std::string& root);
 std::string JoinPath(const std::string& a, const std::string& b);
 // The last path component ("a/b/c" -> "c"; trailing slashes ignored).
 std::string BaseName(const std::string& path);
+// One spelling per directory: realpath(3) when `path` exists, else its lexical normal form
+// (no ".", "..", repeated or trailing '/'). "/var/lib/kubelet/" and a symlink to it both
+// give "/var/lib/kubelet".
+std::string CanonicalPath(const std::string& path);
 
 }  // namespace hcashare

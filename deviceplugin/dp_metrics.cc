@@ -26,6 +26,10 @@ constexpr const char* kRescans = "hcashare_rescans_total";
 constexpr const char* kRescansHelp = "full discovery scans";
 constexpr const char* kRescanSeconds = "hcashare_rescan_duration_seconds";
 constexpr const char* kRescanSecondsHelp = "time of one discovery scan";
+constexpr const char* kForeign = "hcashare_foreign_files";
+constexpr const char* kForeignHelp =
+    "files at our CDI spec or pool description names that this daemon did not write, by "
+    "directory: left alone, and the resource's file is missing until they are removed";
 constexpr const char* kReloads = "hcashare_config_reloads_total";
 constexpr const char* kReloadsHelp = "config reloads by result";
 
@@ -126,6 +130,10 @@ void DpMetrics::Rescanned(double seconds) {
 
 void DpMetrics::Reloaded(bool ok) {
   reg_.GetCounter(kReloads, kReloadsHelp, {{"result", ReloadResult(ok)}}).Inc();
+}
+
+void DpMetrics::ForeignFiles(const std::string& dir, size_t n) {
+  reg_.GetGauge(kForeign, kForeignHelp, {{"dir", dir}}).Set(static_cast<double>(n));
 }
 
 void DpMetrics::Forget(const std::string& resource) {

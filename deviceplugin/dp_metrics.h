@@ -35,6 +35,8 @@ class DpMetrics {
   void Rescanned(double seconds);
   // A config reload was applied (`ok`) or rejected.
   void Reloaded(bool ok);
+  // `n` of our file names in `dir` are held by files we did not write (left alone).
+  void ForeignFiles(const std::string& dir, size_t n);
   // Drops the series of a resource that a reload removed.
   void Forget(const std::string& resource);
 

@@ -1,7 +1,8 @@
 // hcashare-device-plugin: advertises RDMA HCAs to the kubelet as shared, counted resources.
 //
 // Exit codes: 0 after SIGTERM/SIGINT, 1 on a start-up failure, 2 on an invalid config or
-// command line.
+// command line. With --uninstall: 0 once the files are removed, 1 when they cannot be
+// (a daemon of this kubelet root still runs).
 #include <grpc/support/log.h>
 #include <malloc.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include "deviceplugin/metrics.h"
 #include "deviceplugin/plugin_manager.h"
 #include "deviceplugin/probes.h"
+#include "deviceplugin/published_files.h"
 #include "http/server.h"
 #include "interop/pool_info.h"
 #include "nl/rdma_netlink.h"
@@ -46,6 +48,7 @@ struct Flags {
   double health_debounce = 2.0;
   double liveness_stall = static_cast<double>(kDefaultLivenessStall.count());
   bool version = false;
+  bool uninstall = false;
 };
 
 // How long SIGTERM waits for a busy control loop before the daemon leaves without it
@@ -136,6 +139,21 @@ std::optional<config::PluginConfig> LoadConfig(const std::string& path) {
   return out.config;
 }
 
+// --uninstall: the daemon leaves its files to its successor on SIGTERM, so removing them
+// for good is this separate step.
+int Uninstall(const Flags& f) {
+  auto removed = PublishedFiles::Uninstall({f.kubelet_root, f.cdi_spec_dir, true, f.pool_info_dir});
+  if (!removed.ok()) {
+    LogError("cannot uninstall", {{"error", removed.status().message()}});
+    return 1;
+  }
+  LogInfo("uninstalled", {{"kubelet_root", f.kubelet_root},
+                          {"cdi_spec_dir", f.cdi_spec_dir},
+                          {"pool_info_dir", f.pool_info_dir},
+                          {"removed", *removed}});
+  return 0;
+}
+
 int Run(int argc, char** argv) {
   Flags f;
   CLI::App app{"hcashare-device-plugin: shared RDMA HCAs for Kubernetes pods"};
@@ -175,6 +193,9 @@ int Run(int argc, char** argv) {
   app.add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-format", f.log_format, "text or json")->capture_default_str();
   app.add_flag("-v,--version", f.version, "print the version and exit");
+  app.add_flag("--uninstall", f.uninstall,
+               "remove the CDI specs and pool descriptions the daemons of this kubelet root left "
+               "for their successors (same directory flags as the daemon), then exit");
 
   std::vector<std::string> args(argv + 1, argv + argc);
   args = NormalizeLegacyFlags(args);
@@ -214,6 +235,7 @@ int Run(int argc, char** argv) {
   SetLogLevel(*level);
   SetLogFormat(*format);
   if (*format == LogFormat::kJson) gpr_set_log_function(GrpcLog);
+  if (f.uninstall) return Uninstall(f);
 
   // Signals are taken synchronously by this thread; block them before any thread starts.
   sigset_t sigs;

@@ -27,12 +27,9 @@ PluginManager::PluginManager(ManagerOptions opts, const Host& host, RdmaSystem& 
       rdma_(rdma),
       discoverer_(host),
       debouncer_(opts_.health_debounce),
-      cdi_(opts_.server.use_cdi
-               ? std::make_unique<CdiSpecWriter>(opts_.cdi_spec_dir, opts_.server.kubelet_root)
-               : nullptr),
-      pool_info_(opts_.pool_info_dir.empty() ? nullptr
-                                             : std::make_unique<PoolInfoWriter>(
-                                                   opts_.pool_info_dir, opts_.server.kubelet_root)),
+      files_({opts_.server.kubelet_root, opts_.cdi_spec_dir, opts_.server.use_cdi,
+              opts_.pool_info_dir},
+             opts_.server.metrics),
       uevents_(uevents),
       registrar_(opts_.server.KubeletSocket()) {}
 
@@ -42,9 +39,8 @@ Status PluginManager::Start(const config::PluginConfig& cfg) {
   ASSIGN_OR_RETURN(inotify_, InotifyWatcher::Create());
   EnsureWatches();
   kubelet_sock_inode_ = InodeOf(opts_.server.KubeletSocket());
-  // Files an earlier run left (a SIGKILL skips the clean-up) of resources that are gone.
-  if (cdi_) cdi_->Reclaim(cfg.resources);
-  if (pool_info_) pool_info_->Reclaim(cfg.resources);
+  // Files an earlier run left (for us, or by a SIGKILL) of resources that are gone.
+  files_.Reclaim(cfg.resources);
   ApplyConfig(cfg);
   loop_ = std::thread([this] { Loop(); });
   if (uevents_ != nullptr) events_ = std::thread([this] { EventLoop(); });
@@ -149,10 +145,11 @@ bool PluginManager::Stop(std::chrono::milliseconds grace) {
   for (auto& t : stopping) t.join();
   for (auto& [name, s] : servers) {
     // A newer instance serves the resource now: its CDI spec and pool description too.
-    if (s->displaced()) DisownFiles(s->state().Current()->rc);
+    if (s->displaced()) files_.Disown(s->state().Current()->rc);
   }
-  if (cdi_) cdi_->RemoveAll();
-  if (pool_info_) pool_info_->RemoveAll();
+  // A rollout: the successor finds valid files (no moment without them) and owns them
+  // again; an uninstall removes them (hcashare-device-plugin --uninstall).
+  files_.HandOver(config_.resources);
   stopped_ = true;
   return true;
 }
@@ -323,17 +320,10 @@ void PluginManager::Publish() {
     // over: rewriting its files would make them ours, and our exit would delete them.
     it->second->CheckSocket();
     const bool displaced = it->second->displaced();
-    if (displaced) DisownFiles(rc);
-    if (cdi_ && !displaced) {
-      if (Status st = cdi_->Write(rc, pool); !st.ok()) {
-        LogError("cannot write CDI spec", {{"resource", rc.FullName()}, {"error", st.message()}});
-      }
-    }
-    if (pool_info_ && !displaced) {
-      if (Status st = pool_info_->Write(rc, pool); !st.ok()) {
-        LogError("cannot write the pool description",
-                 {{"resource", rc.FullName()}, {"error", st.message()}});
-      }
+    if (displaced) {
+      files_.Disown(rc);
+    } else {
+      files_.Write(rc, &pool);
     }
     const size_t n = pool.hcas.size();
     auto names = pool.RdmaNames();
@@ -351,11 +341,6 @@ void PluginManager::Publish() {
       Metrics()->Published(rc.FullName(), snap->devices, snap->healthy_devices);
     }
   }
-}
-
-void PluginManager::DisownFiles(const config::ResourceConfig& rc) {
-  if (cdi_) cdi_->Disown(rc);
-  if (pool_info_) pool_info_->Disown(rc);
 }
 
 void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
@@ -390,8 +375,7 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
   for (auto& s : retired) {
     LogInfo("removing resource", {{"resource", s->resource_name()}});
     s->Stop();
-    if (cdi_) cdi_->Remove(s->state().Current()->rc);
-    if (pool_info_) pool_info_->Remove(s->state().Current()->rc);
+    files_.Remove(s->state().Current()->rc);
     if (Metrics()) Metrics()->Forget(s->resource_name());
   }
   // Publish before starting so that the first ListAndWatch message is the full list.

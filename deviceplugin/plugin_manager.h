@@ -31,7 +31,7 @@
 #include "deviceplugin/discovery.h"
 #include "deviceplugin/health.h"
 #include "deviceplugin/kubelet_client.h"
-#include "deviceplugin/pool_info_writer.h"
+#include "deviceplugin/published_files.h"
 #include "deviceplugin/resource_server.h"
 #include "nl/link_events.h"
 #include "nl/rdma_netlink.h"
@@ -75,7 +75,8 @@ class PluginManager {
 
   // Scans, publishes every pool, then starts the servers and the loop.
   Status Start(const config::PluginConfig& cfg);
-  // Stops the loop and every server (sockets we own are removed). Idempotent.
+  // Stops the loop and every server (sockets we own are removed); the CDI specs and pool
+  // descriptions stay for the next instance (PublishedFiles::HandOver). Idempotent.
   void Stop();
   // As Stop(), but waits at most `grace` for the loop: when it is stuck (e.g. in a read
   // that does not return), the servers are stopped without it and false is returned; the
@@ -118,8 +119,6 @@ class PluginManager {
   // the pools that changed (only those: the others' streams get nothing).
   void Publish();
   void LoadAndApplyConfigFile();
-  // Forgets the CDI spec and pool description of `rc` without removing them.
-  void DisownFiles(const config::ResourceConfig& rc);
   void ApplyConfig(const config::PluginConfig& cfg);
   std::string BlockedReason();
   DpMetrics* Metrics() const { return opts_.server.metrics; }
@@ -134,8 +133,7 @@ class PluginManager {
   Discoverer discoverer_;
   ExclusionReporter exclusions_;
   HealthDebouncer debouncer_;
-  std::unique_ptr<CdiSpecWriter> cdi_;         // with server.use_cdi
-  std::unique_ptr<PoolInfoWriter> pool_info_;  // with pool_info_dir
+  PublishedFiles files_;  // CDI specs and pool descriptions; loop thread (Start/Stop: ours)
   UeventSource* uevents_;
   std::unique_ptr<InotifyWatcher> inotify_;
   KubeletRegistrar registrar_;  // shared by the servers; outlives them

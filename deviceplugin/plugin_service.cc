@@ -173,6 +173,13 @@ grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerCont
 grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
                                              const v1beta1::AllocateRequest& req,
                                              v1beta1::AllocateResponse* resp) {
+  if (use_cdi_ && !snap.pool.cdi_unavailable.empty()) {
+    LogWarn("Allocate refused", {{"resource", snap.rc.FullName()},
+                                 {"error", "no CDI spec: " + snap.pool.cdi_unavailable}});
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "the CDI spec of " + snap.rc.FullName() +
+                            " is not published: " + snap.pool.cdi_unavailable);
+  }
   auto built = BuildAllocateResponse(snap.rc, snap.pool, req, host_);
   if (!built.ok()) {
     LogWarn("Allocate refused",
@@ -180,7 +187,7 @@ grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
     return ToGrpc(built.status());
   }
   *resp = std::move(built).value();
-  if (use_cdi_) ApplyCdi(snap.rc, snap.pool, req, resp);
+  if (use_cdi_) ApplyCdi(snap.rc, snap.pool, req, resp, cdi_tag_);
   if (snap.rc.mode == config::PoolMode::kExclusive) {
     std::vector<const PciFunction*> granted;
     for (const auto& c : req.container_requests()) {

@@ -37,17 +37,19 @@ using DevicePluginBase = v1beta1::DevicePlugin::WithCallbackMethod_GetDevicePlug
 class DevicePluginService final : public DevicePluginBase {
  public:
   // `device_info_dir` receives the Multus device-info files of exclusive allocations;
-  // with `use_cdi`, Allocate answers with CDI names; `metrics` (may be null) counts calls;
-  // a stream that has not taken a list for `stream_stall_limit` is dropped at the next
-  // publish.
+  // with `use_cdi`, Allocate answers with CDI names (of instance tag `cdi_tag`, see
+  // CdiInstanceTag); `metrics` (may be null) counts calls; a stream that has not taken a
+  // list for `stream_stall_limit` is dropped at the next publish.
   DevicePluginService(const PluginState& state, const Host& host, const ServiceEvents& events,
-                      std::string device_info_dir, bool use_cdi, DpMetrics* metrics,
+                      std::string device_info_dir, bool use_cdi, std::string cdi_tag,
+                      DpMetrics* metrics,
                       std::chrono::milliseconds stream_stall_limit = std::chrono::seconds(10))
       : state_(state),
         host_(host),
         events_(events),
         device_info_dir_(std::move(device_info_dir)),
         use_cdi_(use_cdi),
+        cdi_tag_(std::move(cdi_tag)),
         metrics_(metrics),
         stream_stall_limit_(stream_stall_limit) {}
 
@@ -92,6 +94,7 @@ class DevicePluginService final : public DevicePluginBase {
   const ServiceEvents& events_;
   const std::string device_info_dir_;
   const bool use_cdi_;
+  const std::string cdi_tag_;
   DpMetrics* const metrics_;
   const std::chrono::milliseconds stream_stall_limit_;
 

@@ -28,6 +28,9 @@ struct PoolState {
   std::string blocked_reason;
   // Functions the selectors chose but the pool refuses to hand out (ExclusiveRefusal).
   std::vector<Exclusion> refused;
+  // With --use-cdi: why the resource's CDI spec could not be published (a foreign file
+  // holds its name); Allocate refuses with it, since the runtime could not resolve our names.
+  std::string cdi_unavailable;
 
   // True when at least one HCA is present and the pool is not blocked.
   bool Usable() const { return blocked_reason.empty() && !hcas.empty(); }
@@ -44,7 +47,7 @@ struct PoolState {
 
   bool operator==(const PoolState& o) const {
     return hcas == o.hcas && in_use == o.in_use && blocked_reason == o.blocked_reason &&
-           refused == o.refused;
+           refused == o.refused && cdi_unavailable == o.cdi_unavailable;
   }
   bool operator!=(const PoolState& o) const { return !(*this == o); }
 };

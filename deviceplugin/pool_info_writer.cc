@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "common/host.h"
+
 namespace hcashare::dp {
 
 PoolInfo BuildPoolInfo(const config::ResourceConfig& rc, const PoolState& pool) {
@@ -24,6 +26,9 @@ PoolInfo BuildPoolInfo(const config::ResourceConfig& rc, const PoolState& pool) 
   return info;
 }
 
+PoolInfoWriter::PoolInfoWriter(std::string dir, const std::string& kubelet_root)
+    : files_(std::move(dir), CanonicalPath(kubelet_root)) {}
+
 Status PoolInfoWriter::Write(const config::ResourceConfig& rc, const PoolState& pool) {
   if (rc.mode != config::PoolMode::kShared) return Status::Ok();
   return files_.Write(PoolInfoFileName(rc.FullName()), PoolInfoToJson(BuildPoolInfo(rc, pool)));
@@ -33,12 +38,21 @@ void PoolInfoWriter::Remove(const config::ResourceConfig& rc) {
   files_.Remove(PoolInfoFileName(rc.FullName()));
 }
 
-void PoolInfoWriter::Reclaim(const std::vector<config::ResourceConfig>& resources) {
-  std::set<std::string> keep;
+std::set<std::string> PoolInfoWriter::NamesOf(
+    const std::vector<config::ResourceConfig>& resources) {
+  std::set<std::string> names;
   for (const auto& rc : resources) {
-    if (rc.mode == config::PoolMode::kShared) keep.insert(PoolInfoFileName(rc.FullName()));
+    if (rc.mode == config::PoolMode::kShared) names.insert(PoolInfoFileName(rc.FullName()));
   }
-  files_.Reclaim(keep);
+  return names;
+}
+
+void PoolInfoWriter::Reclaim(const std::vector<config::ResourceConfig>& resources) {
+  files_.Reclaim(NamesOf(resources));
+}
+
+void PoolInfoWriter::HandOver(const std::vector<config::ResourceConfig>& resources) {
+  files_.HandOver(NamesOf(resources));
 }
 
 void PoolInfoWriter::Disown(const config::ResourceConfig& rc) {

@@ -11,6 +11,7 @@
 
 #include "common/grpc_edge.h"
 #include "common/log.h"
+#include "deviceplugin/cdi.h"
 #include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/socket_files.h"
 
@@ -369,9 +370,10 @@ bool ResourceServer::DoRestart(const std::string& reason) {
                                             {"mode", RegistrationModeName(mode)},
                                             {"socket", public_path}});
 
-  inc->plugin =
-      std::make_unique<DevicePluginService>(state_, host_, events_, opts_.device_info_dir,
-                                            opts_.use_cdi, opts_.metrics, opts_.stream_stall_limit);
+  inc->plugin = std::make_unique<DevicePluginService>(
+      state_, host_, events_, opts_.device_info_dir, opts_.use_cdi,
+      opts_.use_cdi ? CdiInstanceTag(opts_.kubelet_root) : "", opts_.metrics,
+      opts_.stream_stall_limit);
   grpc::ServerBuilder builder;
   builder.AddListeningPort("unix:" + inc->private_path, grpc::InsecureServerCredentials());
   builder.SetMaxReceiveMessageSize(kMaxRequestBytes);

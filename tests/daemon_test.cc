@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "deviceplugin/cdi.h"
 #include "deviceplugin/socket_files.h"
 #include "tests/daemon_fixture.h"
 
@@ -131,7 +132,8 @@ class OverlapTest : public DaemonTest, public ::testing::WithParamInterface<bool
   }
   std::string Socket() const { return kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"; }
   std::string CdiSpec() const {
-    return tmp_.path() + "/cdi/hcashare-rdma_hca_shared_devices_a.json";
+    return tmp_.path() + "/cdi/hcashare-rdma_hca_shared_devices_a." +
+           dp::CdiInstanceTag(kubelet_root_) + ".json";
   }
   std::string PoolInfo() const { return tmp_.path() + "/pools/rdma_hca_shared_devices_a.json"; }
 };
@@ -185,12 +187,12 @@ TEST_P(OverlapTest, OldInstanceExitLeavesNewRegistration) {
   if (standing_by) {
     EXPECT_NE(logs.find("standing by"), std::string::npos) << logs;
   }
-  // The files are still the new instance's: its shutdown removes them, and the socket.
+  // The new instance's shutdown removes its socket and leaves the files for the next one.
   ASSERT_TRUE(new_p->Signal(SIGTERM).ok());
   EXPECT_EQ(*new_p->Wait(milliseconds(10000)), 0);
   EXPECT_FALSE(fs::exists(Socket()));
-  EXPECT_FALSE(fs::exists(CdiSpec()));
-  EXPECT_FALSE(fs::exists(PoolInfo()));
+  EXPECT_TRUE(fs::exists(CdiSpec()));
+  EXPECT_TRUE(fs::exists(PoolInfo()));
   kubelet_->Stop();
 }
 

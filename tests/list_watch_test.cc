@@ -41,7 +41,7 @@ class ListWatchTest : public ::testing::Test {
     };
     events_.registration_status = [](bool, const std::string&) {};
     service_ = std::make_unique<DevicePluginService>(state_, *host_, events_, tmp_.path(),
-                                                     /*use_cdi=*/false, nullptr, stall_limit_);
+                                                     /*use_cdi=*/false, "", nullptr, stall_limit_);
     grpc::ServerBuilder builder;
     builder.AddListeningPort("unix:" + tmp_.path() + "/dp.sock", grpc::InsecureServerCredentials());
     builder.RegisterService(service_.get());

@@ -629,23 +629,26 @@ ManagerOptions CdiOptions(ManagerOptions opts, const std::string& dir) {
 }
 
 // CDI: one spec per resource, Allocate answers with cdi_devices and a per-resource
-// annotation; specs follow device changes and are removed on shutdown, but a foreign spec
-// and one rewritten by another instance are never deleted.
+// annotation; specs follow device changes, and a foreign spec and one rewritten by another
+// instance are never deleted. The test's kubelet root is not the default one, so the file
+// and device names carry its instance tag.
 TEST_F(ServerTest, CdiSpecsAndAllocation) {
   const std::string cdi = tmp_.path() + "/cdi";
+  const std::string tag = CdiInstanceTag(kubelet_root_);
+  ASSERT_FALSE(tag.empty());
   fs::create_directories(cdi);
   std::ofstream(cdi + "/vendor-other.json") << "{}";
   ASSERT_TRUE(kubelet_->Start().ok());
   auto* m = StartManager(TwoResources(), CdiOptions(Options(), cdi));
   ASSERT_TRUE(WaitListed(kResA, 8));
   ASSERT_TRUE(WaitListed(kResB, 4));
-  const std::string spec_a = cdi + "/hcashare-rdma_hca_a.json";
-  const std::string spec_b = cdi + "/hcashare-rdma_hca_b.json";
+  const std::string spec_a = cdi + "/hcashare-rdma_hca_a." + tag + ".json";
+  const std::string spec_b = cdi + "/hcashare-rdma_hca_b." + tag + ".json";
   auto a = nlohmann::json::parse(ReadTextFile(spec_a), nullptr, false);
   ASSERT_FALSE(a.is_discarded());
   EXPECT_EQ(a["kind"], "rdma/hca_a");
   ASSERT_EQ(a["devices"].size(), 1u);
-  EXPECT_EQ(a["devices"][0]["name"], "all");
+  EXPECT_EQ(a["devices"][0]["name"], "all." + tag);
   EXPECT_EQ(a["devices"][0]["containerEdits"]["deviceNodes"].size(), 7u);
 
   auto resp = kubelet_->Allocate(kResA, {"1"});
@@ -653,8 +656,8 @@ TEST_F(ServerTest, CdiSpecsAndAllocation) {
   const auto& c = resp->container_responses(0);
   EXPECT_EQ(c.devices_size(), 0);
   ASSERT_EQ(c.cdi_devices_size(), 1);
-  EXPECT_EQ(c.cdi_devices(0).name(), "rdma/hca_a=all");
-  EXPECT_EQ(c.annotations().at("cdi.k8s.io/hcashare_rdma_hca_a"), "rdma/hca_a=all");
+  EXPECT_EQ(c.cdi_devices(0).name(), "rdma/hca_a=all." + tag);
+  EXPECT_EQ(c.annotations().at("cdi.k8s.io/hcashare_rdma_hca_a"), "rdma/hca_a=all." + tag);
   auto resp_b = kubelet_->Allocate(kResB, {"0"});
   ASSERT_TRUE(resp_b.ok());
   EXPECT_EQ(resp_b->container_responses(0).annotations().count("cdi.k8s.io/hcashare_rdma_hca_b"),
@@ -686,19 +689,21 @@ TEST_F(ServerTest, CdiKindIsConfigurable) {
      "selectors": {"ifNames": ["ib0"]}}]})",
                CdiOptions(Options(), cdi));
   ASSERT_TRUE(WaitListed(kResA, 2));
-  auto spec =
-      nlohmann::json::parse(ReadTextFile(cdi + "/hcashare-rdma_hca_a.json"), nullptr, false);
+  const std::string tag = CdiInstanceTag(kubelet_root_);
+  auto spec = nlohmann::json::parse(ReadTextFile(cdi + "/hcashare-rdma_hca_a." + tag + ".json"),
+                                    nullptr, false);
   ASSERT_FALSE(spec.is_discarded());
   EXPECT_EQ(spec["kind"], "example.com/rdma");
   auto resp = kubelet_->Allocate(kResA, {"0"});
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   ASSERT_EQ(resp->container_responses(0).cdi_devices_size(), 1);
-  EXPECT_EQ(resp->container_responses(0).cdi_devices(0).name(), "example.com/rdma=all");
+  EXPECT_EQ(resp->container_responses(0).cdi_devices(0).name(), "example.com/rdma=all." + tag);
 }
 
 // Shared pools are described for hcashare-cni's macvlan mode: HCAs with their netdevs and
-// NUMA nodes, and each topology-aware ID's node; the file goes when the daemon stops.
-TEST_F(ServerTest, PoolDescriptionPublishedAndRemoved) {
+// NUMA nodes, and each topology-aware ID's node; the file stays when the daemon stops, for
+// the next instance (a rollout), and goes when the resource does.
+TEST_F(ServerTest, PoolDescriptionPublishedAndHandedOver) {
   ASSERT_TRUE(kubelet_->Start().ok());
   ManagerOptions opts = Options();
   opts.pool_info_dir = tmp_.path() + "/pools";
@@ -719,19 +724,26 @@ TEST_F(ServerTest, PoolDescriptionPublishedAndRemoved) {
   EXPECT_EQ(info->id_numa.at("0"), 0);
   EXPECT_EQ(info->id_numa.at("3"), 1);
   m->Stop();
+  EXPECT_TRUE(fs::exists(opts.pool_info_dir + "/rdma_hca_a.json"));
+  // The next instance owns it again; a config without the resource removes it.
+  m = StartManager(R"({"periodicUpdateInterval": 0, "configList": [
+    {"resourceName": "hca_b", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib0"]}}]})",
+                   opts);
+  ASSERT_TRUE(WaitListed(kResB, 2));
   EXPECT_FALSE(fs::exists(opts.pool_info_dir + "/rdma_hca_a.json"));
 }
 
-// On shutdown the specs this instance wrote are removed.
-TEST_F(ServerTest, CdiSpecsRemovedOnStop) {
+// On shutdown the specs of configured resources stay for the next instance.
+TEST_F(ServerTest, CdiSpecsStayOnStop) {
   const std::string cdi = tmp_.path() + "/cdi";
+  const std::string tag = CdiInstanceTag(kubelet_root_);
   ASSERT_TRUE(kubelet_->Start().ok());
   auto* m = StartManager(TwoResources(), CdiOptions(Options(), cdi));
   ASSERT_TRUE(WaitListed(kResA, 8));
-  EXPECT_TRUE(fs::exists(cdi + "/hcashare-rdma_hca_a.json"));
+  EXPECT_TRUE(fs::exists(cdi + "/hcashare-rdma_hca_a." + tag + ".json"));
   m->Stop();
-  EXPECT_FALSE(fs::exists(cdi + "/hcashare-rdma_hca_a.json"));
-  EXPECT_FALSE(fs::exists(cdi + "/hcashare-rdma_hca_b.json"));
+  EXPECT_TRUE(fs::exists(cdi + "/hcashare-rdma_hca_a." + tag + ".json"));
+  EXPECT_TRUE(fs::exists(cdi + "/hcashare-rdma_hca_b." + tag + ".json"));
 }
 
 }  // namespace

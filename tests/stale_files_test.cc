@@ -16,6 +16,7 @@
 
 #include "common/owned_files.h"
 #include "common/temp_dir.h"
+#include "deviceplugin/cdi.h"
 #include "tests/daemon_fixture.h"
 
 namespace hcashare {
@@ -84,8 +85,8 @@ TEST_F(OwnedFilesLedgerTest, OtherOwnersAndRewrittenFilesAreNeverRemoved) {
     OwnedFiles dead(dir_, kRoot);
     ASSERT_TRUE(dead.Write("b.json", "b").ok());
   }
-  OwnedFiles someone(dir_, "/elsewhere");
-  ASSERT_TRUE(someone.Write("b.json", "b2").ok());  // a new inode under the same name
+  std::ofstream(dir_ + "/b.json.new") << "b2";
+  fs::rename(dir_ + "/b.json.new", dir_ + "/b.json");  // someone's new inode, same name
   OwnedFiles next(dir_, kRoot);
   EXPECT_THAT(next.Reclaim({}), IsEmpty());
   EXPECT_TRUE(Exists("x.json"));
@@ -118,6 +119,13 @@ class StaleFilesDaemonTest : public testing::DaemonTest {
     return Spawn({"--config", config_, "--use-cdi", "--cdi-spec-dir", tmp_.path() + "/cdi"}, log);
   }
   bool Has(const std::string& rel) const { return fs::exists(tmp_.path() + "/" + rel); }
+  // "cdi/<the spec file name of rdma/`name`>" (this kubelet root's instance tag).
+  std::string Spec(const std::string& name) const {
+    config::ResourceConfig rc;
+    rc.resource_prefix = "rdma";
+    rc.resource_name = name;
+    return "cdi/" + dp::CdiSpecFileName(rc, dp::CdiInstanceTag(kubelet_root_));
+  }
 };
 
 TEST_F(StaleFilesDaemonTest, RestartAfterSigkillRemovesFilesOfARemovedResource) {
@@ -128,28 +136,26 @@ TEST_F(StaleFilesDaemonTest, RestartAfterSigkillRemovesFilesOfARemovedResource) 
     ASSERT_TRUE(first.ok()) << first.status().ToString();
     ASSERT_TRUE(kubelet_->WaitFor(
         "rdma/gone", [](const fake::ResourceView& v) { return v.connected; }, milliseconds(10000)));
-    ASSERT_TRUE(testing::WaitUntil(
-        [&] { return Has("cdi/hcashare-rdma_gone.json") && Has("pools/rdma_gone.json"); },
-        milliseconds(10000)));
+    ASSERT_TRUE(testing::WaitUntil([&] { return Has(Spec("gone")) && Has("pools/rdma_gone.json"); },
+                                   milliseconds(10000)));
     ASSERT_TRUE(first->Signal(SIGKILL).ok());
     ASSERT_TRUE(first->Wait(milliseconds(5000)).ok());
   }
-  ASSERT_TRUE(Has("cdi/hcashare-rdma_gone.json")) << "a SIGKILL skips the clean-up";
+  ASSERT_TRUE(Has(Spec("gone"))) << "a SIGKILL skips the clean-up";
   WriteConfig(testing::Config(4));  // 4 IDs: the first run had 3, so 4 means the second
   auto second = Start("second.log");
   ASSERT_TRUE(second.ok());
   ASSERT_TRUE(WaitDevices(4));
-  EXPECT_FALSE(Has("cdi/hcashare-rdma_gone.json")) << "the removed resource's CDI spec";
+  EXPECT_FALSE(Has(Spec("gone"))) << "the removed resource's CDI spec";
   EXPECT_FALSE(Has("pools/rdma_gone.json")) << "the removed resource's pool description";
-  EXPECT_TRUE(Has("cdi/hcashare-rdma_hca_shared_devices_a.json"));
+  EXPECT_TRUE(Has(Spec("hca_shared_devices_a")));
   EXPECT_TRUE(Has("pools/rdma_hca_shared_devices_a.json"));
   ASSERT_TRUE(second->Signal(SIGTERM).ok());
   auto code = second->Wait(milliseconds(5000));
   ASSERT_TRUE(code.ok());
   EXPECT_EQ(*code, 0);
-  EXPECT_FALSE(Has("cdi/hcashare-rdma_hca_shared_devices_a.json"))
-      << "the kept file was owned again and removed at exit";
-  EXPECT_FALSE(Has("pools/rdma_hca_shared_devices_a.json"));
+  EXPECT_TRUE(Has(Spec("hca_shared_devices_a"))) << "left for the next instance";
+  EXPECT_TRUE(Has("pools/rdma_hca_shared_devices_a.json"));
 }
 
 }  // namespace
