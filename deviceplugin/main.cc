@@ -18,6 +18,7 @@
 #include "common/uevent.h"
 #include "common/version.h"
 #include "config/config.h"
+#include "deviceplugin/allocation.h"
 #include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/flags.h"
 #include "deviceplugin/http_server.h"
@@ -151,7 +152,8 @@ std::optional<config::PluginConfig> LoadConfig(const std::string& path) {
                                     {"mode", config::PoolModeName(rc.mode)},
                                     {"rdma_hca_max", rc.rdma_hca_max},
                                     {"topology_aware", rc.topology_aware},
-                                    {"exclude_topology", rc.exclude_topology}});
+                                    {"exclude_topology", rc.exclude_topology},
+                                    {"rdma_devices_env", RdmaDevicesEnvNames(rc)}});
   }
   return out.config;
 }
