@@ -188,8 +188,10 @@ stop_dp
 # ---------------------------------------------------------------- 2. doctor
 say "2. hcashare doctor on the real stack"
 # As in a pod: with the env the Allocate response gives the container.
-POD_DEVICES=$(grep -o '"HCASHARE_RDMA_DEVICES": "[^"]*"' "$WORK/alloc.json" | sed 's/.*: "//; s/"$//')
-HCASHARE_RDMA_DEVICES=$POD_DEVICES "$BIN/hcashare" doctor >"$WORK/doctor.txt" 2>&1
+# (rdma/rxe_shared's own variable: with two resources there is no generic one.)
+POD_DEVICES=$(grep -o '"HCASHARE_RDMA_DEVICES_RDMA_RXE_SHARED": "[^"]*"' "$WORK/alloc.json" |
+  sed 's/.*: "//; s/"$//')
+HCASHARE_RDMA_DEVICES_RDMA_RXE_SHARED=$POD_DEVICES "$BIN/hcashare" doctor >"$WORK/doctor.txt" 2>&1
 doctor_rc=$?
 cat "$WORK/doctor.txt"
 doctor_passes() {
@@ -202,7 +204,7 @@ doctor_passes() {
   ! grep -q "^WARN\|^FAIL" "$WORK/doctor.txt" || { echo "not all PASS"; return 1; }
 }
 check doctor-all-pass doctor_passes
-HCASHARE_RDMA_DEVICES=$POD_DEVICES NCCL_IB_DISABLE=1 "$BIN/hcashare" doctor \
+HCASHARE_RDMA_DEVICES_RDMA_RXE_SHARED=$POD_DEVICES NCCL_IB_DISABLE=1 "$BIN/hcashare" doctor \
   >"$WORK/doctor-nccl.txt" 2>&1
 check doctor-warns-nccl-ib-disable grep -q "^WARN  nccl-ib-disable" "$WORK/doctor-nccl.txt"
 
