@@ -294,14 +294,11 @@ void AddPfWithVfs(fake::SimNode* node) {
   pf.numa_node = 1;
   ASSERT_TRUE(node->AddPciFunction(pf).ok());
   for (int i = 0; i < 3; ++i) {
-    fake::SimPciFunction vf;
-    vf.address = "0000:5e:00." + std::to_string(2 + i);
-    vf.device = "101e";
-    vf.physfn = pf.address;
-    vf.netdevs = {"ens1f0v" + std::to_string(i)};
-    vf.rdma_device = "mlx5_vf" + std::to_string(i);
-    vf.numa_node = 1;
-    ASSERT_TRUE(node->AddPciFunction(vf).ok());
+    const std::string n = std::to_string(i);
+    ASSERT_TRUE(
+        node->AddPciFunction(fake::SimNode::RoceVf("0000:5e:00." + std::to_string(2 + i),
+                                                   pf.address, "ens1f0v" + n, "mlx5_vf" + n, 1))
+            .ok());
   }
 }
 
