@@ -33,6 +33,7 @@ namespace {
 struct Flags {
   std::string config = "/k8s-rdma-shared-dev-plugin/config.json";
   std::string kubelet_root = "/var/lib/kubelet";
+  std::string device_plugin_dir = kDefaultDevicePluginDir;
   std::string host_root = "/";
   std::string registration = "auto";
   std::string log_level = "info";
@@ -163,7 +164,12 @@ int Run(int argc, char** argv) {
   CLI::App app{"hcashare-device-plugin: shared RDMA HCAs for Kubernetes pods"};
   app.add_option("--config,--config-file", f.config, "config file (JSON or YAML)")
       ->capture_default_str();
-  app.add_option("--kubelet-root-dir", f.kubelet_root, "kubelet root directory")
+  app.add_option("--kubelet-root-dir", f.kubelet_root,
+                 "the kubelet's --root-dir (plugins_registry/ is under it)")
+      ->capture_default_str();
+  app.add_option("--device-plugin-dir", f.device_plugin_dir,
+                 "the kubelet's device-plugin directory (kubelet.sock); the kubelet does not "
+                 "move it with --root-dir")
       ->capture_default_str();
   app.add_option("--host-root", f.host_root, "root under which /sys, /dev and /proc are read")
       ->capture_default_str();
@@ -245,6 +251,7 @@ int Run(int argc, char** argv) {
           {{"version", VersionString()},
            {"config", f.config},
            {"kubelet_root", f.kubelet_root},
+           {"device_plugin_dir", f.device_plugin_dir},
            {"host_root", f.host_root},
            {"registration", f.registration},
            {"use_cdi", f.use_cdi},
@@ -259,6 +266,7 @@ int Run(int argc, char** argv) {
   auto rdma = NewRdmaNetlink();
   ManagerOptions opts;
   opts.server.kubelet_root = f.kubelet_root;
+  opts.server.device_plugin_dir = f.device_plugin_dir;
   opts.server.mode = *mode;
   opts.server.device_info_dir = f.device_info_dir;
   opts.health_poll_interval = Millis(f.health_poll_interval);

@@ -246,6 +246,7 @@ TEST_F(DeviceHealthTest, DaemonSeesARemovalWithoutUeventWithinOnePoll) {
   fake::FakeUeventSource uevents;
   ManagerOptions opts;
   opts.server.kubelet_root = tmp_.path() + "/kubelet";
+  opts.server.device_plugin_dir = opts.server.kubelet_root + "/device-plugins";
   opts.server.mode = RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(100);
   PluginManager manager(opts, *host_, rdma, &uevents);

@@ -60,6 +60,31 @@ TEST_F(ServerTest, RegistersThroughPluginsRegistry) {
   EXPECT_EQ(m->Servers()[kResA].mode, RegistrationMode::kPluginsRegistry);
 }
 
+// The device-plugin directory is configured apart from the kubelet root (a real kubelet
+// keeps it at /var/lib/kubelet/device-plugins whatever its --root-dir): kubelet.sock and
+// our sockets are there, plugins_registry/ stays under the root, and auto mode looks for
+// kubelet.sock in the device-plugin directory.
+TEST_F(ServerTest, DevicePluginDirApartFromTheKubeletRoot) {
+  const std::string dir = tmp_.path() + "/fixed/device-plugins";
+  kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_, dir);
+  ASSERT_TRUE(kubelet_->Start(/*watch_registry=*/true).ok());
+  auto* m = StartManager(TwoResources(), Options(RegistrationMode::kAuto));
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  EXPECT_EQ(m->Servers()[kResA].mode, RegistrationMode::kKubelet);
+  EXPECT_EQ(kubelet_->View(kResA).endpoint, dir + "/hca_a.sock");
+  EXPECT_TRUE(fs::exists(dir + "/hca_b.sock"));
+  EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins"));
+  m->Stop();
+  fs::remove(dir + "/kubelet.sock");
+  StartManager(TwoResources(), Options(RegistrationMode::kAuto));
+  ASSERT_TRUE(kubelet_->WaitFor(
+      kResA,
+      [&](const fake::ResourceView& v) {
+        return v.connected && v.endpoint == kubelet_root_ + "/plugins_registry/hca_a.sock";
+      },
+      milliseconds(5000)));
+}
+
 // auto uses kubelet.sock when the kubelet serves it, and plugins_registry when it does not.
 TEST_F(ServerTest, AutoModeFollowsWhatTheKubeletOffers) {
   ASSERT_TRUE(kubelet_->Start(/*watch_registry=*/true).ok());

@@ -117,7 +117,7 @@ start_dp() { # start_dp LOG: the daemon and the kubelet, both fresh
   KUBELET_PID=$!
   wait_for 10 test -S "$KROOT/device-plugins/kubelet.sock"
   "$BIN/hcashare-device-plugin" --config "${DP_CONFIG:-$WORK/dp.json}" --kubelet-root-dir "$KROOT" \
-    --registration kubelet --pool-info-dir "" --device-info-dir "$WORK/devinfo" \
+    --device-plugin-dir "$KROOT/device-plugins" --registration kubelet --pool-info-dir "" --device-info-dir "$WORK/devinfo" \
     >"$1" 2>&1 &
   DP_PID=$!
 }
