@@ -40,7 +40,9 @@ void Validator::CheckEnvNames(const json& list, const std::string& path,
     if (!list[i].is_object()) continue;
     ResourceConfig& rc = (*resources)[next++];
     const std::string entry_path = JoinIndex(path, i);
-    if (!list[i].contains("setRdmaDevicesEnv")) rc.set_rdma_devices_env = list.size() == 1;
+    // Absent or null: the default.
+    const auto given = list[i].find("setRdmaDevicesEnv");
+    if (given == list[i].end() || given->is_null()) rc.set_rdma_devices_env = list.size() == 1;
     if (rc.set_rdma_devices_env && rdma_env_first.empty()) {
       rdma_env_first = entry_path;
     } else if (rc.set_rdma_devices_env) {

@@ -127,6 +127,9 @@ TEST(EnvNamesTest, GenericNameOnlyWhereItCannotConflict) {
   auto one = config::ParseConfig(R"({"configList": [)" + a + "}]}");
   ASSERT_TRUE(one.ok()) << config::FormatIssues(one);
   EXPECT_TRUE(one.config->resources[0].set_rdma_devices_env);
+  auto null = config::ParseConfig(R"({"configList": [)" + a + R"(, "setRdmaDevicesEnv": null}]})");
+  ASSERT_TRUE(null.ok()) << config::FormatIssues(null);
+  EXPECT_TRUE(null.config->resources[0].set_rdma_devices_env) << "null is the default";
   auto off = config::ParseConfig(R"({"configList": [)" + a + R"(, "setRdmaDevicesEnv": false}]})");
   ASSERT_TRUE(off.ok()) << config::FormatIssues(off);
   EXPECT_FALSE(off.config->resources[0].set_rdma_devices_env);
