@@ -102,6 +102,7 @@ int Main(int argc, char** argv) {
       {"hostRoot", tmp.path() + "/host"},
       {"stateDir", tmp.path() + "/state"},
       {"kubeletRootDir", kubelet},
+      {"devicePluginDir", kubelet + "/device-plugins"},
       {"checkAllocation",
        allocation != "off"}}.dump();
   fake::FakePodResources server(kubelet + "/pod-resources/kubelet.sock");

@@ -56,6 +56,7 @@ int Main(int argc, char** argv) {
   fake::FakeUeventSource uevents;
   dp::ManagerOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
+  opts.server.device_plugin_dir = opts.server.kubelet_root + "/device-plugins";
   opts.server.mode = dp::RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(static_cast<int>(poll_seconds * 1000));
   opts.watch_links = true;  // as the daemon runs

@@ -58,6 +58,7 @@ int Main(int argc, char** argv) {
   fake::FakeUeventSource uevents;  // never fires: the removal has no uevent
   dp::ManagerOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
+  opts.server.device_plugin_dir = opts.server.kubelet_root + "/device-plugins";
   opts.server.mode = dp::RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(static_cast<int>(poll_seconds * 1000));
   dp::PluginManager manager(opts, *host, rdma, &uevents);

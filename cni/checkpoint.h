@@ -1,5 +1,6 @@
 // Reader for the kubelet's device-manager checkpoint
-// (<kubelet root>/device-plugins/kubelet_internal_checkpoint), the last-resort source of a
+// (/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint, in the device-plugin directory,
+// which does not follow the kubelet's --root-dir), the last-resort source of a
 // pod's devices when the pod-resources socket is absent. The format is internal to the
 // kubelet and unsupported upstream, so the reader is lenient: unknown keys are ignored and
 // the checksum is not verified.

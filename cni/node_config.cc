@@ -22,8 +22,9 @@ using config::FieldReader;
 using nlohmann::json;
 
 const std::vector<std::string>& NodeKeys() {
-  static const std::vector<std::string> kKeys = {"hostRoot",    "stateDir", "kubeletRootDir",
-                                                 "poolInfoDir", "logFile",  "checkAllocation"};
+  static const std::vector<std::string> kKeys = {"hostRoot",        "stateDir",    "kubeletRootDir",
+                                                 "devicePluginDir", "poolInfoDir", "logFile",
+                                                 "checkAllocation"};
   return kKeys;
 }
 
@@ -103,6 +104,7 @@ Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string&
   if (auto v = path("hostRoot")) s.host_root = *v;
   if (auto v = path("stateDir")) s.state_dir = *v;
   if (auto v = path("kubeletRootDir")) s.kubelet_root_dir = *v;
+  if (auto v = path("devicePluginDir")) s.device_plugin_dir = *v;
   s.pool_info_dir = path("poolInfoDir").value_or(PoolInfoDirFor(s.kubelet_root_dir));
   s.log_file = path("logFile");
   s.check_allocation = top.Bool("checkAllocation").value_or(true);
@@ -114,8 +116,8 @@ Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string&
       problem += "; did you mean " + config::Quote(*suggestion) + "?";
     } else {
       problem +=
-          " (known: hostRoot, stateDir, kubeletRootDir, poolInfoDir, logFile, "
-          "checkAllocation)";
+          " (known: hostRoot, stateDir, kubeletRootDir, devicePluginDir, poolInfoDir, "
+          "logFile, checkAllocation)";
     }
     errors.push_back({config::JoinKey("", item.key()), problem});
   }

@@ -12,7 +12,8 @@
 // (older NADs do) but never set another (ParseNetConf).
 //
 //   {"hostRoot": "/", "stateDir": "/var/lib/cni/hcashare",
-//    "kubeletRootDir": "/var/lib/kubelet", "poolInfoDir": "/var/run/hcashare/pools",
+//    "kubeletRootDir": "/var/lib/kubelet", "devicePluginDir": "/var/lib/kubelet/device-plugins",
+//    "poolInfoDir": "/var/run/hcashare/pools",
 //    "logFile": "/var/log/hcashare-cni.log", "checkAllocation": true}
 #pragma once
 
@@ -26,6 +27,9 @@
 namespace hcashare::cni {
 
 inline constexpr std::string_view kDefaultKubeletRootDir = "/var/lib/kubelet";
+// The kubelet's device-plugin directory (its checkpoint): fixed in the kubelet, whatever its
+// --root-dir (deviceplugin/resource_server.h, kDefaultDevicePluginDir).
+inline constexpr std::string_view kDefaultDevicePluginDir = "/var/lib/kubelet/device-plugins";
 inline constexpr std::string_view kDefaultStateDir = "/var/lib/cni/hcashare";
 inline constexpr std::string_view kDefaultHostRoot = "/";
 // The node file, and the environment variable that names another.
@@ -38,7 +42,9 @@ inline constexpr size_t kMaxNodeConfigBytes = 64 * 1024;
 struct NodeSettings {
   std::string host_root{kDefaultHostRoot};               // "hostRoot": where /sys, /dev, /proc are
   std::string state_dir{kDefaultStateDir};               // "stateDir"
-  std::string kubelet_root_dir{kDefaultKubeletRootDir};  // "kubeletRootDir"
+  std::string kubelet_root_dir{kDefaultKubeletRootDir};  // "kubeletRootDir": pod-resources/
+  // "devicePluginDir": where the kubelet's checkpoint is; not under kubelet_root_dir.
+  std::string device_plugin_dir{kDefaultDevicePluginDir};
   // "poolInfoDir": where hcashare-device-plugin describes its shared pools; by default
   // PoolInfoDirFor(kubelet_root_dir) (interop/pool_info.h).
   std::string pool_info_dir;

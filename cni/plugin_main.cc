@@ -94,6 +94,7 @@ int RunPlugin(const PluginBackends& backends) {
     if (pod_devices) return *pod_devices;
     PodResourcesOptions opts;
     opts.kubelet_root = node->kubelet_root_dir;
+    opts.device_plugin_dir = node->device_plugin_dir;
     ASSIGN_OR_RETURN(PodDevices found,
                      LookupPodDevices(opts, {env->PodNamespace(), env->PodName(), env->PodUid()}));
     pod_devices = PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
@@ -102,7 +103,7 @@ int RunPlugin(const PluginBackends& backends) {
   ctx.checkpoint_devices = [&]() -> Result<PodDeviceMap> {
     ASSIGN_OR_RETURN(
         DevicesByResource found,
-        ReadCheckpointDevices(KubeletCheckpointPath(node->kubelet_root_dir), env->PodUid()));
+        ReadCheckpointDevices(KubeletCheckpointPath(node->device_plugin_dir), env->PodUid()));
     return PodDeviceMap{std::move(found), "checkpoint"};
   };
 

@@ -235,8 +235,8 @@ std::string PodResourcesSocketPath(const std::string& kubelet_root) {
   return kubelet_root + "/pod-resources/kubelet.sock";
 }
 
-std::string KubeletCheckpointPath(const std::string& kubelet_root) {
-  return kubelet_root + "/device-plugins/kubelet_internal_checkpoint";
+std::string KubeletCheckpointPath(const std::string& device_plugin_dir) {
+  return device_plugin_dir + "/kubelet_internal_checkpoint";
 }
 
 Result<PodDevices> LookupPodDevices(const PodResourcesOptions& opts, const PodRef& pod) {
@@ -246,13 +246,14 @@ Result<PodDevices> LookupPodDevices(const PodResourcesOptions& opts, const PodRe
 
   // No socket (a kubelet before 1.13, or the directory is not mounted): the checkpoint.
   const int socket_errno = errno;
-  const std::string checkpoint = KubeletCheckpointPath(opts.kubelet_root);
+  const std::string checkpoint = KubeletCheckpointPath(opts.device_plugin_dir);
   LogDebug("pod-resources socket absent, reading the kubelet checkpoint",
            {{"socket", socket}, {"checkpoint", checkpoint}});
   if (::stat(checkpoint.c_str(), &sb) != 0 && (errno == ENOENT || errno == ENOTDIR)) {
     return Status::NotFound("neither the kubelet pod-resources socket " + socket + " (" +
                             std::strerror(socket_errno) + ") nor its checkpoint " + checkpoint +
-                            " exists; is " + opts.kubelet_root + " the kubelet root directory?");
+                            " exists; are " + opts.kubelet_root + " and " + opts.device_plugin_dir +
+                            " the kubelet's root and device-plugin directories?");
   }
   auto devices = ReadCheckpointDevices(checkpoint, pod.uid);
   if (!devices.ok()) {

@@ -7,7 +7,7 @@
 //       -> v1 List, matched by namespace and name
 //     List UNIMPLEMENTED / "unknown service v1.PodResourcesLister" (kubelet < 1.20)
 //       -> v1alpha1 List, matched by namespace and name
-//   socket absent -> <kubelet root>/device-plugins/kubelet_internal_checkpoint, by pod UID
+//   socket absent -> <device-plugin dir>/kubelet_internal_checkpoint, by pod UID
 //
 // RESOURCE_EXHAUSTED (the kubelet's 100 QPS rate limit) is retried with exponential
 // back-off. A pod the kubelet does not know is not an error: the result is empty.
@@ -40,9 +40,11 @@ struct PodDevices {
 };
 
 struct PodResourcesOptions {
-  // Kubelet root directory (--root-dir). The socket is <root>/pod-resources/kubelet.sock,
-  // the checkpoint <root>/device-plugins/kubelet_internal_checkpoint.
+  // Kubelet root directory (--root-dir). The socket is <root>/pod-resources/kubelet.sock.
   std::string kubelet_root = "/var/lib/kubelet";
+  // The kubelet's device-plugin directory, which does not follow --root-dir. The checkpoint
+  // is <dir>/kubelet_internal_checkpoint.
+  std::string device_plugin_dir = "/var/lib/kubelet/device-plugins";
   // Deadline of each gRPC call.
   std::chrono::milliseconds timeout{10000};
   // Largest response accepted (gRPC's default is 4 MiB; List on a busy node is larger).
@@ -55,8 +57,8 @@ struct PodResourcesOptions {
 
 // <kubelet_root>/pod-resources/kubelet.sock
 std::string PodResourcesSocketPath(const std::string& kubelet_root);
-// <kubelet_root>/device-plugins/kubelet_internal_checkpoint
-std::string KubeletCheckpointPath(const std::string& kubelet_root);
+// <device_plugin_dir>/kubelet_internal_checkpoint
+std::string KubeletCheckpointPath(const std::string& device_plugin_dir);
 
 // The devices assigned to `pod` (see the chain above). Each lookup dials a fresh connection.
 // Errors:

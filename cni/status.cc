@@ -49,10 +49,10 @@ Status CmdStatus(const CniEnv& env, const NetConf& conf) {
         return NotAvailable("the kubelet pod-resources socket " + socket + " does not answer",
                             problem);
       }
-    } else if (::access(KubeletCheckpointPath(conf.node.kubelet_root_dir).c_str(), R_OK) != 0) {
+    } else if (::access(KubeletCheckpointPath(conf.node.device_plugin_dir).c_str(), R_OK) != 0) {
       return NotAvailable("cannot look devices up by resourceName",
                           "neither " + socket + " nor " +
-                              KubeletCheckpointPath(conf.node.kubelet_root_dir) + " exists");
+                              KubeletCheckpointPath(conf.node.device_plugin_dir) + " exists");
     }
   }
   if (conf.ipam && !env.PathDirs().empty()) {

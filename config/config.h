@@ -84,6 +84,10 @@ struct ResourceConfig {
   // `setNcclIbHca`: Allocate also sets NCCL_IB_HCA to the granted RDMA devices as an exact
   // match ("=mlx5_0,mlx5_1"), in NUMA order.
   bool set_nccl_ib_hca = false;
+  // `setRdmaDevicesEnv`: Allocate also sets the generic HCASHARE_RDMA_DEVICES besides the
+  // resource's own HCASHARE_RDMA_DEVICES_<suffix> (common/env_names.h). Absent: true when
+  // configList has one resource (no container can then hold two that both set it), else false.
+  bool set_rdma_devices_env = false;
   Selectors selectors;  // `devices` is folded into selectors.if_names
 
   // "<prefix>/<name>", the extended resource name the kubelet sees.

@@ -100,7 +100,8 @@ bool ResourceConfig::operator==(const ResourceConfig& o) const {
          mode == o.mode && rdma_hca_max == o.rdma_hca_max && topology_aware == o.topology_aware &&
          exclude_topology == o.exclude_topology && cdi_kind == o.cdi_kind &&
          allow_pf_with_vfs == o.allow_pf_with_vfs && allow_host_uplink == o.allow_host_uplink &&
-         set_nccl_ib_hca == o.set_nccl_ib_hca && selectors == o.selectors;
+         set_nccl_ib_hca == o.set_nccl_ib_hca && set_rdma_devices_env == o.set_rdma_devices_env &&
+         selectors == o.selectors;
 }
 
 ParseOutcome ParseConfig(const std::string& text, ConfigFormat format) {

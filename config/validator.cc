@@ -33,10 +33,10 @@ const std::vector<std::string>& TopLevelKeys() {
 }
 
 const std::vector<std::string>& EntryKeys() {
-  static const std::vector<std::string> keys = {"resourceName", "resourcePrefix", "mode",
-                                                "rdmaHcaMax",   "topologyAware",  "excludeTopology",
-                                                "cdiKind",      "allowPfWithVfs", "allowHostUplink",
-                                                "setNcclIbHca", "devices",        "selectors"};
+  static const std::vector<std::string> keys = {
+      "resourceName",      "resourcePrefix", "mode",           "rdmaHcaMax",      "topologyAware",
+      "excludeTopology",   "cdiKind",        "allowPfWithVfs", "allowHostUplink", "setNcclIbHca",
+      "setRdmaDevicesEnv", "devices",        "selectors"};
   return keys;
 }
 
@@ -216,6 +216,7 @@ std::vector<ResourceConfig> Validator::ParseConfigList(FieldReader& root, bool s
     }
     resources.push_back(std::move(resource));
   }
+  CheckEnvNames(*list, path, &resources);
   CheckTotals(resources, path);
   return resources;
 }
@@ -252,6 +253,8 @@ ResourceConfig Validator::ParseEntry(FieldReader& entry) {
   resource.allow_pf_with_vfs = ParseExclusiveOptIn(entry, mode, "allowPfWithVfs");
   resource.allow_host_uplink = ParseExclusiveOptIn(entry, mode, "allowHostUplink");
   resource.set_nccl_ib_hca = entry.Bool("setNcclIbHca").value_or(false);
+  // Its default depends on the whole list (CheckEnvNames).
+  resource.set_rdma_devices_env = entry.Bool("setRdmaDevicesEnv").value_or(false);
   const bool selection_required =
       suggested.count("selectors") == 0 && suggested.count("devices") == 0;
   resource.selectors = ParseDeviceSelection(entry, selection_required);

@@ -47,6 +47,8 @@ class Validator {
   std::vector<ResourceConfig> ParseConfigList(FieldReader& root, bool suppress_required);
   ResourceConfig ParseEntry(FieldReader& entry);
   void CheckTotals(const std::vector<ResourceConfig>& resources, const std::string& path);
+  void CheckEnvNames(const json& list, const std::string& path,
+                     std::vector<ResourceConfig>* resources);
   std::string ParseResourceName(FieldReader& entry, bool required);
   std::string ParseResourcePrefix(FieldReader& entry);
   std::string ParseCdiKind(FieldReader& entry);

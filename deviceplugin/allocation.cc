@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/env_names.h"
 #include "common/strings.h"
 
 namespace hcashare::dp {
@@ -154,6 +155,12 @@ Status CheckIds(const config::ResourceConfig& rc, const PoolState& pool,
 
 }  // namespace
 
+std::vector<std::string> RdmaDevicesEnvNames(const config::ResourceConfig& rc) {
+  std::vector<std::string> names = {RdmaDevicesEnvName(rc.FullName())};
+  if (rc.set_rdma_devices_env) names.emplace_back(kRdmaDevicesEnv);
+  return names;
+}
+
 std::string PciDeviceEnvName(const config::ResourceConfig& rc) {
   std::string name = ReplaceAny("PCIDEVICE_" + rc.FullName(), "./", '_');
   for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -249,7 +256,9 @@ Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceCo
       spec->set_host_path(path);
       spec->set_permissions("rw");
     }
-    (*out->mutable_envs())[kRdmaDevicesEnv] = Join(PoolState::RdmaNamesOf(granted));
+    for (const auto& name : RdmaDevicesEnvNames(rc)) {
+      (*out->mutable_envs())[name] = Join(PoolState::RdmaNamesOf(granted));
+    }
     if (rc.set_nccl_ib_hca) (*out->mutable_envs())[kNcclIbHcaEnv] = NcclIbHca(granted);
     if (rc.mode == PoolMode::kExclusive) {
       (*out->mutable_envs())[PciDeviceEnvName(rc)] = Join(ids);

@@ -13,10 +13,13 @@
 
 namespace hcashare::dp {
 
-// Environment variable that lists the granted RDMA device names (for NCCL_IB_HCA).
-inline constexpr const char* kRdmaDevicesEnv = "HCASHARE_RDMA_DEVICES";
 // NCCL's HCA filter, set by Allocate for resources with `setNcclIbHca`.
 inline constexpr const char* kNcclIbHcaEnv = "NCCL_IB_HCA";
+
+// The variables naming the RDMA devices `rc` grants: its own
+// HCASHARE_RDMA_DEVICES_<suffix> (common/env_names.h), and with `setRdmaDevicesEnv` also
+// the generic HCASHARE_RDMA_DEVICES. Allocate and the CDI spec set the same ones.
+std::vector<std::string> RdmaDevicesEnvNames(const config::ResourceConfig& rc);
 
 // The ListAndWatch device list.
 //   shared: IDs "0".."rdmaHcaMax-1", Healthy while at least one HCA the ID grants is
@@ -34,9 +37,10 @@ void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
                       v1beta1::ListAndWatchResponse* out);
 
 // Builds the Allocate answer: one ContainerAllocateResponse per container request, with
-// a "rw" DeviceSpec for every char device granted (rdma_cm once) and HCASHARE_RDMA_DEVICES;
-// with `setNcclIbHca` also NCCL_IB_HCA="=<the same devices in NUMA order>" (the '=' makes
-// it an exact match: without it "mlx5_1" also selects mlx5_10..mlx5_19).
+// a "rw" DeviceSpec for every char device granted (rdma_cm once) and the granted RDMA
+// device names in RdmaDevicesEnvNames(rc); with `setNcclIbHca` also NCCL_IB_HCA="=<the same
+// devices in NUMA order>" (the '=' makes it an exact match: without it "mlx5_1" also
+// selects mlx5_10..mlx5_19).
 //   shared: the whole pool, or with topologyAware the HCAs of the granted IDs' NUMA nodes;
 //     without HCAs whose device nodes vanished, and without the unhealthy ones while a
 //     healthy one remains.

@@ -23,14 +23,18 @@ std::string Tagged(const std::string& base, const std::string& tag) {
   return tag.empty() ? base : base + "." + tag;
 }
 
-// One CDI device: the char devices of `fns` and the env naming their RDMA devices.
-nlohmann::ordered_json CdiDevice(const std::string& name, const std::vector<PciFunction>& fns) {
+// One CDI device of `rc`: the char devices of `fns` and the env naming their RDMA devices
+// (the variables Allocate sets).
+nlohmann::ordered_json CdiDevice(const config::ResourceConfig& rc, const std::string& name,
+                                 const std::vector<PciFunction>& fns) {
   nlohmann::ordered_json nodes = nlohmann::json::array();
   for (const auto& path : PoolState::CharDevicesOf(fns)) {
     nodes.push_back({{"path", path}, {"hostPath", path}, {"permissions", "rw"}});
   }
   nlohmann::ordered_json env = nlohmann::json::array();
-  env.push_back(std::string(kRdmaDevicesEnv) + "=" + Join(PoolState::RdmaNamesOf(fns)));
+  for (const auto& var : RdmaDevicesEnvNames(rc)) {
+    env.push_back(var + "=" + Join(PoolState::RdmaNamesOf(fns)));
+  }
   return {{"name", name}, {"containerEdits", {{"deviceNodes", nodes}, {"env", env}}}};
 }
 
@@ -65,17 +69,17 @@ std::string CdiSpecJson(const config::ResourceConfig& rc, const PoolState& pool,
                         const std::string& tag) {
   nlohmann::ordered_json devices = nlohmann::json::array();
   if (rc.mode == config::PoolMode::kExclusive) {
-    for (const auto& h : pool.hcas) devices.push_back(CdiDevice(Tagged(h.address, tag), {h}));
+    for (const auto& h : pool.hcas) devices.push_back(CdiDevice(rc, Tagged(h.address, tag), {h}));
   } else if (rc.topology_aware) {
     for (int node : NumaNodesOf(pool.hcas)) {
       std::vector<PciFunction> local;
       for (const auto& h : pool.hcas) {
         if ((h.numa_node < 0 ? -1 : h.numa_node) == node) local.push_back(h);
       }
-      devices.push_back(CdiDevice(Tagged(NodeDeviceName(node), tag), local));
+      devices.push_back(CdiDevice(rc, Tagged(NodeDeviceName(node), tag), local));
     }
   } else {
-    devices.push_back(CdiDevice(Tagged("all", tag), pool.hcas));
+    devices.push_back(CdiDevice(rc, Tagged("all", tag), pool.hcas));
   }
   nlohmann::ordered_json spec = {
       {"cdiVersion", "0.5.0"}, {"kind", CdiKind(rc)}, {"devices", devices}};

@@ -19,6 +19,7 @@
 #include "common/uevent.h"
 #include "common/version.h"
 #include "config/config.h"
+#include "deviceplugin/allocation.h"
 #include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/flags.h"
 #include "deviceplugin/metrics.h"
@@ -35,6 +36,7 @@ namespace {
 struct Flags {
   std::string config = "/k8s-rdma-shared-dev-plugin/config.json";
   std::string kubelet_root = "/var/lib/kubelet";
+  std::string device_plugin_dir = kDefaultDevicePluginDir;
   std::string host_root = "/";
   std::string registration = "auto";
   std::string log_level = "info";
@@ -134,7 +136,8 @@ std::optional<config::PluginConfig> LoadConfig(const std::string& path) {
                                     {"mode", config::PoolModeName(rc.mode)},
                                     {"rdma_hca_max", rc.rdma_hca_max},
                                     {"topology_aware", rc.topology_aware},
-                                    {"exclude_topology", rc.exclude_topology}});
+                                    {"exclude_topology", rc.exclude_topology},
+                                    {"rdma_devices_env", RdmaDevicesEnvNames(rc)}});
   }
   return out.config;
 }
@@ -159,7 +162,12 @@ int Run(int argc, char** argv) {
   CLI::App app{"hcashare-device-plugin: shared RDMA HCAs for Kubernetes pods"};
   app.add_option("--config,--config-file", f.config, "config file (JSON or YAML)")
       ->capture_default_str();
-  app.add_option("--kubelet-root-dir", f.kubelet_root, "kubelet root directory")
+  app.add_option("--kubelet-root-dir", f.kubelet_root,
+                 "the kubelet's --root-dir (plugins_registry/ is under it)")
+      ->capture_default_str();
+  app.add_option("--device-plugin-dir", f.device_plugin_dir,
+                 "the kubelet's device-plugin directory (kubelet.sock); the kubelet does not "
+                 "move it with --root-dir")
       ->capture_default_str();
   app.add_option("--host-root", f.host_root, "root under which /sys, /dev and /proc are read")
       ->capture_default_str();
@@ -249,6 +257,7 @@ int Run(int argc, char** argv) {
           {{"version", VersionString()},
            {"config", f.config},
            {"kubelet_root", f.kubelet_root},
+           {"device_plugin_dir", f.device_plugin_dir},
            {"host_root", f.host_root},
            {"registration", f.registration},
            {"use_cdi", f.use_cdi},
@@ -264,6 +273,7 @@ int Run(int argc, char** argv) {
   auto rdma = NewRdmaNetlink();
   ManagerOptions opts;
   opts.server.kubelet_root = f.kubelet_root;
+  opts.server.device_plugin_dir = f.device_plugin_dir;
   opts.server.mode = *mode;
   opts.server.device_info_dir = f.device_info_dir;
   opts.health_poll_interval = Millis(f.health_poll_interval);

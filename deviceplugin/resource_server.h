@@ -38,12 +38,22 @@ namespace hcashare::dp {
 
 enum class RegistrationMode { kAuto, kKubelet, kPluginsRegistry };
 
+// The kubelet's device-plugin directory: kubelet.sock, and our sockets in kubelet mode. The
+// kubelet hard-codes it (pluginapi.DevicePluginPath, /var/lib/kubelet/device-plugins/): it
+// does not follow the kubelet's --root-dir, unlike plugins_registry/ and pod-resources/
+// (/work/shared/reference/kubelet-apis.md §1.4). Distributions that patch the kubelet may
+// move it, so it is configured on its own (--device-plugin-dir), never derived.
+inline constexpr const char* kDefaultDevicePluginDir = "/var/lib/kubelet/device-plugins";
+
 // Parses "auto", "kubelet", "plugins-registry". InvalidArgument otherwise.
 Result<RegistrationMode> ParseRegistrationMode(const std::string& s);
 const char* RegistrationModeName(RegistrationMode m);
 
 struct ServerOptions {
+  // The kubelet's --root-dir: plugins_registry/ is under it.
   std::string kubelet_root = "/var/lib/kubelet";
+  // The device-plugin directory (kDefaultDevicePluginDir), independent of kubelet_root.
+  std::string device_plugin_dir = kDefaultDevicePluginDir;
   RegistrationMode mode = RegistrationMode::kAuto;
   // Where exclusive allocations write Multus device-info files (a host path, as given).
   std::string device_info_dir = kDefaultDeviceInfoDir;
@@ -61,7 +71,7 @@ struct ServerOptions {
   // publish (see ListWatchStream): the kubelet reads at once.
   std::chrono::milliseconds stream_stall_limit{10000};
 
-  std::string DevicePluginDir() const { return kubelet_root + "/device-plugins"; }
+  std::string DevicePluginDir() const { return device_plugin_dir; }
   std::string KubeletSocket() const { return DevicePluginDir() + "/kubelet.sock"; }
   std::string RegistryDir() const { return kubelet_root + "/plugins_registry"; }
 };

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "common/env_names.h"
 #include "common/strings.h"
 #include "doctor/check_util.h"
 #include "doctor/nccl_env.h"
@@ -12,7 +13,6 @@
 namespace hcashare::doctor {
 namespace {
 
-constexpr const char* kRdmaDevicesEnv = "HCASHARE_RDMA_DEVICES";
 constexpr const char* kPciDeviceEnvPrefix = "PCIDEVICE_";
 
 std::string Lower(std::string s) {
@@ -30,27 +30,62 @@ std::map<std::string, std::string> PciDeviceVars(const DoctorInputs& in) {
   return out;
 }
 
-// Problems with HCASHARE_RDMA_DEVICES: names not in sysfs or without a uverbs node.
-void CheckRdmaNames(const DoctorInputs& in, const std::vector<std::string>& names,
-                    std::vector<std::string>* problems) {
+// HCASHARE_RDMA_DEVICES_<resource> (each resource's own) and the generic
+// HCASHARE_RDMA_DEVICES of earlier releases, by name.
+std::map<std::string, std::string> RdmaDeviceVars(const DoctorInputs& in) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : in.env) {
+    if (IsRdmaDevicesEnvName(k)) out[k] = v;
+  }
+  return out;
+}
+
+// Every RDMA device the plugin's variables name, each once, in name order of the variables.
+std::vector<std::string> GrantedRdmaNames(const DoctorInputs& in) {
+  std::vector<std::string> out;
+  for (const auto& [var, value] : RdmaDeviceVars(in)) {
+    for (auto& n : SplitList(value)) {
+      if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(std::move(n));
+    }
+  }
+  return out;
+}
+
+// Problems with one HCASHARE_RDMA_DEVICES* variable: names not in sysfs or without a
+// uverbs node.
+void CheckRdmaNames(const DoctorInputs& in, const std::string& var,
+                    const std::vector<std::string>& names, std::vector<std::string>* problems) {
   std::set<std::string> visible;
   for (const auto& d : ListRdmaDevices(in.snap)) visible.insert(d.name);
   std::map<std::string, std::string> uverbs_of;
   for (const auto& [node, ibdev] : UverbsOwners(in.snap)) uverbs_of[ibdev] = node;
   for (const auto& n : names) {
     if (!visible.count(n)) {
-      problems->push_back(std::string(kRdmaDevicesEnv) + " names " + n +
-                          ", which is not in /sys/class/infiniband");
+      problems->push_back(var + " names " + n + ", which is not in /sys/class/infiniband");
     } else if (!uverbs_of.count(n) || !HasDevNode(in.snap, uverbs_of[n])) {
       problems->push_back(n + " has no uverbs node in /dev/infiniband");
     }
   }
 }
 
+// The variable that names the RDMA devices of PCIDEVICE_<S>'s resource: its own
+// HCASHARE_RDMA_DEVICES_<S> (S with '-' as '_'), else the generic one, else "" (unset).
+std::string RdmaVarOf(const std::string& pci_var, const std::map<std::string, std::string>& rdma) {
+  const std::string own =
+      RdmaDevicesEnvName(std::string_view(pci_var).substr(std::string(kPciDeviceEnvPrefix).size()));
+  if (rdma.count(own)) return own;
+  return rdma.count(kRdmaDevicesEnv) ? kRdmaDevicesEnv : "";
+}
+
 // Problems with one PCIDEVICE_* variable: addresses that are absent, and RDMA devices of
-// granted functions that HCASHARE_RDMA_DEVICES (when set) does not name.
+// granted functions that the resource's HCASHARE_RDMA_DEVICES* variable (when set) does
+// not name.
 void CheckPciVar(const DoctorInputs& in, const std::string& var, const std::string& value,
-                 const std::vector<std::string>& rdma_names, std::vector<std::string>* problems) {
+                 const std::map<std::string, std::string>& rdma,
+                 std::vector<std::string>* problems) {
+  const std::string rdma_var = RdmaVarOf(var, rdma);
+  const std::vector<std::string> rdma_names =
+      rdma_var.empty() ? std::vector<std::string>{} : SplitList(rdma.at(rdma_var));
   for (const auto& addr : SplitList(value)) {
     const hostfacts::PciFunction* fn = in.snap.FindPci(addr);
     if (fn == nullptr) {
@@ -60,12 +95,18 @@ void CheckPciVar(const DoctorInputs& in, const std::string& var, const std::stri
     if (rdma_names.empty()) continue;
     for (const auto& r : fn->rdma_devices) {
       if (std::find(rdma_names.begin(), rdma_names.end(), r) == rdma_names.end()) {
-        problems->push_back(var + " grants " + addr + " (" + r + "), but " + kRdmaDevicesEnv +
+        problems->push_back(var + " grants " + addr + " (" + r + "), but " + rdma_var +
                             " does not name " + r);
       }
     }
   }
 }
+
+// The advice for an NCCL_IB_HCA that misses devices: compose it from every resource's
+// variable (README "What a pod gets").
+constexpr const char* kNcclIbHcaFix =
+    "compose it from every resource's devices in the container's command: "
+    "NCCL_IB_HCA==$(env | sed -n 's/^HCASHARE_RDMA_DEVICES_[A-Z0-9_]*=//p' | paste -sd, -)";
 
 }  // namespace
 
@@ -103,8 +144,6 @@ CheckResult CheckNcclIbHca(const DoctorInputs& in) {
     for (const auto& p : d.ports) present.push_back({d.name, std::atoi(p.number.c_str())});
   }
   const std::string have = present_names.empty() ? "none" : Join(present_names, ", ");
-  const std::string fix = "name present devices, e.g. NCCL_IB_HCA==$" +
-                          std::string(kRdmaDevicesEnv) + " in a pod with an hcashare resource";
   const std::vector<NcclPortRef> selected = SelectPorts(filter, present);
   if (!filter.exclude) {
     std::vector<std::string> absent = UnmatchedEntries(filter, present);
@@ -113,13 +152,28 @@ CheckResult CheckNcclIbHca(const DoctorInputs& in) {
                   "NCCL_IB_HCA=" + v + " names " + Join(absent, ", ") +
                       ", not present (present: " + have + ")" +
                       (selected.empty() ? "; NCCL finds no IB device and uses sockets" : ""),
-                  fix);
+                  kNcclIbHcaFix);
     }
   } else if (selected.empty()) {
     return Warn("nccl-ib-hca",
                 "NCCL_IB_HCA=" + v + " excludes every RDMA device (present: " + have +
                     "); NCCL uses sockets",
-                fix);
+                kNcclIbHcaFix);
+  }
+  // A device the plugin granted (any resource) that the filter leaves out is not used.
+  std::vector<std::string> ignored;
+  for (const auto& g : GrantedRdmaNames(in)) {
+    const bool used = std::any_of(selected.begin(), selected.end(),
+                                  [&](const NcclPortRef& p) { return p.device == g; });
+    const bool visible =
+        std::find(present_names.begin(), present_names.end(), g) != present_names.end();
+    if (!used && visible) ignored.push_back(g);
+  }
+  if (!ignored.empty()) {
+    return Warn("nccl-ib-hca",
+                "NCCL_IB_HCA=" + v + " leaves out " + Join(ignored, ", ") +
+                    ", granted to this container (HCASHARE_RDMA_DEVICES_*): NCCL does not use it",
+                kNcclIbHcaFix);
   }
   std::vector<std::string> names;
   for (const auto& p : selected) names.push_back(p.device + ":" + std::to_string(p.port));
@@ -127,20 +181,18 @@ CheckResult CheckNcclIbHca(const DoctorInputs& in) {
 }
 
 CheckResult CheckPluginEnv(const DoctorInputs& in) {
-  const std::string rdma = EnvOr(in, kRdmaDevicesEnv);
+  const std::map<std::string, std::string> rdma = RdmaDeviceVars(in);
   const std::map<std::string, std::string> pci = PciDeviceVars(in);
   if (rdma.empty() && pci.empty()) {
     return Warn("plugin-env",
-                std::string("neither ") + kRdmaDevicesEnv +
-                    " nor PCIDEVICE_* is set: no hcashare "
-                    "resource was allocated to this container (expected on a node)",
+                "neither HCASHARE_RDMA_DEVICES_* nor PCIDEVICE_* is set: no hcashare "
+                "resource was allocated to this container (expected on a node)",
                 "in a pod, request the resource in resources.limits (e.g. "
                 "rdma/hca_shared_devices_a: 1)");
   }
-  const std::vector<std::string> names = SplitList(rdma);
   std::vector<std::string> problems;
-  CheckRdmaNames(in, names, &problems);
-  for (const auto& [var, value] : pci) CheckPciVar(in, var, value, names, &problems);
+  for (const auto& [var, value] : rdma) CheckRdmaNames(in, var, SplitList(value), &problems);
+  for (const auto& [var, value] : pci) CheckPciVar(in, var, value, rdma, &problems);
   if (!problems.empty()) {
     return Fail("plugin-env", Join(problems, "; "),
                 "the device plugin granted devices this container cannot see: check that "
@@ -148,7 +200,7 @@ CheckResult CheckPluginEnv(const DoctorInputs& in) {
                 "the CNI moved the RDMA device into the pod");
   }
   std::vector<std::string> ok;
-  if (!rdma.empty()) ok.push_back(std::string(kRdmaDevicesEnv) + "=" + rdma);
+  for (const auto& [var, value] : rdma) ok.push_back(var + "=" + value);
   for (const auto& [var, value] : pci) ok.push_back(var + "=" + value);
   return Pass("plugin-env", Join(ok, ", ") + ": all visible");
 }

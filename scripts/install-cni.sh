@@ -17,7 +17,8 @@
 # installer (root); the directory is created 0755.
 #
 # Usage: install-cni.sh [--source FILE] [--dest-dir DIR] [--name NAME]
-#                       [--node-config FILE [--kubelet-root-dir DIR] [--state-dir DIR]]
+#                       [--node-config FILE [--kubelet-root-dir DIR] [--device-plugin-dir DIR]
+#                                          [--state-dir DIR]]
 #   --source    the plugin to install (default: $HCASHARE_CNI_SOURCE, else hcashare-cni
 #               next to this script)
 #   --dest-dir  the CNI bin directory (default: $CNI_BIN_DIR, else /host/opt/cni/bin);
@@ -27,6 +28,8 @@
 #                       e.g. /host/etc/hcashare/cni.json); not written without it
 #   --kubelet-root-dir  the node's kubelet root, "kubeletRootDir" (default: left out,
 #                       /var/lib/kubelet)
+#   --device-plugin-dir the kubelet's device-plugin directory, "devicePluginDir" (default:
+#                       left out, /var/lib/kubelet/device-plugins whatever the root)
 #   --state-dir         the plugin's state directory, "stateDir" (default: left out,
 #                       /var/lib/cni/hcashare)
 # Exit codes: 0 installed; 1 not installed (the old binary, if any, is left untouched);
@@ -40,6 +43,7 @@ dest_dir=${CNI_BIN_DIR:-/host/opt/cni/bin}
 name=hcashare-cni
 node_config=
 kubelet_root_dir=
+device_plugin_dir=
 state_dir=
 
 usage() {
@@ -58,6 +62,7 @@ while [ $# -gt 0 ]; do
     --name) name=${2:?--name needs a value}; shift 2 ;;
     --node-config) node_config=${2:?--node-config needs a value}; shift 2 ;;
     --kubelet-root-dir) kubelet_root_dir=${2:?--kubelet-root-dir needs a value}; shift 2 ;;
+    --device-plugin-dir) device_plugin_dir=${2:?--device-plugin-dir needs a value}; shift 2 ;;
     --state-dir) state_dir=${2:?--state-dir needs a value}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-cni: unknown argument: $1" >&2; usage >&2; exit 2 ;;
@@ -68,16 +73,17 @@ case $name in
 esac
 
 # Node paths go into JSON as they are: absolute, and only characters that need no escaping.
-for pair in "--kubelet-root-dir:$kubelet_root_dir" "--state-dir:$state_dir" \
-  "--node-config:$node_config"; do
+for pair in "--kubelet-root-dir:$kubelet_root_dir" "--device-plugin-dir:$device_plugin_dir" \
+  "--state-dir:$state_dir" "--node-config:$node_config"; do
   value=${pair#*:}
   if [ -n "$value" ] && ! [[ $value =~ ^/[A-Za-z0-9._/-]*$ ]]; then
     echo "install-cni: invalid ${pair%%:*}: '$value' (an absolute path of [A-Za-z0-9._/-])" >&2
     exit 2
   fi
 done
-if [ -z "$node_config" ] && { [ -n "$kubelet_root_dir" ] || [ -n "$state_dir" ]; }; then
-  echo "install-cni: --kubelet-root-dir and --state-dir need --node-config" >&2
+if [ -z "$node_config" ] &&
+  { [ -n "$kubelet_root_dir" ] || [ -n "$device_plugin_dir" ] || [ -n "$state_dir" ]; }; then
+  echo "install-cni: --kubelet-root-dir, --device-plugin-dir and --state-dir need --node-config" >&2
   exit 2
 fi
 
@@ -116,6 +122,7 @@ if [ -n "$node_config" ]; then
   mkdir -p -m 0755 -- "$node_dir" || die "cannot create $node_dir"
   members=()
   [ -z "$kubelet_root_dir" ] || members+=("\"kubeletRootDir\": \"$kubelet_root_dir\"")
+  [ -z "$device_plugin_dir" ] || members+=("\"devicePluginDir\": \"$device_plugin_dir\"")
   [ -z "$state_dir" ] || members+=("\"stateDir\": \"$state_dir\"")
   joined=$(IFS=,; echo "${members[*]}")
   node_tmp=$node_dir/.cni.json.installing

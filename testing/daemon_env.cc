@@ -18,8 +18,9 @@ void DaemonEnv::WriteConfig(const std::string& config_json) const {
 
 std::vector<std::string> DaemonEnv::Argv(const std::string& plugin,
                                          const std::vector<std::string>& extra) const {
-  std::vector<std::string> argv = {plugin,  "--host-root",     host, "--kubelet-root-dir",
-                                   kubelet, "--pool-info-dir", pools};
+  std::vector<std::string> argv = {
+      plugin,         "--host-root",     host, "--kubelet-root-dir", kubelet, "--device-plugin-dir",
+      device_plugins, "--pool-info-dir", pools};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }

@@ -26,8 +26,8 @@ class DaemonEnv {
   Status Prepare(const std::string& config_json = "");
   // Replaces the config file.
   void WriteConfig(const std::string& config_json) const;
-  // The daemon's command line: `plugin` on this node, kubelet root and pool-info
-  // directory, then `extra` (which names the config, if any).
+  // The daemon's command line: `plugin` on this node, kubelet root, device-plugin and
+  // pool-info directories, then `extra` (which names the config, if any).
   std::vector<std::string> Argv(const std::string& plugin,
                                 const std::vector<std::string>& extra) const;
   // Starts Argv(plugin, extra) with its output in `log_path`.
@@ -35,8 +35,10 @@ class DaemonEnv {
                            const std::string& log_path) const;
 
   TempDir tmp;
-  const std::string host = tmp.path() + "/host";           // the node's host root
-  const std::string kubelet = tmp.path() + "/kubelet";     // --kubelet-root-dir
+  const std::string host = tmp.path() + "/host";        // the node's host root
+  const std::string kubelet = tmp.path() + "/kubelet";  // --kubelet-root-dir
+  // --device-plugin-dir: where a kubelet rooted at `kubelet` has it by default.
+  const std::string device_plugins = kubelet + "/device-plugins";
   const std::string config = tmp.path() + "/config.json";  // the config file
   const std::string pools = tmp.path() + "/pools";         // --pool-info-dir
   SimNode node{host};  // hot-plug through this one: it numbers the char devices

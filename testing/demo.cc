@@ -98,7 +98,8 @@ int RunDemo(const DemoOptions& opts) {
   Step("4. Starting " + plugin);
   if (::access(plugin.c_str(), X_OK) != 0) return Fail(plugin + " not found or not executable");
   auto proc = Subprocess::Spawn({plugin, "--config", config_path, "--host-root", host_root,
-                                 "--kubelet-root-dir", kubelet_root, "--registration", "kubelet",
+                                 "--kubelet-root-dir", kubelet_root, "--device-plugin-dir",
+                                 kubelet.DevicePluginDir(), "--registration", "kubelet",
                                  "--pool-info-dir", tmp.path() + "/pools"});
   if (!proc.ok()) return Fail(proc.status().ToString());
 

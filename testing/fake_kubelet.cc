@@ -78,7 +78,10 @@ class FakeKubelet::RegistrationImpl final : public v1beta1::Registration::Servic
   FakeKubelet* k_;
 };
 
-FakeKubelet::FakeKubelet(std::string kubelet_root) : root_(std::move(kubelet_root)) {}
+FakeKubelet::FakeKubelet(std::string kubelet_root, std::string device_plugin_dir)
+    : root_(std::move(kubelet_root)),
+      device_plugin_dir_(device_plugin_dir.empty() ? root_ + "/device-plugins"
+                                                   : std::move(device_plugin_dir)) {}
 
 FakeKubelet::~FakeKubelet() { Stop(); }
 

@@ -42,9 +42,10 @@ bool AllDevices(const ResourceView& v, const std::string& health);
 
 class FakeKubelet {
  public:
-  // `kubelet_root` is the kubelet root directory (device-plugins/ and plugins_registry/
-  // are created under it).
-  explicit FakeKubelet(std::string kubelet_root);
+  // `kubelet_root` is the kubelet root directory (plugins_registry/ is created under it);
+  // `device_plugin_dir` the device-plugin directory, by default <kubelet_root>/device-plugins
+  // (a real kubelet's is fixed, whatever its root).
+  explicit FakeKubelet(std::string kubelet_root, std::string device_plugin_dir = "");
   ~FakeKubelet();
   FakeKubelet(const FakeKubelet&) = delete;
   FakeKubelet& operator=(const FakeKubelet&) = delete;
@@ -79,7 +80,7 @@ class FakeKubelet {
       const std::string& resource, const std::vector<std::string>& available,
       const std::vector<std::string>& must_include, int size);
 
-  std::string DevicePluginDir() const { return root_ + "/device-plugins"; }
+  std::string DevicePluginDir() const { return device_plugin_dir_; }
   std::string RegistryDir() const { return root_ + "/plugins_registry"; }
 
  private:
@@ -93,6 +94,7 @@ class FakeKubelet {
   std::shared_ptr<Endpoint> EndpointOf(const std::string& resource) const;
 
   const std::string root_;
+  const std::string device_plugin_dir_;
   std::unique_ptr<RegistrationImpl> service_;
   std::unique_ptr<grpc::Server> server_;
 

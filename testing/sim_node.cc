@@ -364,6 +364,18 @@ SimPciFunction SimNode::IbHca(const std::string& address, const std::string& net
   return f;
 }
 
+SimPciFunction SimNode::RoceVf(const std::string& address, const std::string& physfn,
+                               const std::string& netdev, const std::string& rdma, int numa_node) {
+  SimPciFunction f;
+  f.address = address;
+  f.device = "101e";
+  f.physfn = physfn;
+  f.netdevs = {netdev};
+  f.rdma_device = rdma;
+  f.numa_node = numa_node;
+  return f;
+}
+
 SimPciFunction SimNode::Gpu(const std::string& address, int numa_node) {
   SimPciFunction f;
   f.address = address;

@@ -99,6 +99,11 @@ class SimNode {
   // A GPU function: class 0x030200 (3D controller), NVIDIA 10de:2330 on the nvidia driver,
   // without netdevs or RDMA.
   static SimPciFunction Gpu(const std::string& address, int numa_node = 0);
+  // A RoCE VF of the PF at `physfn`: Mellanox 15b3:101e on mlx5_core, Ethernet netdev
+  // `netdev` and RDMA device `rdma`.
+  static SimPciFunction RoceVf(const std::string& address, const std::string& physfn,
+                               const std::string& netdev, const std::string& rdma,
+                               int numa_node = 0);
 
   // Creates a bridge under its parent bridge (already added) or, for a root port, under its
   // host bridge. InvalidArgument on a bad address, a duplicate or an unknown parent.

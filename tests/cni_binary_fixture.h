@@ -153,6 +153,7 @@ class CniBinaryTest : public ::testing::Test {
     nlohmann::json node = {{"hostRoot", tmp_.path() + "/host"},
                            {"stateDir", StateDir()},
                            {"kubeletRootDir", tmp_.path() + "/kubelet"},
+                           {"devicePluginDir", tmp_.path() + "/kubelet/device-plugins"},
                            {"poolInfoDir", PoolInfoDir()}};
     node.update(extra);
     fs::create_directories(tmp_.path() + "/node");

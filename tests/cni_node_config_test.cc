@@ -12,6 +12,7 @@
 #include "cni/error.h"
 #include "cni/netconf.h"
 #include "cni/node_config.h"
+#include "cni/podresources.h"
 #include "common/temp_dir.h"
 
 namespace hcashare::cni {
@@ -52,12 +53,14 @@ class NodeFileTest : public ::testing::Test {
 
 TEST_F(NodeFileTest, ReadsEverySetting) {
   Write(R"({"hostRoot": "/host", "stateDir": "/run/hcashare", "kubeletRootDir": "/var/lib/k",
-            "poolInfoDir": "/run/pools", "logFile": "/var/log/cni.log", "checkAllocation": false})");
+            "devicePluginDir": "/run/dp", "poolInfoDir": "/run/pools",
+            "logFile": "/var/log/cni.log", "checkAllocation": false})");
   auto node = Load();
   ASSERT_TRUE(node.ok()) << node.status().ToString();
   EXPECT_EQ(node->host_root, "/host");
   EXPECT_EQ(node->state_dir, "/run/hcashare");
   EXPECT_EQ(node->kubelet_root_dir, "/var/lib/k");
+  EXPECT_EQ(node->device_plugin_dir, "/run/dp");
   EXPECT_EQ(node->pool_info_dir, "/run/pools");
   EXPECT_EQ(node->log_file, "/var/log/cni.log");
   EXPECT_FALSE(node->check_allocation);
@@ -70,6 +73,17 @@ TEST_F(NodeFileTest, PoolInfoDirFollowsTheKubeletRootByDefault) {
   ASSERT_TRUE(node.ok());
   EXPECT_EQ(node->pool_info_dir, "/var/run/hcashare/pools/kubelet-_var_lib_k");
   EXPECT_TRUE(node->check_allocation);
+}
+
+// The checkpoint's directory is the kubelet's fixed device-plugin directory, whatever the
+// kubelet root (the kubelet does not move it with --root-dir).
+TEST_F(NodeFileTest, DevicePluginDirDoesNotFollowTheKubeletRoot) {
+  Write(R"({"kubeletRootDir": "/var/lib/k"})");
+  auto node = Load();
+  ASSERT_TRUE(node.ok());
+  EXPECT_EQ(node->device_plugin_dir, "/var/lib/kubelet/device-plugins");
+  EXPECT_EQ(KubeletCheckpointPath(node->device_plugin_dir),
+            "/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint");
 }
 
 TEST_F(NodeFileTest, AbsentDefaultFileMeansBuiltInDefaultsButANamedFileMustExist) {

@@ -323,6 +323,7 @@ TEST_F(CniVerbsTest, StatusBothWays) {
   no_kubelet["resourceName"] = "rdma/vf_pool_a";
   NodeSettings no_kubelet_node = node;
   no_kubelet_node.kubelet_root_dir = tmp_.path() + "/no-kubelet";
+  no_kubelet_node.device_plugin_dir = tmp_.path() + "/no-kubelet/device-plugins";
   e = status(no_kubelet, no_kubelet_node);
   ASSERT_FALSE(e.ok());
   EXPECT_EQ(CniCodeOf(e), kErrPluginNotAvailable);

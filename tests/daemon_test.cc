@@ -6,11 +6,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/socket_files.h"
@@ -51,6 +54,59 @@ TEST_F(DaemonTest, InvalidConfigExitsTwoListingEveryError) {
   EXPECT_NE(log.find("$.configList[0].resourceName"), std::string::npos) << log;
   EXPECT_NE(log.find("rdmaHcaMax"), std::string::npos) << log;
   EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_shared_devices_a.sock"));
+}
+
+// The start-up record's value of `key` (JSON logs in `log`), or "".
+std::string StartupField(const std::string& log, const std::string& key) {
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line)) {
+    auto rec = nlohmann::json::parse(line, nullptr, false);
+    if (rec.is_object() && rec.value("msg", "") == "starting hcashare-device-plugin") {
+      return rec.value(key, "");
+    }
+  }
+  return "";
+}
+
+// --device-plugin-dir is a flag of its own: a kubelet keeps device-plugins/ at
+// /var/lib/kubelet/device-plugins whatever its --root-dir, so another --kubelet-root-dir
+// leaves it there (read from the start-up record: an empty config stops the daemon before
+// it touches a directory).
+TEST_F(DaemonTest, DevicePluginDirDefaultIgnoresTheKubeletRoot) {
+  WriteConfig("{}");
+  auto p = Subprocess::Spawn(
+      {testing::BinDir() + "/hcashare-device-plugin", "--kubelet-root-dir", kubelet_root_,
+       "--host-root", host_root_, "--config", config_, "--log-format", "json"},
+      tmp_.path() + "/default.log");
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p->Wait(milliseconds(10000)), 2);
+  const std::string log = testing::ReadTextFile(tmp_.path() + "/default.log");
+  EXPECT_EQ(StartupField(log, "kubelet_root"), kubelet_root_) << log;
+  EXPECT_EQ(StartupField(log, "device_plugin_dir"), "/var/lib/kubelet/device-plugins") << log;
+}
+
+// Given, the daemon registers on the kubelet.sock in that directory and serves its socket
+// beside it, with nothing under <kubelet root>/device-plugins.
+TEST_F(DaemonTest, RegistersInTheGivenDevicePluginDir) {
+  const std::string dir = tmp_.path() + "/fixed/device-plugins";
+  kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_, dir);
+  ASSERT_TRUE(kubelet_->Start().ok());
+  WriteConfig(Config(5));
+  std::vector<std::string> argv =
+      env_.Argv(testing::BinDir() + "/hcashare-device-plugin", {"--config", config_});
+  auto flag = std::find(argv.begin(), argv.end(), "--device-plugin-dir");
+  ASSERT_NE(flag, argv.end());
+  *(flag + 1) = dir;
+  auto p = Subprocess::Spawn(argv, tmp_.path() + "/dir.log");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(WaitDevices(5)) << testing::ReadTextFile(tmp_.path() + "/dir.log");
+  EXPECT_EQ(kubelet_->View(kRes).endpoint, dir + "/hca_shared_devices_a.sock");
+  EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins"));
+  ASSERT_TRUE(p->Signal(SIGTERM).ok());
+  EXPECT_EQ(*p->Wait(milliseconds(10000)), 0);
+  EXPECT_FALSE(fs::exists(dir + "/hca_shared_devices_a.sock"));
+  kubelet_->Stop();
 }
 
 // The Mellanox flag spelling (-config-file) works; SIGTERM exits 0 and removes the socket.

@@ -194,6 +194,7 @@ TEST(DeployChartSchema, MistypedValuesFailTheRender) {
       {R"({"logLevel": "verbose"})", "logLevel: \"verbose\" is not one of"},
       {R"({"kubeletRootDir": "var/lib/kubelet"})", "kubeletRootDir: \"var/lib/kubelet\" does not"},
       {R"({"kubeletRootDir": "/var/lib/kubelet/"})", "kubeletRootDir: \"/var/lib/kubelet/\" does"},
+      {R"({"devicePluginDir": "device-plugins"})", "devicePluginDir: \"device-plugins\" does not"},
       {R"({"updateStrategy": {"maxUnavailable": 0}})", "updateStrategy.maxUnavailable: 0 is less"},
       {R"({"updateStrategy": {"maxUnavailable": "ten"}})",
        "updateStrategy.maxUnavailable: \"ten\" does not match"},

@@ -116,6 +116,11 @@ check "the node file is written" bash "$installer" --source "$cni" --dest-dir "$
   --node-config "$node" --kubelet-root-dir /var/lib/k3s-kubelet --state-dir /run/hcashare
 check "... with the node's paths" \
   grep -qx '{"kubeletRootDir": "/var/lib/k3s-kubelet","stateDir": "/run/hcashare"}' "$node"
+check "the device-plugin directory goes in apart" bash "$installer" --source "$cni" \
+  --dest-dir "$dest" --node-config "$node" --kubelet-root-dir /data/kubelet \
+  --device-plugin-dir /var/lib/kubelet/device-plugins
+check "... as devicePluginDir" grep -qx \
+  '{"kubeletRootDir": "/data/kubelet","devicePluginDir": "/var/lib/kubelet/device-plugins"}' "$node"
 check "... mode 644" test "$(mode_of "$node")" = 644
 check "... its directory mode 755" test "$(mode_of "${node%/*}")" = 755
 check "no temporary node file is left" no_temp_left "${node%/*}"

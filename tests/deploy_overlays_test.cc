@@ -226,6 +226,38 @@ TEST(DeployHelm, ValuesDoWhatTheySay) {
   EXPECT_EQ(ArgMap(dp["args"])["--metrics-address"], ":19402");
 }
 
+// kubeletRootDir moves plugins_registry/ and the installer's node file, never
+// device-plugins/: the kubelet keeps that at /var/lib/kubelet/device-plugins whatever its
+// --root-dir (a rootless k3s node: /var/lib/rancher/k3s/agent/kubelet). devicePluginDir
+// moves it alone. Nothing else of either root is mounted.
+TEST(DeployHelm, KubeletRootAndDevicePluginDirAreApart) {
+  SKIP_WITHOUT_HELM();
+  const std::string root = "/var/lib/rancher/k3s/agent/kubelet";
+  auto objs = RenderHelm(json{{"kubeletRootDir", root}});
+  ASSERT_TRUE(Find(objs, "DaemonSet"));
+  Expect rootless;
+  rootless.kubelet_root = root;
+  json ds = *Find(objs, "DaemonSet");
+  EXPECT_EQ(CheckDaemonSet(ds, rootless), std::vector<std::string>{});
+  json spec = PodSpec(ds);
+  EXPECT_EQ((*Item(spec["volumes"], "device-plugins"))["hostPath"]["path"],
+            "/var/lib/kubelet/device-plugins");
+  EXPECT_EQ((*Item(spec["volumes"], "plugins-registry"))["hostPath"]["path"],
+            root + "/plugins_registry");
+  EXPECT_EQ(ds.dump().find(root + "/device-plugins"), std::string::npos) << ds.dump(2);
+
+  objs = RenderHelm(json{{"devicePluginDir", "/run/kubelet/device-plugins"}});
+  ASSERT_TRUE(Find(objs, "DaemonSet"));
+  Expect moved;
+  moved.device_plugin_dir = "/run/kubelet/device-plugins";
+  ds = *Find(objs, "DaemonSet");
+  EXPECT_EQ(CheckDaemonSet(ds, moved), std::vector<std::string>{});
+  spec = PodSpec(ds);
+  EXPECT_EQ((*Item(spec["volumes"], "plugins-registry"))["hostPath"]["path"],
+            "/var/lib/kubelet/plugins_registry");
+  EXPECT_EQ(ds.dump().find("/var/lib/kubelet/device-plugins"), std::string::npos) << ds.dump(2);
+}
+
 TEST(DeployHelm, ConfigFromValuesIsTheMellanoxExampleAndValidates) {
   SKIP_WITHOUT_HELM();
   const auto objs = RenderHelm();

@@ -140,6 +140,8 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
   const auto args = ArgMap(dp->value("args", json::array()));
   auto arg = [&](const std::string& f) { return args.count(f) ? args.at(f) : std::string(); };
   check(arg("--kubelet-root-dir") == e.kubelet_root, "--kubelet-root-dir is not " + e.kubelet_root);
+  check(arg("--device-plugin-dir") == e.device_plugin_dir,
+        "--device-plugin-dir is not " + e.device_plugin_dir);
   const std::string host_root = args.count("--host-root") ? arg("--host-root") : "/";
   const std::string prefix = host_root == "/" ? "" : host_root;
 
@@ -166,12 +168,13 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
     bool read_only;
   };
   // The kubelet's directories the daemon works in, at the same paths (the kubelet dials
-  // the socket path the daemon reports); plugins_registry/ only where the registration
+  // the socket path the daemon reports): the device-plugin directory, which does not follow
+  // the kubelet root, and plugins_registry/ (under the root) only where the registration
   // mode can use it.
   const std::string kubelet_root = arg("--kubelet-root-dir");
+  const std::string device_plugin_dir = arg("--device-plugin-dir");
   const bool registry = arg("--registration") != "kubelet";
-  std::vector<Want> wants = {
-      {kubelet_root + "/device-plugins", kubelet_root + "/device-plugins", false}};
+  std::vector<Want> wants = {{device_plugin_dir, device_plugin_dir, false}};
   if (registry) {
     wants.push_back(
         {kubelet_root + "/plugins_registry", kubelet_root + "/plugins_registry", false});
@@ -203,8 +206,16 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
           "hostPath " + path + " is not a directory (type " + type + ")");
     check(path.size() < 5 || path.compare(path.size() - 5, 5, ".sock") != 0,
           "hostPath " + path + " is a socket file");
-    if (path.rfind(kubelet_root + "/", 0) == 0) {
+    if (path.rfind(kubelet_root + "/", 0) == 0 || path == device_plugin_dir) {
       check(type == "Directory", "hostPath " + path + " in the kubelet root is not type Directory");
+    }
+    // Least privilege: no device-plugins/ but the one the daemon writes in.
+    const size_t base = path.find_last_of('/');
+    if (base != std::string::npos && path.substr(base + 1) == "device-plugins") {
+      check(path == device_plugin_dir, "hostPath " + path +
+                                           " is a device-plugins/ directory other than "
+                                           "--device-plugin-dir " +
+                                           device_plugin_dir);
     }
     for (const std::string& problem : KubeletPathProblems(path, {e.kubelet_root, kDefaultRoot})) {
       check(false, "hostPath " + path + " " + problem);
@@ -242,6 +253,15 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
       }
     }
     check(mounted, "install-cni: --dest-dir " + dest + " is not the host's " + e.cni_bin_dir);
+    // The CNI's node file names the daemon's kubelet directories (pod-resources, checkpoint).
+    const auto value_of = [&](const std::string& flag) {
+      auto f = std::find(a.begin(), a.end(), flag);
+      return f != a.end() && f + 1 != a.end() ? (f + 1)->get<std::string>() : std::string();
+    };
+    check(value_of("--kubelet-root-dir") == kubelet_root,
+          "install-cni: --kubelet-root-dir is not the daemon's " + kubelet_root);
+    check(value_of("--device-plugin-dir") == device_plugin_dir,
+          "install-cni: --device-plugin-dir is not the daemon's " + device_plugin_dir);
   }
 
   // Probes on the metrics port.

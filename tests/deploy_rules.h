@@ -17,6 +17,8 @@ extern const std::string kImageRepo;
 // What a DaemonSet is expected to say where the manifests differ.
 struct Expect {
   std::string kubelet_root = "/var/lib/kubelet";
+  // The kubelet keeps it there whatever its --root-dir (deviceplugin/resource_server.h).
+  std::string device_plugin_dir = "/var/lib/kubelet/device-plugins";
   std::string cni_bin_dir = "/opt/cni/bin";
   std::string image = kImageRepo + ":0.1.0";
   bool install_cni = true;

@@ -39,6 +39,14 @@ TEST(DeployInvariants, CheckerCatchesBrokenDaemonSets) {
        "install-cni"},
       {R"([{"op": "replace", "path": "C/args/1", "value": "--kubelet-root-dir=/x"}])",
        "--kubelet-root-dir"},
+      {R"([{"op": "replace", "path": "C/args/2", "value": "--device-plugin-dir=/x"}])",
+       "--device-plugin-dir is not /var/lib/kubelet/device-plugins"},
+      {R"([{"op": "replace", "path": "S/initContainers/0/args/7", "value": "/x"}])",
+       "install-cni: --device-plugin-dir is not the daemon's /var/lib/kubelet/device-plugins"},
+      // device-plugins/ under another kubelet root: the kubelet never uses it.
+      {R"([{"op": "replace", "path": "S/volumes/1/hostPath/path", "value": "/data/kubelet/device-plugins"}])",
+       "hostPath /data/kubelet/device-plugins is a device-plugins/ directory other than "
+       "--device-plugin-dir /var/lib/kubelet/device-plugins"},
       // The kubelet's directories.
       {R"([{"op": "add", "path": "S/volumes/-",
             "value": {"name": "k", "hostPath": {"path": "/var/lib/kubelet", "type": "Directory"}}}])",

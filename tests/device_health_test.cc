@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/env_names.h"
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "common/uevent.h"
@@ -193,11 +194,12 @@ class SharedAllocateTest : public DeviceHealthTest {
 TEST_F(SharedAllocateTest, LeavesOutAnUnhealthyHcaWhileAHealthyOneRemains) {
   auto both = Allocate();
   ASSERT_TRUE(both.ok()) << both.status().ToString();
-  EXPECT_EQ(both->container_responses(0).envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1");
+  EXPECT_EQ(both->container_responses(0).envs().at(RdmaDevicesEnvName(rc_.FullName())),
+            "mlx5_0,mlx5_1");
   ASSERT_TRUE(sim_.SetPortState(kIbPf, 1, "1: DOWN").ok());
   auto one = Allocate();
   ASSERT_TRUE(one.ok()) << one.status().ToString();
-  EXPECT_EQ(one->container_responses(0).envs().at(kRdmaDevicesEnv), "mlx5_0");
+  EXPECT_EQ(one->container_responses(0).envs().at(RdmaDevicesEnvName(rc_.FullName())), "mlx5_0");
   const PciFunction down = Find(kIbPf);
   ASSERT_FALSE(down.rdma.empty());
   for (const auto& p : Paths(*one)) {
@@ -208,7 +210,8 @@ TEST_F(SharedAllocateTest, LeavesOutAnUnhealthyHcaWhileAHealthyOneRemains) {
   ASSERT_TRUE(sim_.SetOperState(kPf, "ens1f0np0", "down").ok());
   auto none = Allocate();
   ASSERT_TRUE(none.ok()) << none.status().ToString();
-  EXPECT_EQ(none->container_responses(0).envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1");
+  EXPECT_EQ(none->container_responses(0).envs().at(RdmaDevicesEnvName(rc_.FullName())),
+            "mlx5_0,mlx5_1");
 }
 
 // An HCA whose node vanished since the scan is left out; before, the whole Allocate failed.
@@ -223,7 +226,7 @@ TEST_F(SharedAllocateTest, LeavesOutAnHcaWhoseNodeVanished) {
   req.add_container_requests()->add_devices_ids("1");
   auto resp = BuildAllocateResponse(rc_, pool, req, *host_);
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
-  EXPECT_EQ(resp->container_responses(0).envs().at(kRdmaDevicesEnv), "mlx5_0");
+  EXPECT_EQ(resp->container_responses(0).envs().at(RdmaDevicesEnvName(rc_.FullName())), "mlx5_0");
   for (const auto& p : Paths(*resp)) EXPECT_NE(p, gone);
   // Every HCA gone: a clear error naming the node.
   for (const auto& cd : pool.hcas[0].rdma[0].char_devices) {
@@ -243,6 +246,7 @@ TEST_F(DeviceHealthTest, DaemonSeesARemovalWithoutUeventWithinOnePoll) {
   fake::FakeUeventSource uevents;
   ManagerOptions opts;
   opts.server.kubelet_root = tmp_.path() + "/kubelet";
+  opts.server.device_plugin_dir = opts.server.kubelet_root + "/device-plugins";
   opts.server.mode = RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(100);
   PluginManager manager(opts, *host_, rdma, &uevents);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/env_names.h"
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/allocation.h"
@@ -109,7 +110,8 @@ TEST(DiscoverTest, AdvertisedDevicesAndExactAllocate) {
   ASSERT_TRUE(want.ok());
   EXPECT_EQ(AllocateResponseJson(a.allocations[0].response), AllocateResponseJson(*want));
   const auto j = AllocateResponseJson(a.allocations[0].response);
-  EXPECT_EQ(j["container_responses"][0]["envs"]["HCASHARE_RDMA_DEVICES"], "mlx5_0,mlx5_1");
+  EXPECT_EQ(j["container_responses"][0]["envs"][RdmaDevicesEnvName(a.rc.FullName())],
+            "mlx5_0,mlx5_1");
   EXPECT_EQ(j["container_responses"][0]["devices"].back()["host_path"], "/dev/infiniband/rdma_cm");
 }
 
@@ -122,7 +124,7 @@ TEST(DiscoverTest, TopologyAwarePoolAllocatesOncePerNode) {
   EXPECT_THAT(r.allocations[0].ids, ElementsAre("0"));
   EXPECT_THAT(r.allocations[1].ids, ElementsAre("2"));
   const auto j = AllocateResponseJson(r.allocations[0].response);
-  EXPECT_EQ(j["container_responses"][0]["envs"]["HCASHARE_RDMA_DEVICES"], "mlx5_0");
+  EXPECT_EQ(j["container_responses"][0]["envs"]["HCASHARE_RDMA_DEVICES_RDMA_NUMA"], "mlx5_0");
   ASSERT_EQ(r.excluded.size(), 1u);  // only the NIC without RDMA
   EXPECT_EQ(r.excluded[0].address, "0000:18:00.0");
 }

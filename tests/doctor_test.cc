@@ -304,6 +304,39 @@ TEST(DoctorTest, PluginEnvBranches) {
   EXPECT_THAT(r.reason, HasSubstr("mlx5_1 has no uverbs node"));
 }
 
+// A container holding a shared pool (mlx5_0) and an exclusive VF (mlx5_1): each resource
+// names its devices in its own variable (issue 25).
+TEST(DoctorTest, EnvChecksReadEveryResourcesVariable) {
+  World w;
+  MakeHealthy(&w);
+  w.env = {{"HCASHARE_RDMA_DEVICES_RDMA_HCA_SHARED_DEVICES_A", "mlx5_0"},
+           {"HCASHARE_RDMA_DEVICES_RDMA_VF_POOL_A", "mlx5_1"},
+           {"PCIDEVICE_RDMA_VF_POOL_A", kRoceAddr}};
+  CheckResult r = CheckPluginEnv(w.In());
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("HCASHARE_RDMA_DEVICES_RDMA_HCA_SHARED_DEVICES_A=mlx5_0"));
+  EXPECT_THAT(r.reason, HasSubstr("HCASHARE_RDMA_DEVICES_RDMA_VF_POOL_A=mlx5_1"));
+  // The VF's own resource variable must name the VF's RDMA device.
+  w.env["HCASHARE_RDMA_DEVICES_RDMA_VF_POOL_A"] = "mlx5_0";
+  r = CheckPluginEnv(w.In());
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_THAT(r.reason, HasSubstr("but HCASHARE_RDMA_DEVICES_RDMA_VF_POOL_A does not name mlx5_1"));
+  w.env["HCASHARE_RDMA_DEVICES_RDMA_VF_POOL_A"] = "mlx5_7";
+  r = CheckPluginEnv(w.In());
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  EXPECT_THAT(r.reason,
+              HasSubstr("HCASHARE_RDMA_DEVICES_RDMA_VF_POOL_A names mlx5_7, which is not"));
+  // NCCL_IB_HCA taken from one resource only: NCCL would leave the VF out.
+  w.env["HCASHARE_RDMA_DEVICES_RDMA_VF_POOL_A"] = "mlx5_1";
+  w.env["NCCL_IB_HCA"] = "=mlx5_0";
+  r = CheckNcclIbHca(w.In());
+  EXPECT_EQ(r.verdict, Verdict::kWarn);
+  EXPECT_THAT(r.reason, HasSubstr("leaves out mlx5_1"));
+  EXPECT_THAT(r.fix, HasSubstr("HCASHARE_RDMA_DEVICES_"));
+  w.env["NCCL_IB_HCA"] = "=mlx5_0,mlx5_1";
+  EXPECT_EQ(CheckNcclIbHca(w.In()).verdict, Verdict::kPass);
+}
+
 TEST(DoctorTest, ReportTextAndJson) {
   std::vector<CheckResult> results = {
       {"uverbs", Verdict::kPass, "ok", "", ""},

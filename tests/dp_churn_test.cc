@@ -40,6 +40,7 @@ TEST(DpChurnTest, HotPlugInOnePoolSendsNothingToAnother) {
   fake::FakeUeventSource uevents;
   ManagerOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
+  opts.server.device_plugin_dir = opts.server.kubelet_root + "/device-plugins";
   opts.server.mode = RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(100);
   PluginManager manager(opts, *host, rdma, &uevents);

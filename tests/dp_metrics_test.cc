@@ -149,6 +149,7 @@ class DpMetricsManagerTest : public ::testing::Test {
   void StartManager(const std::string& json) {
     dp::ManagerOptions o;
     o.server.kubelet_root = tmp_.path() + "/kubelet";
+    o.server.device_plugin_dir = o.server.kubelet_root + "/device-plugins";
     o.server.mode = dp::RegistrationMode::kKubelet;
     o.server.backoff_initial = milliseconds(20);
     o.server.backoff_max = milliseconds(200);

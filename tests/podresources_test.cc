@@ -67,6 +67,7 @@ class PodResourcesTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_FALSE(tmp_.path().empty());
     opts_.kubelet_root = tmp_.path();
+    opts_.device_plugin_dir = tmp_.path() + "/device-plugins";
     opts_.timeout = milliseconds(5000);
     opts_.backoff_initial = milliseconds(1);
   }
@@ -353,7 +354,7 @@ TEST_F(PodResourcesTest, StaleSocketIsUnavailable) {
   }  // closed, file left behind
   // A valid checkpoint is there, but a present socket means the kubelet API is the source.
   ASSERT_EQ(::mkdir((tmp_.path() + "/device-plugins").c_str(), 0755), 0);
-  ASSERT_TRUE(WriteFile(KubeletCheckpointPath(tmp_.path()),
+  ASSERT_TRUE(WriteFile(KubeletCheckpointPath(opts_.device_plugin_dir),
                         R"({"Data": {"PodDeviceEntries": [{"PodUID": "uid-trainer",
                             "ResourceName": "r/x", "DeviceIDs": ["d"]}]}})"));
   auto r = Lookup();
@@ -451,8 +452,18 @@ class CheckpointLookupTest : public PodResourcesTest {
                   {{"main", {{kResA, {"mlx5_0", "mlx5_1"}, {0, 1}}}},
                    {"sidecar", {{kResA, {"mlx5_1"}, {1}}, {kResVf, {"0000:3b:00.4"}, {}}}}});
   }
-  std::string Path() const { return KubeletCheckpointPath(tmp_.path()); }
+  std::string Path() const { return KubeletCheckpointPath(opts_.device_plugin_dir); }
 };
+
+// Another kubelet root (--root-dir) moves pod-resources/, not the checkpoint: that stays
+// in the device-plugin directory.
+TEST_F(CheckpointLookupTest, CheckpointIsInTheDevicePluginDirNotUnderTheRoot) {
+  opts_.kubelet_root = tmp_.path() + "/data-kubelet";
+  ASSERT_TRUE(WriteFile(Path(), fake_->CheckpointJson(false)));
+  auto r = Lookup("ignored-name", "ignored-ns", "uid-trainer");
+  ASSERT_TRUE(r.ok()) << Str(r);
+  EXPECT_FALSE(r->by_resource.empty());
+}
 
 TEST_F(CheckpointLookupTest, NumaMapFormatMatchedByUid) {
   ASSERT_TRUE(WriteFile(Path(), fake_->CheckpointJson(false)));

@@ -1,6 +1,7 @@
 // Tests for deviceplugin/selectors and deviceplugin/pool: selector matching, pool building,
 // the ListAndWatch device list, Allocate answers and preferred allocations.
 #include "deviceplugin/pool.h"
+#include "common/env_names.h"
 #include "deviceplugin/allocation.h"
 
 #include <gmock/gmock.h>
@@ -368,8 +369,8 @@ TEST_F(AllocateTest, OneContainerGetsEveryCharDevice) {
   EXPECT_THAT(host_paths, ElementsAreArray(kExpectedDevices));
   EXPECT_EQ(std::count(host_paths.begin(), host_paths.end(), kRdmaCmPath), 1);
   EXPECT_EQ(std::set<std::string>(host_paths.begin(), host_paths.end()).size(), host_paths.size());
-  ASSERT_EQ(c.envs().count(kRdmaDevicesEnv), 1u);
-  EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1");
+  ASSERT_EQ(c.envs().count(RdmaDevicesEnvName(rc_.FullName())), 1u);
+  EXPECT_EQ(c.envs().at(RdmaDevicesEnvName(rc_.FullName())), "mlx5_0,mlx5_1");
 }
 
 // A repeated ID in one container request is refused (issue 25: an exclusive one answered
@@ -440,7 +441,7 @@ TEST_F(AllocateTest, VanishedNodeIsFailedPrecondition) {
   ASSERT_EQ(std::remove(JoinPath(tmp_.path(), "/dev/infiniband/umad1").c_str()), 0);
   resp = Allocate(Request({{"0"}}));
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
-  EXPECT_EQ(resp->container_responses(0).envs().at(kRdmaDevicesEnv), "mlx5_0");
+  EXPECT_EQ(resp->container_responses(0).envs().at(RdmaDevicesEnvName(rc_.FullName())), "mlx5_0");
 }
 
 // ---------------------------------------------------------------------------------------

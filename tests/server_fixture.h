@@ -70,6 +70,7 @@ class ServerTest : public ::testing::Test {
   ManagerOptions Options(RegistrationMode mode = RegistrationMode::kKubelet) {
     ManagerOptions o;
     o.server.kubelet_root = kubelet_root_;
+    o.server.device_plugin_dir = kubelet_->DevicePluginDir();
     o.server.mode = mode;
     o.server.backoff_initial = milliseconds(20);
     o.server.backoff_max = milliseconds(200);

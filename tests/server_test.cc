@@ -13,6 +13,7 @@
 #include <atomic>
 #include <nlohmann/json.hpp>
 
+#include "common/env_names.h"
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "common/uevent.h"
@@ -57,6 +58,31 @@ TEST_F(ServerTest, RegistersThroughPluginsRegistry) {
   EXPECT_EQ(kubelet_->View(kResA).endpoint, kubelet_root_ + "/plugins_registry/hca_a.sock");
   EXPECT_TRUE(testing::WaitUntil([&] { return m->Servers()[kResA].registered; }));
   EXPECT_EQ(m->Servers()[kResA].mode, RegistrationMode::kPluginsRegistry);
+}
+
+// The device-plugin directory is configured apart from the kubelet root (a real kubelet
+// keeps it at /var/lib/kubelet/device-plugins whatever its --root-dir): kubelet.sock and
+// our sockets are there, plugins_registry/ stays under the root, and auto mode looks for
+// kubelet.sock in the device-plugin directory.
+TEST_F(ServerTest, DevicePluginDirApartFromTheKubeletRoot) {
+  const std::string dir = tmp_.path() + "/fixed/device-plugins";
+  kubelet_ = std::make_unique<fake::FakeKubelet>(kubelet_root_, dir);
+  ASSERT_TRUE(kubelet_->Start(/*watch_registry=*/true).ok());
+  auto* m = StartManager(TwoResources(), Options(RegistrationMode::kAuto));
+  ASSERT_TRUE(WaitListed(kResA, 8));
+  EXPECT_EQ(m->Servers()[kResA].mode, RegistrationMode::kKubelet);
+  EXPECT_EQ(kubelet_->View(kResA).endpoint, dir + "/hca_a.sock");
+  EXPECT_TRUE(fs::exists(dir + "/hca_b.sock"));
+  EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins"));
+  m->Stop();
+  fs::remove(dir + "/kubelet.sock");
+  StartManager(TwoResources(), Options(RegistrationMode::kAuto));
+  ASSERT_TRUE(kubelet_->WaitFor(
+      kResA,
+      [&](const fake::ResourceView& v) {
+        return v.connected && v.endpoint == kubelet_root_ + "/plugins_registry/hca_a.sock";
+      },
+      milliseconds(5000)));
 }
 
 // auto uses kubelet.sock when the kubelet serves it, and plugins_registry when it does not.
@@ -130,7 +156,7 @@ TEST_F(ServerTest, AllocateAndBadId) {
                                              "/dev/infiniband/umad0", "/dev/infiniband/umad1",
                                              "/dev/infiniband/uverbs0", "/dev/infiniband/uverbs1",
                                              "/dev/infiniband/rdma_cm"}));
-  EXPECT_EQ(c.envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_0,mlx5_1");
+  EXPECT_EQ(c.envs().at(RdmaDevicesEnvName(kResA)), "mlx5_0,mlx5_1");
 
   auto bad = kubelet_->Allocate(kResA, {"1", "8"});
   ASSERT_FALSE(bad.ok());
@@ -247,7 +273,7 @@ TEST_F(ServerTest, ReloadAppliesChanges) {
   EXPECT_FALSE(fs::exists(kubelet_root_ + "/device-plugins/hca_b.sock"));
   auto resp = kubelet_->Allocate(kResA, {"2"});
   ASSERT_TRUE(resp.ok());
-  EXPECT_EQ(resp->container_responses(0).envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_0");
+  EXPECT_EQ(resp->container_responses(0).envs().at(RdmaDevicesEnvName(kResA)), "mlx5_0");
 }
 
 // Two instances (a DaemonSet rollout): the newer takes over, the older stands by and,
@@ -326,14 +352,11 @@ void AddPfWithVfs(fake::SimNode* node) {
   pf.numa_node = 1;
   ASSERT_TRUE(node->AddPciFunction(pf).ok());
   for (int i = 0; i < 3; ++i) {
-    fake::SimPciFunction vf;
-    vf.address = "0000:5e:00." + std::to_string(2 + i);
-    vf.device = "101e";
-    vf.physfn = pf.address;
-    vf.netdevs = {"ens1f0v" + std::to_string(i)};
-    vf.rdma_device = "mlx5_vf" + std::to_string(i);
-    vf.numa_node = 1;
-    ASSERT_TRUE(node->AddPciFunction(vf).ok());
+    const std::string n = std::to_string(i);
+    ASSERT_TRUE(
+        node->AddPciFunction(fake::SimNode::RoceVf("0000:5e:00." + std::to_string(2 + i),
+                                                   pf.address, "ens1f0v" + n, "mlx5_vf" + n, 1))
+            .ok());
   }
 }
 
@@ -368,7 +391,7 @@ TEST_F(ServerTest, ExclusiveModeOneDevicePerFunction) {
                                       "/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"}));
   EXPECT_EQ(c.envs().at("PCIDEVICE_RDMA_HCA_VFS"), "0000:5e:00.3");
   EXPECT_NE(c.envs().at("PCIDEVICE_RDMA_HCA_VFS_INFO").find("mlx5_vf1"), std::string::npos);
-  EXPECT_EQ(c.envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_vf1");
+  EXPECT_EQ(c.envs().at(RdmaDevicesEnvName(res)), "mlx5_vf1");
   EXPECT_EQ(testing::ReadTextFile(tmp_.path() + "/devinfo/rdma-hca_vfs-0000:5e:00.3-device.json"),
             R"({"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:5e:00.3",)"
             R"("rdma-device":"mlx5_vf1","pf-pci-address":"0000:5e:00.0"}})");
@@ -451,7 +474,7 @@ TEST_F(ServerTest, ExclusiveScalableFunctions) {
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   const auto& c = resp->container_responses(0);
   EXPECT_EQ(c.envs().at("PCIDEVICE_RDMA_SFS"), "mlx5_core.sf.2");
-  EXPECT_EQ(c.envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_sf2");
+  EXPECT_EQ(c.envs().at(RdmaDevicesEnvName("rdma/sfs")), "mlx5_sf2");
   std::vector<std::string> paths;
   for (const auto& d : c.devices()) paths.push_back(d.host_path());
   EXPECT_EQ(paths.size(), 4u);  // issm, umad, uverbs of the SF, and rdma_cm
@@ -463,7 +486,7 @@ TEST_F(ServerTest, ExclusiveScalableFunctions) {
   ASSERT_TRUE(WaitListed(kResA, 2));  // registered independently of rdma/sfs
   auto shared = kubelet_->Allocate(kResA, {"0"});
   ASSERT_TRUE(shared.ok());
-  EXPECT_EQ(shared->container_responses(0).envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_pf");
+  EXPECT_EQ(shared->container_responses(0).envs().at(RdmaDevicesEnvName(kResA)), "mlx5_pf");
 }
 
 // A device whose RDMA device moved into a pod (gone from host sysfs, PCI function still
@@ -519,7 +542,7 @@ TEST_F(ServerTest, TopologyAwarePoolGrantsLocalHcas) {
   EXPECT_EQ(v.devices[3].topology().nodes(0).id(), 1);
   auto resp = kubelet_->Allocate(kResA, {"3"});
   ASSERT_TRUE(resp.ok());
-  EXPECT_EQ(resp->container_responses(0).envs().at("HCASHARE_RDMA_DEVICES"), "mlx5_1");
+  EXPECT_EQ(resp->container_responses(0).envs().at(RdmaDevicesEnvName(kResA)), "mlx5_1");
   auto pref = kubelet_->GetPreferredAllocation(kResA, {"0", "1", "2", "3"}, {"3"}, 2);
   ASSERT_TRUE(pref.ok());
   EXPECT_EQ(pref->container_responses(0).deviceids(1), "2") << "packed onto node 1";

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cni/vf.h"
+#include "common/env_names.h"
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "config/config.h"
@@ -182,7 +183,7 @@ TEST(DiscoverOnSnapshotTest, TwoSocketTopologyAwarePoolPerNumaNode) {
   for (size_t i = 0; i < 2; ++i) {
     ASSERT_TRUE(numa.allocations[i].status.ok()) << numa.allocations[i].status.ToString();
     const auto j = cli::AllocateResponseJson(numa.allocations[i].response);
-    EXPECT_EQ(j["container_responses"][0]["envs"]["HCASHARE_RDMA_DEVICES"], want[i]);
+    EXPECT_EQ(j["container_responses"][0]["envs"][RdmaDevicesEnvName(numa.rc.FullName())], want[i]);
   }
   const cli::ExcludedDevice* eno1 = Excluded(numa, "0000:37:00.0");
   ASSERT_NE(eno1, nullptr);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/env_names.h"
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/allocation.h"
@@ -286,8 +287,8 @@ TEST_F(SimAllocateTest, AlignedIdsOfNodeOneGrantNodeOneHcas) {
   ASSERT_EQ(resp->container_responses_size(), 1);
   const auto& c = resp->container_responses(0);
   EXPECT_THAT(HostPaths(c), ElementsAreArray(DevicesOf({2, 3})));
-  ASSERT_EQ(c.envs().count(kRdmaDevicesEnv), 1u);
-  EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_2,mlx5_3");
+  ASSERT_EQ(c.envs().count(RdmaDevicesEnvName(rc.FullName())), 1u);
+  EXPECT_EQ(c.envs().at(RdmaDevicesEnvName(rc.FullName())), "mlx5_2,mlx5_3");
 }
 
 // Aware pool, IDs of node 0 only: the node-0 HCAs.
@@ -298,7 +299,7 @@ TEST_F(SimAllocateTest, AlignedIdsOfNodeZeroGrantNodeZeroHcas) {
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   const auto& c = resp->container_responses(0);
   EXPECT_THAT(HostPaths(c), ElementsAreArray(DevicesOf({0, 1})));
-  EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1");
+  EXPECT_EQ(c.envs().at(RdmaDevicesEnvName(rc.FullName())), "mlx5_0,mlx5_1");
 }
 
 // Aware pool, IDs spanning both nodes: all four HCAs.
@@ -309,10 +310,12 @@ TEST_F(SimAllocateTest, AlignedIdsSpanningNodesGrantAll) {
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   ASSERT_EQ(resp->container_responses_size(), 2);
   EXPECT_THAT(HostPaths(resp->container_responses(0)), ElementsAreArray(DevicesOf({0, 1, 2, 3})));
-  EXPECT_EQ(resp->container_responses(0).envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1,mlx5_2,mlx5_3");
+  EXPECT_EQ(resp->container_responses(0).envs().at(RdmaDevicesEnvName(rc.FullName())),
+            "mlx5_0,mlx5_1,mlx5_2,mlx5_3");
   // The second container only asked for a node-1 ID.
   EXPECT_THAT(HostPaths(resp->container_responses(1)), ElementsAreArray(DevicesOf({2, 3})));
-  EXPECT_EQ(resp->container_responses(1).envs().at(kRdmaDevicesEnv), "mlx5_2,mlx5_3");
+  EXPECT_EQ(resp->container_responses(1).envs().at(RdmaDevicesEnvName(rc.FullName())),
+            "mlx5_2,mlx5_3");
 }
 
 // A non-aware pool grants all four HCAs for any ID.
@@ -324,7 +327,7 @@ TEST_F(SimAllocateTest, NonAwarePoolGrantsAllForAnyId) {
     ASSERT_TRUE(resp.ok()) << id << ": " << resp.status().ToString();
     const auto& c = resp->container_responses(0);
     EXPECT_THAT(HostPaths(c), ElementsAreArray(DevicesOf({0, 1, 2, 3}))) << id;
-    EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_0,mlx5_1,mlx5_2,mlx5_3") << id;
+    EXPECT_EQ(c.envs().at(RdmaDevicesEnvName(rc.FullName())), "mlx5_0,mlx5_1,mlx5_2,mlx5_3") << id;
     EXPECT_EQ(c.envs().size(), 1u) << id;
   }
 }
@@ -342,7 +345,7 @@ TEST_F(SimAllocateTest, ExclusiveGrantsExactlyRequestedFunctions) {
   const auto paths = HostPaths(c);
   EXPECT_THAT(paths, ElementsAreArray(DevicesOf({0, 3})));
   EXPECT_EQ(std::count(paths.begin(), paths.end(), kRdmaCmPath), 1);
-  EXPECT_EQ(c.envs().at(kRdmaDevicesEnv), "mlx5_3,mlx5_0");
+  EXPECT_EQ(c.envs().at(RdmaDevicesEnvName(rc.FullName())), "mlx5_3,mlx5_0");
 }
 
 // Exclusive: a PCI address that is not in the pool is InvalidArgument naming it.
@@ -407,7 +410,7 @@ TEST_F(SimAllocateTest, SharedSetsNoPciDeviceEnv) {
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   const auto& envs = resp->container_responses(0).envs();
   EXPECT_EQ(envs.size(), 1u);
-  EXPECT_EQ(envs.count(kRdmaDevicesEnv), 1u);
+  EXPECT_EQ(envs.count(RdmaDevicesEnvName(rc.FullName())), 1u);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ start_dp() { # start_dp LOG: the daemon and the kubelet, both fresh
   KUBELET_PID=$!
   wait_for 10 test -S "$KROOT/device-plugins/kubelet.sock"
   "$BIN/hcashare-device-plugin" --config "${DP_CONFIG:-$WORK/dp.json}" --kubelet-root-dir "$KROOT" \
-    --registration kubelet --pool-info-dir "" --device-info-dir "$WORK/devinfo" \
+    --device-plugin-dir "$KROOT/device-plugins" --registration kubelet --pool-info-dir "" --device-info-dir "$WORK/devinfo" \
     >"$1" 2>&1 &
   DP_PID=$!
 }
@@ -188,8 +188,10 @@ stop_dp
 # ---------------------------------------------------------------- 2. doctor
 say "2. hcashare doctor on the real stack"
 # As in a pod: with the env the Allocate response gives the container.
-POD_DEVICES=$(grep -o '"HCASHARE_RDMA_DEVICES": "[^"]*"' "$WORK/alloc.json" | sed 's/.*: "//; s/"$//')
-HCASHARE_RDMA_DEVICES=$POD_DEVICES "$BIN/hcashare" doctor >"$WORK/doctor.txt" 2>&1
+# (rdma/rxe_shared's own variable: with two resources there is no generic one.)
+POD_DEVICES=$(grep -o '"HCASHARE_RDMA_DEVICES_RDMA_RXE_SHARED": "[^"]*"' "$WORK/alloc.json" |
+  sed 's/.*: "//; s/"$//')
+HCASHARE_RDMA_DEVICES_RDMA_RXE_SHARED=$POD_DEVICES "$BIN/hcashare" doctor >"$WORK/doctor.txt" 2>&1
 doctor_rc=$?
 cat "$WORK/doctor.txt"
 doctor_passes() {
@@ -202,7 +204,7 @@ doctor_passes() {
   ! grep -q "^WARN\|^FAIL" "$WORK/doctor.txt" || { echo "not all PASS"; return 1; }
 }
 check doctor-all-pass doctor_passes
-HCASHARE_RDMA_DEVICES=$POD_DEVICES NCCL_IB_DISABLE=1 "$BIN/hcashare" doctor \
+HCASHARE_RDMA_DEVICES_RDMA_RXE_SHARED=$POD_DEVICES NCCL_IB_DISABLE=1 "$BIN/hcashare" doctor \
   >"$WORK/doctor-nccl.txt" 2>&1
 check doctor-warns-nccl-ib-disable grep -q "^WARN  nccl-ib-disable" "$WORK/doctor-nccl.txt"
 
