@@ -36,17 +36,6 @@ ConfigFormat FormatFromPath(const std::string& path) {
   return ConfigFormat::kAuto;
 }
 
-// Keeps the first kMaxListedIssues of `issues` and one line counting the rest: a config of
-// a megabyte can hold a hundred thousand broken entries, and listing each one would bury
-// the first (and write a hundred megabytes to the daemon's log).
-void CapIssues(std::vector<ConfigIssue>* issues, const char* what) {
-  if (issues->size() <= kMaxListedIssues) return;
-  const size_t more = issues->size() - kMaxListedIssues;
-  issues->resize(kMaxListedIssues);
-  issues->push_back({"$", std::to_string(more) + " more " + what + " not listed (the first " +
-                              std::to_string(kMaxListedIssues) + " are)"});
-}
-
 // Parses and validates; may throw only on allocation failure (caught by ParseConfig).
 ParseOutcome ParseConfigUnchecked(std::string_view text, ConfigFormat format) {
   ParseOutcome outcome;
@@ -61,18 +50,17 @@ ParseOutcome ParseConfigUnchecked(std::string_view text, ConfigFormat format) {
   }
   const bool yaml = format == ConfigFormat::kYaml;
   const std::string input(text);
+  // Each list holds the first kMaxListedIssues and counts the rest (IssueList).
   Document doc = yaml ? ParseYamlText(input) : ParseJsonText(input);
-  outcome.errors = std::move(doc.errors);
   if (!doc.parsed) {
-    CapIssues(&outcome.errors, "errors");
+    outcome.errors = std::move(doc.errors).Take("errors");
     return outcome;
   }
   Validation validation = ValidateDocument(doc.root, yaml);
-  for (ConfigIssue& issue : validation.errors) outcome.errors.push_back(std::move(issue));
-  outcome.warnings = std::move(validation.warnings);
-  if (outcome.errors.empty()) outcome.config = std::move(validation.config);
-  CapIssues(&outcome.errors, "errors");
-  CapIssues(&outcome.warnings, "warnings");
+  doc.errors.Append(std::move(validation.errors));
+  if (doc.errors.empty()) outcome.config = std::move(validation.config);
+  outcome.errors = std::move(doc.errors).Take("errors");
+  outcome.warnings = std::move(validation.warnings).Take("warnings");
   return outcome;
 }
 

@@ -93,7 +93,7 @@ json ResolvePlainScalar(const std::string& s) {
 // Converts a yaml-cpp node tree into JSON, reporting what JSON cannot express.
 class YamlConverter {
  public:
-  explicit YamlConverter(std::vector<ConfigIssue>* errors) : errors_(errors) {}
+  explicit YamlConverter(IssueList* errors) : errors_(errors) {}
 
   // True when conversion stopped at kMaxYamlNodes (the result is then incomplete).
   bool truncated() const { return too_many_reported_; }
@@ -189,7 +189,7 @@ class YamlConverter {
     return false;
   }
 
-  std::vector<ConfigIssue>* errors_;
+  IssueList* errors_;
   std::vector<YAML::Node> ancestors_;  // the collections on the path being converted
   size_t nodes_ = 0;
   bool too_many_reported_ = false;

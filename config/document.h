@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "config/json_fields.h"
 
 namespace hcashare::config {
 
@@ -26,7 +27,7 @@ inline constexpr size_t kMaxYamlNodes = 200000;
 struct Document {
   bool parsed = false;
   nlohmann::json root;
-  std::vector<ConfigIssue> errors;
+  IssueList errors{kMaxListedIssues};
 };
 
 // Parses JSON text. Duplicate object keys are reported (the last value is kept).

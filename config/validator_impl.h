@@ -31,8 +31,8 @@ class Validator {
 
   PluginConfig Validate(const json& root);
 
-  std::vector<ConfigIssue> TakeErrors() { return std::move(errors_); }
-  std::vector<ConfigIssue> TakeWarnings() { return std::move(warnings_); }
+  IssueList TakeErrors() { return std::move(errors_); }
+  IssueList TakeWarnings() { return std::move(warnings_); }
 
  private:
   void Error(const std::string& path, std::string message) {
@@ -64,8 +64,8 @@ class Validator {
                       std::vector<int>* out);
 
   const DescribeMismatch describe_;
-  std::vector<ConfigIssue> errors_;
-  std::vector<ConfigIssue> warnings_;
+  IssueList errors_{kMaxListedIssues};
+  IssueList warnings_{kMaxListedIssues};
 };
 
 }  // namespace hcashare::config::detail
