@@ -46,7 +46,7 @@ class Validator {
   int ParseInterval(FieldReader& root);
   std::vector<ResourceConfig> ParseConfigList(FieldReader& root, bool suppress_required);
   ResourceConfig ParseEntry(FieldReader& entry);
-  void CheckTotals(const std::vector<ResourceConfig>& resources, const std::string& path);
+  void CheckTotals(size_t entries, int64_t total, const std::string& path);
   std::string ParseResourceName(FieldReader& entry, bool required);
   std::string ParseResourcePrefix(FieldReader& entry);
   std::string ParseCdiKind(FieldReader& entry);
