@@ -5,7 +5,11 @@
 //   - the whole daemon: hcashare-device-plugin --config FILE on the demo node, its peak
 //     resident set (wait4's ru_maxrss), which is what the DaemonSet's 64 MiB limit sees.
 //     An invalid config ends it with exit 2; a valid one is stopped with SIGTERM.
-// Run: build/bin/config_mem_bench [--bytes 1048576 --bytes 16777216] [--shape NAME]
+// With --at-limits, each shape is instead made as large as the reader accepts (at most
+// config::kMaxConfigBytes, below kMaxConfigValues values and kMaxConfigDepth levels): the
+// worst the bound has to hold for.
+// Run: build/bin/config_mem_bench [--bytes 1048576 --bytes 16777216] [--at-limits]
+//      [--shape NAME] [--no-daemon]
 #include <malloc.h>
 #include <signal.h>
 
@@ -47,11 +51,13 @@ int Main(int argc, char** argv) {
   std::vector<size_t> sizes = {size_t{1} << 20, size_t{16} << 20};
   std::string only;
   bool daemon = true;
+  bool at_limits = false;
   std::string plugin = SelfDir() + "/hcashare-device-plugin";
   CLI::App app{"config_mem_bench: memory of parsing hostile configs"};
   app.add_option("--bytes", sizes, "config sizes")->capture_default_str();
   app.add_option("--shape", only, "only this shape (default: all)");
   app.add_flag("!--no-daemon", daemon, "measure the parse alone, not the daemon");
+  app.add_flag("--at-limits", at_limits, "each shape as large as the reader accepts");
   app.add_option("--plugin", plugin, "daemon binary")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -59,8 +65,10 @@ int Main(int argc, char** argv) {
   if (!env.Prepare().ok()) return 1;
   for (const testing::HostileShape& shape : testing::HostileShapes()) {
     if (!only.empty() && only != shape.name) continue;
-    for (size_t bytes : sizes) {
-      const std::string path = env.tmp.path() + "/config" + shape.extension;
+    const std::string path = env.tmp.path() + "/config" + shape.extension;
+    std::vector<size_t> shape_sizes = sizes;
+    if (at_limits) shape_sizes = {testing::LargestAccepted(shape, path)};
+    for (size_t bytes : shape_sizes) {
       size_t size = 0;
       {
         const std::string text = shape.make(bytes);

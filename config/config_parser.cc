@@ -15,9 +15,6 @@
 namespace hcashare::config {
 namespace {
 
-// Config files larger than this are refused unread.
-constexpr size_t kMaxConfigFileBytes = 16 << 20;
-
 // Removes a leading UTF-8 byte-order mark, which some editors add.
 std::string_view StripBom(std::string_view text) {
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
@@ -40,6 +37,12 @@ ConfigFormat FormatFromPath(const std::string& path) {
 ParseOutcome ParseConfigUnchecked(std::string_view text, ConfigFormat format) {
   ParseOutcome outcome;
   text = StripBom(text);
+  if (text.size() > kMaxConfigBytes) {
+    outcome.errors.push_back({"$", "config is " + std::to_string(text.size()) +
+                                       " bytes; the limit is " + std::to_string(kMaxConfigBytes) +
+                                       " bytes (what a ConfigMap can hold)"});
+    return outcome;
+  }
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) {
     outcome.errors.push_back({"$", "config is empty"});
@@ -109,7 +112,7 @@ ParseOutcome LoadConfigFile(const std::string& path) {
   // Written by the node's administrator, often as a ConfigMap (config.json is a symlink
   // into ..data/), so symlinks are followed; a FIFO or a huge file is still refused.
   SafeReadOptions read;
-  read.max_bytes = kMaxConfigFileBytes;
+  read.max_bytes = kMaxConfigBytes;
   read.follow_symlinks = true;
   read.what = "config file";
   Result<std::string> text = Status::Internal("not read");

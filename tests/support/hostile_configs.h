@@ -69,8 +69,21 @@ inline const std::vector<HostileShape>& HostileShapes() {
        }},
       {"json-long-string", ".json",
        [](size_t n) {
-         return R"({"configList":[{"resourceName":")" + std::string(n - 64, 'a') +
+         return R"({"configList":[{"resourceName":")" + std::string(n - 80, 'a') +
                 R"(","rdmaHcaMax":1,"devices":["ib0"]}]})";
+       }},
+      // Valid: 64 resources (the most allowed), each selecting a long list of netdevs.
+      {"json-64-long-lists", ".json",
+       [](size_t n) {
+         std::string out = R"({"configList":[)";
+         for (int r = 0; r < 64; ++r) {
+           const size_t end = (r + 1) * (n / 64);
+           out += (r ? "," : "") + std::string(R"({"resourceName":"r)") + std::to_string(r) +
+                  R"(","rdmaHcaMax":1,"selectors":{"ifNames":["ib0")";
+           for (int i = 1; out.size() + 32 < end; ++i) out += ",\"ib" + std::to_string(i) + "\"";
+           out += "]}}";
+         }
+         return out + "]}";
        }},
       {"yaml-duplicate-keys", ".yaml", [](size_t n) { return Repeat("", "a: 0", "\n", "\n", n); }},
       {"yaml-empty-maps", ".yaml",
@@ -79,6 +92,16 @@ inline const std::vector<HostileShape>& HostileShapes() {
        [](size_t n) { return Repeat("configList: [", "0", ",", "]\n", n); }},
       {"yaml-block-list", ".yaml",
        [](size_t n) { return Repeat("configList:\n", "- 0", "\n", "\n", n); }},
+      // 20,000 values fill a MiB: the most values, each as long as the size allows.
+      {"yaml-long-values", ".yaml",
+       [](size_t n) {
+         return Repeat("configList:\n", "- " + std::string(48, 'a'), "\n", "\n", n);
+       }},
+      {"yaml-long-string", ".yaml",
+       [](size_t n) {
+         return "configList:\n- resourceName: " + std::string(n - 64, 'a') +
+                "\n  rdmaHcaMax: 1\n  devices: [ib0]\n";
+       }},
       {"yaml-many-aliases", ".yaml",
        [](size_t n) {
          return Repeat("configList: [&a {resourceName: r}, ", "*a", ", ", "]\n", n);
@@ -152,6 +175,27 @@ inline std::optional<LoadMeasure> MeasureLoad(const std::string& path,
   }
   m.first_error = out->substr(eol + 1);
   return m;
+}
+
+// Whether the reader refused the text before parsing it (its size, values or depth).
+inline bool RefusedUnparsed(const std::optional<LoadMeasure>& m) {
+  if (!m) return true;
+  for (const char* what : {"the limit is", "values and keys", "levels deep"}) {
+    if (m->first_error.find(what) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The largest size up to config::kMaxConfigBytes whose text of `shape`, written to `path`,
+// the reader does not refuse unparsed (by bisection, to 16 bytes; 0 when none is accepted).
+inline size_t LargestAccepted(const HostileShape& shape, const std::string& path) {
+  size_t ok = 0, refused = config::kMaxConfigBytes + 1;
+  while (refused - ok > 16) {
+    const size_t mid = ok + (refused - ok) / 2;
+    std::ofstream(path, std::ios::trunc) << shape.make(mid);
+    (RefusedUnparsed(MeasureLoad(path, std::chrono::seconds(60))) ? refused : ok) = mid;
+  }
+  return ok;
 }
 
 }  // namespace hcashare::testing
