@@ -23,18 +23,14 @@ using nlohmann::json;
 // Longest value quoted verbatim in a message.
 constexpr size_t kMaxQuotedLength = 80;
 
-Document SyntaxError(std::string message) {
+// A document not parsed, for `why`: a syntax error or the pre-scan's refusal.
+Document Unparsed(ConfigIssue why) {
   Document doc;
-  doc.errors.push_back({"$", std::move(message)});
+  doc.errors.push_back(std::move(why));
   return doc;
 }
 
-// The pre-scan's refusal, as the one error of an unparsed document.
-Document Refused(ConfigIssue refusal) {
-  Document doc;
-  doc.errors.push_back(std::move(refusal));
-  return doc;
-}
+Document SyntaxError(std::string message) { return Unparsed({"$", std::move(message)}); }
 
 // --- YAML --------------------------------------------------------------------------
 
@@ -214,7 +210,7 @@ std::string Quote(const std::string& s) {
 
 Document ParseJsonText(const std::string& text) {
   Document doc;
-  if (Prescan scan = PrescanJson(text); scan.refusal) return Refused(std::move(*scan.refusal));
+  if (Prescan scan = PrescanJson(text); scan.refusal) return Unparsed(std::move(*scan.refusal));
   Result<json> root = ParseJson(text, {/*max_depth=*/0, /*duplicate_keys=*/&doc.errors});
   if (!root.ok()) return SyntaxError("invalid JSON: " + root.status().message());
   doc.root = std::move(*root);
@@ -227,7 +223,7 @@ Document ParseYamlText(const std::string& text) {
   try {
     // yaml-cpp's own tree takes ~450 bytes a node: it is built only for a text that passed.
     Prescan scan = PrescanYaml(text);
-    if (scan.refusal) return Refused(std::move(*scan.refusal));
+    if (scan.refusal) return Unparsed(std::move(*scan.refusal));
     if (scan.documents == 0) return SyntaxError("config is empty (no YAML document)");
     if (scan.documents > 1) {
       return SyntaxError("expected one YAML document, found " + std::to_string(scan.documents));

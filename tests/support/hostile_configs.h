@@ -6,6 +6,7 @@
 #pragma once
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,7 @@
 
 #include "config/config.h"
 #include "tests/run_in_child.h"
+#include "tests/support/proc_status.h"
 
 namespace hcashare::testing {
 
@@ -131,16 +133,6 @@ struct LoadMeasure {
   std::string first_error;   // errors[0].ToString(), "" when none
 };
 
-// One "Name: N kB" field of /proc/self/status in KiB; -1 when absent.
-inline long SelfStatusKib(const std::string& name) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(name, 0) == 0) return std::stol(line.substr(name.size()));
-  }
-  return -1;
-}
-
 // Loads `path` with config::LoadConfigFile in a child (RunInChild: killed after `limit`,
 // address space capped at `max_memory` outside the sanitizers) and measures it. The
 // child first hands its free heap back (malloc_trim: memory the parent freed would
@@ -153,13 +145,13 @@ inline std::optional<LoadMeasure> MeasureLoad(const std::string& path,
       [&] {
         ::malloc_trim(0);
         std::ofstream("/proc/self/clear_refs") << "5";
-        const long before = SelfStatusKib("VmRSS:");
+        const long before = ProcStatusKib(::getpid(), "VmRSS:");
         const auto start = std::chrono::steady_clock::now();
         const config::ParseOutcome outcome = config::LoadConfigFile(path);
         const double ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                 .count();
-        const long peak = SelfStatusKib("VmHWM:");
+        const long peak = ProcStatusKib(::getpid(), "VmHWM:");
         char head[64];
         std::snprintf(head, sizeof(head), "%ld %.3f %zu\n", peak - before, ms,
                       outcome.errors.size());
