@@ -1,12 +1,10 @@
 // Helpers shared by the whole-process benchmark drivers in bench/.
 #pragma once
 
-#include <sys/types.h>
-
 #include <algorithm>
-#include <fstream>
-#include <string>
 #include <vector>
+
+#include "tests/support/proc_status.h"
 
 namespace hcashare::bench {
 
@@ -16,16 +14,8 @@ inline double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-// One "Name:   N kB" field of /proc/<pid>/status (`name` with its colon, e.g. "VmRSS:"),
-// in KiB; -1 when absent.
-inline long ProcStatusKib(pid_t pid, const std::string& name) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(name, 0) == 0) return std::stol(line.substr(name.size()));
-  }
-  return -1;
-}
+// One "Name:   N kB" field of /proc/<pid>/status in KiB (tests/support/proc_status.h).
+using hcashare::testing::ProcStatusKib;
 
 // The least-squares slope of y over x (0 with fewer than two distinct x).
 inline double LeastSquaresSlope(const std::vector<double>& x, const std::vector<double>& y) {

@@ -17,7 +17,7 @@ json ToJson(const CniError& error, std::string_view cni_version) {
 
 std::optional<CniError> ParseErrorJson(const json& j) {
   if (!j.is_object()) return std::nullopt;
-  std::vector<config::ConfigIssue> problems;
+  config::IssueList problems;
   config::FieldReader reader(j, "", &problems);
   const auto code = reader.Integer("code", INT32_MIN, INT32_MAX, config::Need::kRequired);
   auto msg = reader.String("msg", config::Need::kRequired);

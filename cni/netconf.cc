@@ -52,8 +52,7 @@ const std::vector<std::string>& KnownKeys() {
 // Reads the configuration into a NetConf, collecting problems in `errors`.
 class NetConfReader {
  public:
-  NetConfReader(const json& root, Verb verb, NetConf* conf,
-                std::vector<config::ConfigIssue>* errors)
+  NetConfReader(const json& root, Verb verb, NetConf* conf, config::IssueList* errors)
       : top_(root, "", errors), verb_(verb), conf_(*conf), errors_(*errors) {}
 
   void ReadAll() {
@@ -330,7 +329,7 @@ class NetConfReader {
   FieldReader top_;
   Verb verb_;
   NetConf& conf_;
-  std::vector<config::ConfigIssue>& errors_;
+  config::IssueList& errors_;
   const json* runtime_ = nullptr;  // "runtimeConfig" when it is an object
 };
 
@@ -369,7 +368,7 @@ Result<NetConf> ParseNetConf(std::string_view text, Verb verb, const NodeSetting
   NetConf conf;
   conf.node = node;
   conf.raw = std::move(root).value();
-  std::vector<config::ConfigIssue> errors;
+  config::IssueList errors;
   const std::optional<std::string> version =
       FieldReader(conf.raw, "", &errors).String("cniVersion", Need::kRequired);
   if (version) {

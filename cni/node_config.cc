@@ -88,7 +88,7 @@ Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string&
     return CniStatus(kErrInvalidNetConf, "invalid node configuration " + source,
                      "must be a JSON object, got " + config::DescribeValue(*root));
   }
-  std::vector<config::ConfigIssue> errors;
+  config::IssueList errors;
   FieldReader top(*root, "", &errors);
   NodeSettings s;
   s.source = source;

@@ -166,7 +166,7 @@ Result<CniResult> ParseResult(const json& j) {
     return CniStatus(kErrDecode, kDecodeMsg,
                      "must be a JSON object, got " + config::DescribeValue(j));
   }
-  std::vector<config::ConfigIssue> errors;
+  config::IssueList errors;
   FieldReader top(j, "", &errors);
   const std::optional<std::string> version = top.String("cniVersion", Need::kRequired);
   if (!version) return CniStatus(kErrDecode, kDecodeMsg, config::JoinIssues(errors));

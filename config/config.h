@@ -24,6 +24,14 @@ inline constexpr int kMaxRdmaHcaMax = 50000;
 // 29 MiB (8 x 50,000) and 22 MiB (64 x 6,250).
 inline constexpr int kMaxResources = 64;
 inline constexpr int64_t kMaxTotalDeviceIds = 400000;
+// The largest config accepted, in bytes: what a ConfigMap can hold (the API server refuses
+// one whose data add up to more than 1 MiB). A larger file is refused unread.
+inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+// Most values (keys included, YAML aliases expanded) and deepest nesting of collections in a
+// config; a text past either is refused before its tree is built (config/prescan.h). With
+// kMaxConfigBytes they bound the parse's memory (docs/reliability.md, "Config memory").
+inline constexpr size_t kMaxConfigValues = 20000;
+inline constexpr int kMaxConfigDepth = 64;
 // Default periodicUpdateInterval, in seconds, when it is absent or null.
 inline constexpr int kDefaultPeriodicUpdateSeconds = 60;
 // Default resourcePrefix.

@@ -15,9 +15,6 @@
 namespace hcashare::config {
 namespace {
 
-// Config files larger than this are refused unread.
-constexpr size_t kMaxConfigFileBytes = 16 << 20;
-
 // Removes a leading UTF-8 byte-order mark, which some editors add.
 std::string_view StripBom(std::string_view text) {
   constexpr std::string_view kBom = "\xEF\xBB\xBF";
@@ -36,21 +33,16 @@ ConfigFormat FormatFromPath(const std::string& path) {
   return ConfigFormat::kAuto;
 }
 
-// Keeps the first kMaxListedIssues of `issues` and one line counting the rest: a config of
-// a megabyte can hold a hundred thousand broken entries, and listing each one would bury
-// the first (and write a hundred megabytes to the daemon's log).
-void CapIssues(std::vector<ConfigIssue>* issues, const char* what) {
-  if (issues->size() <= kMaxListedIssues) return;
-  const size_t more = issues->size() - kMaxListedIssues;
-  issues->resize(kMaxListedIssues);
-  issues->push_back({"$", std::to_string(more) + " more " + what + " not listed (the first " +
-                              std::to_string(kMaxListedIssues) + " are)"});
-}
-
 // Parses and validates; may throw only on allocation failure (caught by ParseConfig).
 ParseOutcome ParseConfigUnchecked(std::string_view text, ConfigFormat format) {
   ParseOutcome outcome;
   text = StripBom(text);
+  if (text.size() > kMaxConfigBytes) {
+    outcome.errors.push_back({"$", "config is " + std::to_string(text.size()) +
+                                       " bytes; the limit is " + std::to_string(kMaxConfigBytes) +
+                                       " bytes (what a ConfigMap can hold)"});
+    return outcome;
+  }
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) {
     outcome.errors.push_back({"$", "config is empty"});
@@ -61,18 +53,17 @@ ParseOutcome ParseConfigUnchecked(std::string_view text, ConfigFormat format) {
   }
   const bool yaml = format == ConfigFormat::kYaml;
   const std::string input(text);
+  // Each list holds the first kMaxListedIssues and counts the rest (IssueList).
   Document doc = yaml ? ParseYamlText(input) : ParseJsonText(input);
-  outcome.errors = std::move(doc.errors);
   if (!doc.parsed) {
-    CapIssues(&outcome.errors, "errors");
+    outcome.errors = std::move(doc.errors).Take("errors");
     return outcome;
   }
   Validation validation = ValidateDocument(doc.root, yaml);
-  for (ConfigIssue& issue : validation.errors) outcome.errors.push_back(std::move(issue));
-  outcome.warnings = std::move(validation.warnings);
-  if (outcome.errors.empty()) outcome.config = std::move(validation.config);
-  CapIssues(&outcome.errors, "errors");
-  CapIssues(&outcome.warnings, "warnings");
+  doc.errors.Append(std::move(validation.errors));
+  if (doc.errors.empty()) outcome.config = std::move(validation.config);
+  outcome.errors = std::move(doc.errors).Take("errors");
+  outcome.warnings = std::move(validation.warnings).Take("warnings");
   return outcome;
 }
 
@@ -122,7 +113,7 @@ ParseOutcome LoadConfigFile(const std::string& path) {
   // Written by the node's administrator, often as a ConfigMap (config.json is a symlink
   // into ..data/), so symlinks are followed; a FIFO or a huge file is still refused.
   SafeReadOptions read;
-  read.max_bytes = kMaxConfigFileBytes;
+  read.max_bytes = kMaxConfigBytes;
   read.follow_symlinks = true;
   read.what = "config file";
   Result<std::string> text = Status::Internal("not read");

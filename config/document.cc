@@ -5,16 +5,15 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
-#include <sstream>
 #include <string_view>
 #include <utility>
 
 #include <yaml-cpp/depthguard.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/json_fields.h"
 #include "config/json_parse.h"
+#include "config/prescan.h"
 
 namespace hcashare::config {
 namespace {
@@ -24,11 +23,14 @@ using nlohmann::json;
 // Longest value quoted verbatim in a message.
 constexpr size_t kMaxQuotedLength = 80;
 
-Document SyntaxError(std::string message) {
+// A document not parsed, for `why`: a syntax error or the pre-scan's refusal.
+Document Unparsed(ConfigIssue why) {
   Document doc;
-  doc.errors.push_back({"$", std::move(message)});
+  doc.errors.push_back(std::move(why));
   return doc;
 }
+
+Document SyntaxError(std::string message) { return Unparsed({"$", std::move(message)}); }
 
 // --- YAML --------------------------------------------------------------------------
 
@@ -93,21 +95,12 @@ json ResolvePlainScalar(const std::string& s) {
 // Converts a yaml-cpp node tree into JSON, reporting what JSON cannot express.
 class YamlConverter {
  public:
-  explicit YamlConverter(std::vector<ConfigIssue>* errors) : errors_(errors) {}
+  explicit YamlConverter(IssueList* errors) : errors_(errors) {}
 
-  // True when conversion stopped at kMaxYamlNodes (the result is then incomplete).
-  bool truncated() const { return too_many_reported_; }
-
-  // Converts `node` (at JSON path `path`, nesting `depth`) and everything below it.
+  // Converts `node` (at JSON path `path`, nesting `depth`) and everything below it. The
+  // pre-scan bounded the expanded size and the nesting of the text, but an alias can still
+  // put a deep collection below another: then the part past kMaxConfigDepth is dropped.
   json Convert(const YAML::Node& node, const std::string& path, int depth) {
-    if (++nodes_ > kMaxYamlNodes) {
-      if (!too_many_reported_) {
-        errors_->push_back({path, "document has more than " + std::to_string(kMaxYamlNodes) +
-                                      " values (after expanding aliases)"});
-        too_many_reported_ = true;
-      }
-      return nullptr;
-    }
     switch (node.Type()) {
       case YAML::NodeType::Scalar:
         return ConvertScalar(node);
@@ -124,10 +117,10 @@ class YamlConverter {
           }
           return nullptr;
         }
-        if (depth >= kMaxYamlDepth) {
+        if (depth >= kMaxConfigDepth) {
           if (!too_deep_reported_) {
             errors_->push_back(
-                {path, "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep"});
+                {path, "nested more than " + std::to_string(kMaxConfigDepth) + " levels deep"});
             too_deep_reported_ = true;
           }
           return nullptr;
@@ -189,58 +182,11 @@ class YamlConverter {
     return false;
   }
 
-  std::vector<ConfigIssue>* errors_;
+  IssueList* errors_;
   std::vector<YAML::Node> ancestors_;  // the collections on the path being converted
-  size_t nodes_ = 0;
-  bool too_many_reported_ = false;
   bool too_deep_reported_ = false;
   bool cycle_reported_ = false;
 };
-
-// Counts documents for CountYamlDocuments and notices when the parser stops advancing.
-class DocumentCounter final : public YAML::EventHandler {
- public:
-  // Throws YAML::ParserException when a document starts where the previous one did.
-  void OnDocumentStart(const YAML::Mark& mark) override {
-    if (count_ > 0 && mark.pos == last_.pos) {
-      throw YAML::ParserException(mark, "unexpected content (a ',' outside [...] or {...}?)");
-    }
-    last_ = mark;
-    ++count_;
-  }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-
-  size_t count() const { return count_; }
-
- private:
-  size_t count_ = 0;
-  YAML::Mark last_;
-};
-
-// The number of YAML documents in `text`. Throws YAML::Exception on a syntax error.
-//
-// YAML::LoadAll is not used: yaml-cpp 0.7 never gets past a ',' outside a flow collection
-// ("," or "[a],"), it reports an empty document there without consuming the ',', again
-// and again, and LoadAll collects them until memory runs out. Here a document that starts
-// where the previous one did is a syntax error. (Found by fuzz/config_fuzz.cc.)
-size_t CountYamlDocuments(const std::string& text) {
-  std::istringstream in(text);
-  YAML::Parser parser(in);
-  DocumentCounter counter;
-  while (parser.HandleNextDocument(counter)) {
-  }
-  return counter.count();
-}
 
 // "invalid YAML at line L, column C: msg" from a yaml-cpp exception (1-based position).
 std::string DescribeYamlError(const YAML::Exception& e) {
@@ -264,6 +210,7 @@ std::string Quote(const std::string& s) {
 
 Document ParseJsonText(const std::string& text) {
   Document doc;
+  if (Prescan scan = PrescanJson(text); scan.refusal) return Unparsed(std::move(*scan.refusal));
   Result<json> root = ParseJson(text, {/*max_depth=*/0, /*duplicate_keys=*/&doc.errors});
   if (!root.ok()) return SyntaxError("invalid JSON: " + root.status().message());
   doc.root = std::move(*root);
@@ -274,16 +221,16 @@ Document ParseJsonText(const std::string& text) {
 Document ParseYamlText(const std::string& text) {
   Document doc;
   try {
-    const size_t documents = CountYamlDocuments(text);
-    if (documents == 0) return SyntaxError("config is empty (no YAML document)");
-    if (documents > 1) {
-      return SyntaxError("expected one YAML document, found " + std::to_string(documents));
+    // yaml-cpp's own tree takes ~450 bytes a node: it is built only for a text that passed.
+    Prescan scan = PrescanYaml(text);
+    if (scan.refusal) return Unparsed(std::move(*scan.refusal));
+    if (scan.documents == 0) return SyntaxError("config is empty (no YAML document)");
+    if (scan.documents > 1) {
+      return SyntaxError("expected one YAML document, found " + std::to_string(scan.documents));
     }
     YamlConverter converter(&doc.errors);
     doc.root = converter.Convert(YAML::Load(text), "$", 0);
-    // A truncated tree would only produce misleading follow-up errors.
-    doc.parsed = !converter.truncated();
-    if (!doc.parsed) doc.root = nullptr;
+    doc.parsed = true;
     return doc;
   } catch (const YAML::DeepRecursion& e) {
     return SyntaxError("invalid YAML: nested too deeply (more than " + std::to_string(e.depth()) +

@@ -11,22 +11,18 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "config/json_fields.h"
 
 namespace hcashare::config {
 
-// Deepest YAML nesting converted; deeper collections are reported and dropped.
-inline constexpr int kMaxYamlDepth = 64;
-// Most YAML nodes converted (aliases are expanded, so a small file can be huge).
-inline constexpr size_t kMaxYamlNodes = 200000;
-
-// A parsed document. `parsed` is false on a syntax error or a YAML document over
-// kMaxYamlNodes (then `root` is null and `errors` says why). Structural problems that still leave a
-// usable tree (duplicate keys, over-deep YAML) are in `errors` with `parsed` true, so validation
-// can go on.
+// A parsed document. `parsed` is false on a syntax error or a text the pre-scan refused
+// (config/prescan.h: too many values, too deep); then `root` is null and `errors` says why.
+// Structural problems that still leave a usable tree (duplicate keys, a YAML alias that nests a
+// collection too deep) are in `errors` with `parsed` true, so validation can go on.
 struct Document {
   bool parsed = false;
   nlohmann::json root;
-  std::vector<ConfigIssue> errors;
+  IssueList errors{kMaxListedIssues};
 };
 
 // Parses JSON text. Duplicate object keys are reported (the last value is kept).

@@ -71,14 +71,35 @@ std::string DescribeValue(const json& value) {
   return std::string(value.type_name()) + " " + value.dump();
 }
 
-std::string JoinIssues(const std::vector<ConfigIssue>& issues) {
+std::string JoinIssues(const IssueList& issues) {
   std::vector<std::string> lines;
-  lines.reserve(issues.size());
-  for (const ConfigIssue& issue : issues) lines.push_back(issue.ToString());
+  lines.reserve(issues.listed().size());
+  for (const ConfigIssue& issue : issues.listed()) lines.push_back(issue.ToString());
   return Join(lines, "; ");
 }
 
-FieldReader::FieldReader(const json& object, std::string path, std::vector<ConfigIssue>* issues,
+void IssueList::push_back(ConfigIssue issue) {
+  if (listed_.size() < max_listed_) {
+    listed_.push_back(std::move(issue));
+  } else {
+    ++unlisted_;
+  }
+}
+
+void IssueList::Append(IssueList other) {
+  for (ConfigIssue& issue : other.listed_) push_back(std::move(issue));
+  unlisted_ += other.unlisted_;
+}
+
+std::vector<ConfigIssue> IssueList::Take(const std::string& what) && {
+  if (unlisted_ > 0) {
+    listed_.push_back({"$", std::to_string(unlisted_) + " more " + what +
+                                " not listed (the first " + std::to_string(max_listed_) + " are)"});
+  }
+  return std::move(listed_);
+}
+
+FieldReader::FieldReader(const json& object, std::string path, IssueList* issues,
                          DescribeMismatch describe)
     : object_(object), path_(std::move(path)), issues_(issues), describe_(describe) {}
 

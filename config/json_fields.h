@@ -40,8 +40,35 @@ std::string JoinIndex(std::string_view parent, size_t index);
 // true`, `null`, `object`, `array`.
 std::string DescribeValue(const nlohmann::json& value);
 
-// "<path>: <message>" of each issue, joined by "; ".
-std::string JoinIssues(const std::vector<ConfigIssue>& issues);
+// Problems in the order found, for one report. Past `max_listed` they are only counted: a
+// config of a megabyte can hold an error per value, and listing (or holding) each one would
+// bury the first, write a hundred megabytes to the daemon's log, and take ~250 bytes apiece
+// (a list of 350,000 `{}` entries held 450 MB of them).
+class IssueList {
+ public:
+  explicit IssueList(size_t max_listed = SIZE_MAX) : max_listed_(max_listed) {}
+
+  // Records `issue`: listed while fewer than max_listed are, else only counted.
+  void push_back(ConfigIssue issue);
+  // Records `other`'s issues after these, as if pushed one by one (its count included).
+  void Append(IssueList other);
+  // Every issue recorded, listed or not.
+  size_t size() const { return listed_.size() + unlisted_; }
+  bool empty() const { return size() == 0; }
+  // The first max_listed issues.
+  const std::vector<ConfigIssue>& listed() const { return listed_; }
+  // The listed issues and, when some were not, one at "$" that counts them: "N more <what>
+  // not listed (the first <max_listed> are)".
+  std::vector<ConfigIssue> Take(const std::string& what) &&;
+
+ private:
+  size_t max_listed_;
+  std::vector<ConfigIssue> listed_;
+  size_t unlisted_ = 0;
+};
+
+// "<path>: <message>" of each listed issue, joined by "; ".
+std::string JoinIssues(const IssueList& issues);
 
 // Whether a member must be present. A null member counts as absent (as in Go's decoder).
 enum class Need { kOptional, kRequired };
@@ -55,7 +82,7 @@ using DescribeMismatch = std::string (*)(const nlohmann::json& value, std::strin
 // reader. A non-object `object` reads as empty.
 class FieldReader {
  public:
-  FieldReader(const nlohmann::json& object, std::string path, std::vector<ConfigIssue>* issues,
+  FieldReader(const nlohmann::json& object, std::string path, IssueList* issues,
               DescribeMismatch describe = nullptr);
 
   // A reader of `object` at `path` that reports like this one.
@@ -65,7 +92,7 @@ class FieldReader {
   const nlohmann::json& object() const { return object_; }
   const std::string& path() const { return path_; }
   // Where problems go.
-  std::vector<ConfigIssue>* issues() const { return issues_; }
+  IssueList* issues() const { return issues_; }
 
   // The member `key`, or nullptr when it is absent or null.
   const nlohmann::json* Find(std::string_view key) const;
@@ -111,7 +138,7 @@ class FieldReader {
 
   const nlohmann::json& object_;
   std::string path_;
-  std::vector<ConfigIssue>* issues_;
+  IssueList* issues_;
   DescribeMismatch describe_;
 };
 

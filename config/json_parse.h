@@ -17,6 +17,7 @@
 
 #include "common/status.h"
 #include "config/config.h"
+#include "config/json_fields.h"
 
 namespace hcashare::config {
 
@@ -26,7 +27,7 @@ struct JsonParseOptions {
   int max_depth = 0;
   // When set, each key that occurs twice in one object is added here as an issue at the
   // key's path ("$.a[0].b"); the last value is kept, as nlohmann does.
-  std::vector<ConfigIssue>* duplicate_keys = nullptr;
+  IssueList* duplicate_keys = nullptr;
 };
 
 // Parses `text` as one JSON value. Errors (InvalidArgument): the parser's message for a

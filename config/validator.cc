@@ -185,6 +185,8 @@ std::vector<ResourceConfig> Validator::ParseConfigList(FieldReader& root, bool s
   }
   std::map<std::string, size_t> first_index;  // resourceName -> index of first use
   std::map<std::string, size_t> kind_index;   // effective CDI kind -> index of first use
+  size_t entries = 0;                         // the entries that are objects, kept or not
+  int64_t total_ids = 0;                      // and their rdmaHcaMax
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string entry_path = JoinIndex(path, i);
     const json& entry = (*list)[i];
@@ -214,22 +216,27 @@ std::vector<ResourceConfig> Validator::ParseConfigList(FieldReader& root, bool s
                                                   "; each resource needs its own kind");
       }
     }
-    resources.push_back(std::move(resource));
+    ++entries;
+    total_ids += resource.rdma_hca_max;
+    // Past kMaxResources the config is refused (CheckTotals), so the rest are checked but not
+    // kept: a ResourceConfig apiece took 170 MB for a 1 MiB list of `{}`.
+    if (resources.size() < static_cast<size_t>(kMaxResources)) {
+      resources.push_back(std::move(resource));
+    }
   }
   CheckEnvNames(*list, path, &resources);
-  CheckTotals(resources, path);
+  CheckTotals(entries, total_ids, path);
   return resources;
 }
 
-// The limits on the whole list (kMaxResources, kMaxTotalDeviceIds).
-void Validator::CheckTotals(const std::vector<ResourceConfig>& resources, const std::string& path) {
-  if (resources.size() > static_cast<size_t>(kMaxResources)) {
-    Error(path, "has " + std::to_string(resources.size()) + " resources; at most " +
+// The limits on the whole list (kMaxResources, kMaxTotalDeviceIds): `entries` resources
+// whose rdmaHcaMax add up to `total`.
+void Validator::CheckTotals(size_t entries, int64_t total, const std::string& path) {
+  if (entries > static_cast<size_t>(kMaxResources)) {
+    Error(path, "has " + std::to_string(entries) + " resources; at most " +
                     std::to_string(kMaxResources) +
                     " are allowed (each is a gRPC server and a kubelet registration)");
   }
-  int64_t total = 0;
-  for (const auto& r : resources) total += r.rdma_hca_max;
   if (total > kMaxTotalDeviceIds) {
     Error(path, "the resources' rdmaHcaMax add up to " + std::to_string(total) +
                     " device IDs; at most " + std::to_string(kMaxTotalDeviceIds) +

@@ -8,14 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "config/json_fields.h"
 
 namespace hcashare::config {
 
 // What validation found. `config` is meaningful only when `errors` is empty.
 struct Validation {
   PluginConfig config;
-  std::vector<ConfigIssue> errors;
-  std::vector<ConfigIssue> warnings;
+  IssueList errors{kMaxListedIssues};
+  IssueList warnings{kMaxListedIssues};
 };
 
 // Validates `root`. `yaml` adds YAML-specific hints (about quoting) to type errors.

@@ -31,8 +31,8 @@ class Validator {
 
   PluginConfig Validate(const json& root);
 
-  std::vector<ConfigIssue> TakeErrors() { return std::move(errors_); }
-  std::vector<ConfigIssue> TakeWarnings() { return std::move(warnings_); }
+  IssueList TakeErrors() { return std::move(errors_); }
+  IssueList TakeWarnings() { return std::move(warnings_); }
 
  private:
   void Error(const std::string& path, std::string message) {
@@ -46,7 +46,7 @@ class Validator {
   int ParseInterval(FieldReader& root);
   std::vector<ResourceConfig> ParseConfigList(FieldReader& root, bool suppress_required);
   ResourceConfig ParseEntry(FieldReader& entry);
-  void CheckTotals(const std::vector<ResourceConfig>& resources, const std::string& path);
+  void CheckTotals(size_t entries, int64_t total, const std::string& path);
   void CheckEnvNames(const json& list, const std::string& path,
                      std::vector<ResourceConfig>* resources);
   std::string ParseResourceName(FieldReader& entry, bool required);
@@ -66,8 +66,8 @@ class Validator {
                       std::vector<int>* out);
 
   const DescribeMismatch describe_;
-  std::vector<ConfigIssue> errors_;
-  std::vector<ConfigIssue> warnings_;
+  IssueList errors_{kMaxListedIssues};
+  IssueList warnings_{kMaxListedIssues};
 };
 
 }  // namespace hcashare::config::detail

@@ -251,13 +251,6 @@ TEST(ConfigMalformed, GarbageNeverThrows) {
   }
 }
 
-TEST(ConfigMalformed, DeeplyNestedJsonDoesNotCrash) {
-  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  const ParseOutcome outcome = Json(R"({"configList": )" + deep + "}");
-  EXPECT_FALSE(outcome.ok());
-  EXPECT_EQ(ErrorPaths(outcome), std::set<std::string>{"$.configList[0]"});
-}
-
 // A config of a thousand `{}` entries lists its first hundred errors and counts the rest:
 // 300,000 of them (900 KB) listed 900,000 lines, 109 MB. (That input also took 25 s in
 // nlohmann's callback parser; cni_hostile_test holds the parser to linear time.)
@@ -280,34 +273,7 @@ TEST(ConfigMalformed, DuplicateKeyPathsInsideNestedLists) {
   EXPECT_EQ(ErrorPaths(outcome), std::set<std::string>{"$.configList[1].selectors.vendors"});
 }
 
-TEST(ConfigMalformed, DeeplyNestedYamlIsCapped) {
-  // Deeper than kMaxYamlDepth (64) but within yaml-cpp's own parser limit.
-  const std::string deep = std::string(100, '[') + std::string(100, ']');
-  const ParseOutcome outcome = Yaml("configList: " + deep + "\n");
-  EXPECT_FALSE(outcome.ok());
-  bool depth_error = false;
-  for (const ConfigIssue& e : outcome.errors) {
-    depth_error |= e.message.find("nested more than 64 levels") != std::string::npos;
-  }
-  EXPECT_TRUE(depth_error) << FormatIssues(outcome);
-  // Far deeper: yaml-cpp itself refuses it, reported as a syntax error.
-  const std::string deeper = std::string(100000, '[') + std::string(100000, ']');
-  ExpectOnlyError(Yaml("configList: " + deeper + "\n"), "$", "nested too deeply");
-}
-
-TEST(ConfigMalformed, YamlAliasBombIsCapped) {
-  std::string yaml = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
-  for (int i = 1; i < 9; ++i) {
-    const std::string prev = "*a" + std::to_string(i - 1);
-    yaml += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
-    for (int j = 0; j < 9; ++j) yaml += ", " + prev;
-    yaml += "]\n";
-  }
-  const ParseOutcome outcome = Yaml(yaml);
-  // Conversion stops at the cap and nothing else is reported about the partial tree.
-  ASSERT_EQ(outcome.errors.size(), 1u) << FormatIssues(outcome).substr(0, 2000);
-  EXPECT_NE(outcome.errors[0].message.find("expanding aliases"), std::string::npos);
-}
+// Deep nesting and alias bombs: tests/config_memory_test.cc (issue 25).
 
 TEST(ConfigMalformed, YamlAliasCycleIsOneError) {
   // The anchored sequence holds two aliases of itself: expanding it never ends, and the
@@ -327,14 +293,15 @@ TEST(ConfigMalformed, YamlAliasCycleIsOneError) {
 }
 
 TEST(ConfigMalformed, HugeSelectorListsStayFast) {
-  // 100k distinct and 100k repeated values: deduplication must not be quadratic.
+  // 9,900 distinct and 9,900 repeated values (as many as kMaxConfigValues allows):
+  // deduplication must not be quadratic.
   std::string list;
-  for (int i = 0; i < 100000; ++i) list += "\"ib" + std::to_string(i) + "\",\"ib0\",";
+  for (int i = 0; i < 9900; ++i) list += "\"ib" + std::to_string(i) + "\",\"ib0\",";
   list.pop_back();
   const Selectors s = SelectorsOf(WithSelectors(R"({"ifNames": [)" + list + "]}"));
-  EXPECT_EQ(s.if_names.size(), 100000u);
+  EXPECT_EQ(s.if_names.size(), 9900u);
   EXPECT_EQ(s.if_names[1], "ib1");  // the repeated "ib0" kept its first place
-  EXPECT_EQ(s.if_names.back(), "ib99999");
+  EXPECT_EQ(s.if_names.back(), "ib9899");
 }
 
 // --- YAML specifics ------------------------------------------------------------------
