@@ -133,9 +133,15 @@ TEST_F(ProbeTest, ReadinessListsWhatIsNotRegistered) {
   StartWithProbes(std::chrono::seconds(60));
   ASSERT_TRUE(WaitUntil([&] { return Status("/readyz") == 200; }));
   kubelet_->Stop();  // the kubelet dies: its streams end
-  ASSERT_TRUE(WaitUntil([&] { return Status("/readyz") == 503; }, std::chrono::seconds(5)));
-  const auto r = HttpGet(http_->port(), "/readyz");
-  EXPECT_NE(r.body.find(kResA), std::string::npos) << r.body;
+  // Both resources' streams end; each is listed once it has.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        const auto r = HttpGet(http_->port(), "/readyz");
+        return r.status == 503 && r.body.find(kResA) != std::string::npos &&
+               r.body.find(kResB) != std::string::npos;
+      },
+      std::chrono::seconds(5)))
+      << HttpGet(http_->port(), "/readyz").body;
   EXPECT_EQ(Status("/nope"), 404);
   EXPECT_EQ(Status("/metrics"), 200);
 }
