@@ -230,10 +230,14 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
       return Write(server_->Answer(path), head);
     }
     // The worker computes the answer; the I/O thread writes it.
-    asio::post(*server_->worker_, [s = shared_from_this(), path = std::move(path), head] {
+    asio::post(*server_->worker_, [s = shared_from_this(), path = std::move(path), head]() mutable {
       HttpResponse r = s->server_->Answer(path);
-      asio::post(s->server_->io_,
-                 [s, r = std::move(r), head]() mutable { s->Write(std::move(r), head); });
+      Impl* server = s->server_;
+      // The session moves on: the worker keeps no reference, so the I/O thread alone
+      // ends (and destroys) it.
+      asio::post(server->io_, [s = std::move(s), r = std::move(r), head]() mutable {
+        s->Write(std::move(r), head);
+      });
     });
   }
 
