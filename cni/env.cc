@@ -6,7 +6,7 @@
 #include "cni/error.h"
 #include "cni/syntax.h"
 #include "common/strings.h"
-#include "config/document.h"
+#include "json/fields.h"
 
 extern char** environ;
 
@@ -37,7 +37,7 @@ struct VarRule {
 Problem CheckCniPath(std::string_view s) {
   for (const std::string& dir : SplitPathList(s)) {
     if (Problem problem = CheckAbsolutePath(dir)) {
-      return "has a directory " + config::Quote(dir) + " that " + *problem;
+      return "has a directory " + jsonin::Quote(dir) + " that " + *problem;
     }
   }
   return std::nullopt;
@@ -101,15 +101,15 @@ Result<std::map<std::string, std::string>> ParseCniArgs(std::string_view args) {
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos || pair.find('=', eq + 1) != std::string_view::npos) {
       return CniStatus(kErrInvalidEnv, "CNI_ARGS has a malformed pair " +
-                                           config::Quote(std::string(pair)) + " (want KEY=VALUE)");
+                                           jsonin::Quote(std::string(pair)) + " (want KEY=VALUE)");
     }
     std::string key(pair.substr(0, eq));
     if (key.empty()) {
       return CniStatus(kErrInvalidEnv, "CNI_ARGS has a pair with an empty key: " +
-                                           config::Quote(std::string(pair)));
+                                           jsonin::Quote(std::string(pair)));
     }
     if (out.count(key)) {
-      return CniStatus(kErrInvalidEnv, "CNI_ARGS repeats the key " + config::Quote(key));
+      return CniStatus(kErrInvalidEnv, "CNI_ARGS repeats the key " + jsonin::Quote(key));
     }
     out.emplace(std::move(key), std::string(pair.substr(eq + 1)));
   }
@@ -126,7 +126,7 @@ Result<CniEnv> ParseCniEnv(const EnvMap& env) {
   if (out.command.empty()) return CniStatus(kErrInvalidEnv, "CNI_COMMAND is not set");
   const std::optional<Verb> verb = ParseVerb(out.command);
   if (!verb) {
-    return CniStatus(kErrInvalidEnv, "CNI_COMMAND " + config::Quote(out.command) +
+    return CniStatus(kErrInvalidEnv, "CNI_COMMAND " + jsonin::Quote(out.command) +
                                          " must be one of ADD, DEL, CHECK, STATUS, GC, VERSION");
   }
   out.verb = *verb;
@@ -141,7 +141,7 @@ Result<CniEnv> ParseCniEnv(const EnvMap& env) {
       continue;
     }
     if (Problem problem = rule.check(value)) {
-      problems.push_back(std::string(rule.name) + " " + config::Quote(value) + " " + *problem);
+      problems.push_back(std::string(rule.name) + " " + jsonin::Quote(value) + " " + *problem);
       continue;
     }
     out.*rule.field = std::move(value);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "config/json_fields.h"
+#include "json/fields.h"
 
 namespace hcashare::cni {
 
@@ -17,10 +17,10 @@ json ToJson(const CniError& error, std::string_view cni_version) {
 
 std::optional<CniError> ParseErrorJson(const json& j) {
   if (!j.is_object()) return std::nullopt;
-  config::IssueList problems;
-  config::FieldReader reader(j, "", &problems);
-  const auto code = reader.Integer("code", INT32_MIN, INT32_MAX, config::Need::kRequired);
-  auto msg = reader.String("msg", config::Need::kRequired);
+  jsonin::IssueList problems;
+  jsonin::FieldReader reader(j, "", &problems);
+  const auto code = reader.Integer("code", INT32_MIN, INT32_MAX, jsonin::Need::kRequired);
+  auto msg = reader.String("msg", jsonin::Need::kRequired);
   auto details = reader.String("details");
   if (!problems.empty()) return std::nullopt;
   return CniError{static_cast<int>(*code), std::move(*msg), details.value_or("")};

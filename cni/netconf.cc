@@ -7,15 +7,14 @@
 #include "cni/env.h"
 #include "cni/error.h"
 #include "cni/version.h"
-#include "config/document.h"
-#include "config/json_fields.h"
 #include "config/suggest.h"
+#include "json/fields.h"
 #include "nl/vf_guid.h"
 
 namespace hcashare::cni {
 
-using config::FieldReader;
-using config::Need;
+using jsonin::FieldReader;
+using jsonin::Need;
 using nlohmann::json;
 
 namespace {
@@ -52,7 +51,7 @@ const std::vector<std::string>& KnownKeys() {
 // Reads the configuration into a NetConf, collecting problems in `errors`.
 class NetConfReader {
  public:
-  NetConfReader(const json& root, Verb verb, NetConf* conf, config::IssueList* errors)
+  NetConfReader(const json& root, Verb verb, NetConf* conf, jsonin::IssueList* errors)
       : top_(root, "", errors), verb_(verb), conf_(*conf), errors_(*errors) {}
 
   void ReadAll() {
@@ -83,7 +82,7 @@ class NetConfReader {
     std::optional<std::string> value = reader.String(key, need);
     if (!value) return std::nullopt;
     if (Problem problem = check(*value)) {
-      reader.Fail(key, *problem + ", got " + config::Quote(*value));
+      reader.Fail(key, *problem + ", got " + jsonin::Quote(*value));
       return std::nullopt;
     }
     return value;
@@ -142,7 +141,7 @@ class NetConfReader {
         errors_.push_back({candidate.path,
                            "must be a PCI address (DDDD:BB:DD.F) or an auxiliary device name "
                            "(e.g. mlx5_core.sf.4), got " +
-                               config::Quote(*candidate.value)});
+                               jsonin::Quote(*candidate.value)});
         return;
       }
       conf_.device = DeviceId{name->value, name->kind, candidate.source};
@@ -211,7 +210,7 @@ class NetConfReader {
     if (!value) return std::nullopt;
     std::string problem;
     std::optional<std::string> mac = ParseUnicastMac(*value, &problem);
-    if (!mac) reader.Fail(key, problem + ", got " + config::Quote(*value));
+    if (!mac) reader.Fail(key, problem + ", got " + jsonin::Quote(*value));
     return mac;
   }
 
@@ -273,8 +272,8 @@ class NetConfReader {
                                                           std::string(kDefaultNodeConfigPath)
                                                     : "from " + node.source;
       top_.Fail(setting.key,
-                config::Quote(*given) + " is not this node's setting (" +
-                    (setting.value ? config::Quote(*setting.value) : std::string("unset")) + ", " +
+                jsonin::Quote(*given) + " is not this node's setting (" +
+                    (setting.value ? jsonin::Quote(*setting.value) : std::string("unset")) + ", " +
                     where + "); host paths come only from the node's configuration " +
                     "file, which its administrator writes: remove " + setting.key +
                     " from the network configuration");
@@ -287,7 +286,7 @@ class NetConfReader {
       if (parsed.ok()) {
         conf_.log_level = *parsed;
       } else {
-        conf_.warnings.push_back("logLevel: unknown level " + config::Quote(*level) +
+        conf_.warnings.push_back("logLevel: unknown level " + jsonin::Quote(*level) +
                                  "; using info");
       }
     }
@@ -306,7 +305,7 @@ class NetConfReader {
     const Need need = verb_ == Verb::kGc ? Need::kRequired : Need::kOptional;
     if (!top_.Find(kValidAttachmentsKey) && need == Need::kOptional) return;
     std::vector<Attachment> attachments;
-    config::ForEachObject(top_, kValidAttachmentsKey, need, [&attachments](FieldReader& entry) {
+    jsonin::ForEachObject(top_, kValidAttachmentsKey, need, [&attachments](FieldReader& entry) {
       auto container_id = entry.String("containerID", Need::kRequired);
       auto ifname = entry.String("ifname", Need::kRequired);
       if (container_id && ifname) attachments.push_back({*container_id, *ifname});
@@ -320,8 +319,8 @@ class NetConfReader {
       const auto& known = KnownKeys();
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
       if (const auto suggestion = config::SuggestKey(key, known)) {
-        conf_.warnings.push_back("unknown key " + config::Quote(key) + "; did you mean " +
-                                 config::Quote(*suggestion) + "?");
+        conf_.warnings.push_back("unknown key " + jsonin::Quote(key) + "; did you mean " +
+                                 jsonin::Quote(*suggestion) + "?");
       }
     }
   }
@@ -329,7 +328,7 @@ class NetConfReader {
   FieldReader top_;
   Verb verb_;
   NetConf& conf_;
-  config::IssueList& errors_;
+  jsonin::IssueList& errors_;
   const json* runtime_ = nullptr;  // "runtimeConfig" when it is an object
 };
 
@@ -347,7 +346,7 @@ std::optional<std::string> ParseVfGuid(const std::string& text, std::string* pro
     return std::nullopt;
   }
   if (*guid == 0 || *guid == UINT64_MAX) {
-    *problem = "GUID " + config::Quote(text) + " is all " + (*guid == 0 ? "zeros" : "ones") +
+    *problem = "GUID " + jsonin::Quote(text) + " is all " + (*guid == 0 ? "zeros" : "ones") +
                ", the value of a VF that has no GUID; give the VF a unique GUID";
     return std::nullopt;
   }
@@ -359,16 +358,16 @@ Result<NetConf> ParseNetConf(std::string_view text, Verb verb) {
 }
 
 Result<NetConf> ParseNetConf(std::string_view text, Verb verb, const NodeSettings& node) {
-  Result<json> root = config::DecodeJson(text, "network configuration");
+  Result<json> root = jsonin::DecodeJson(text, "network configuration");
   if (!root.ok()) return WithCniCode(root.status(), kErrDecode);
   if (!root->is_object()) {
     return CniStatus(kErrDecode, "cannot decode network configuration",
-                     "must be a JSON object, got " + config::DescribeValue(*root));
+                     "must be a JSON object, got " + jsonin::DescribeValue(*root));
   }
   NetConf conf;
   conf.node = node;
   conf.raw = std::move(root).value();
-  config::IssueList errors;
+  jsonin::IssueList errors;
   const std::optional<std::string> version =
       FieldReader(conf.raw, "", &errors).String("cniVersion", Need::kRequired);
   if (version) {
@@ -378,7 +377,7 @@ Result<NetConf> ParseNetConf(std::string_view text, Verb verb, const NodeSetting
   NetConfReader(conf.raw, verb, &conf, &errors).ReadAll();
   if (!errors.empty()) {
     return CniStatus(kErrInvalidNetConf, "invalid network configuration",
-                     config::JoinIssues(errors));
+                     jsonin::JoinIssues(errors));
   }
   return conf;
 }
@@ -399,7 +398,7 @@ Result<std::optional<std::string>> SelectSetting(const std::optional<std::string
   std::optional<std::string> value = parse(it->second, &problem);
   if (!value) {
     return CniStatus(kErrInvalidEnv, "CNI_ARGS " + std::string(arg) + " " +
-                                         config::Quote(it->second) + ": " + problem);
+                                         jsonin::Quote(it->second) + ": " + problem);
   }
   return value;
 }

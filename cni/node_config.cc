@@ -10,15 +10,14 @@
 #include "cni/error.h"
 #include "cni/syntax.h"
 #include "common/safe_file.h"
-#include "config/document.h"
-#include "config/json_fields.h"
 #include "config/suggest.h"
 #include "interop/pool_info.h"
+#include "json/fields.h"
 
 namespace hcashare::cni {
 namespace {
 
-using config::FieldReader;
+using jsonin::FieldReader;
 using nlohmann::json;
 
 const std::vector<std::string>& NodeKeys() {
@@ -82,13 +81,13 @@ NodeSettings DefaultNodeSettings() {
 }
 
 Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string& source) {
-  Result<json> root = config::DecodeJson(text, "node configuration " + source);
+  Result<json> root = jsonin::DecodeJson(text, "node configuration " + source);
   if (!root.ok()) return WithCniCode(root.status(), kErrInvalidNetConf);
   if (!root->is_object()) {
     return CniStatus(kErrInvalidNetConf, "invalid node configuration " + source,
-                     "must be a JSON object, got " + config::DescribeValue(*root));
+                     "must be a JSON object, got " + jsonin::DescribeValue(*root));
   }
-  config::IssueList errors;
+  jsonin::IssueList errors;
   FieldReader top(*root, "", &errors);
   NodeSettings s;
   s.source = source;
@@ -96,7 +95,7 @@ Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string&
     std::optional<std::string> value = top.String(key);
     if (!value) return std::nullopt;
     if (Problem problem = CheckAbsolutePath(*value)) {
-      top.Fail(key, *problem + ", got " + config::Quote(*value));
+      top.Fail(key, *problem + ", got " + jsonin::Quote(*value));
       return std::nullopt;
     }
     return value;
@@ -113,17 +112,17 @@ Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string&
     if (std::find(known.begin(), known.end(), item.key()) != known.end()) continue;
     std::string problem = "unknown key";
     if (auto suggestion = config::SuggestKey(item.key(), known)) {
-      problem += "; did you mean " + config::Quote(*suggestion) + "?";
+      problem += "; did you mean " + jsonin::Quote(*suggestion) + "?";
     } else {
       problem +=
           " (known: hostRoot, stateDir, kubeletRootDir, devicePluginDir, poolInfoDir, "
           "logFile, checkAllocation)";
     }
-    errors.push_back({config::JoinKey("", item.key()), problem});
+    errors.push_back({jsonin::JoinKey("", item.key()), problem});
   }
   if (!errors.empty()) {
     return CniStatus(kErrInvalidNetConf, "invalid node configuration " + source,
-                     config::JoinIssues(errors));
+                     jsonin::JoinIssues(errors));
   }
   return s;
 }
@@ -134,7 +133,7 @@ Result<NodeSettings> LoadNodeSettings(const EnvMap& env) {
   const std::string path = explicit_path ? named->second : std::string(kDefaultNodeConfigPath);
   if (Problem problem = CheckAbsolutePath(path)) {
     return CniStatus(kErrInvalidEnv, std::string(kNodeConfigEnv) + " is invalid",
-                     *problem + ", got " + config::Quote(path));
+                     *problem + ", got " + jsonin::Quote(path));
   }
   Result<std::string> text = ReadNodeFile(path);
   if (!text.ok()) {

@@ -6,13 +6,12 @@
 #include "cni/error.h"
 #include "cni/syntax.h"
 #include "cni/version.h"
-#include "config/document.h"
-#include "config/json_fields.h"
+#include "json/fields.h"
 
 namespace hcashare::cni {
 
-using config::FieldReader;
-using config::Need;
+using jsonin::FieldReader;
+using jsonin::Need;
 using nlohmann::json;
 
 namespace {
@@ -25,7 +24,7 @@ constexpr int64_t kMaxScope = 255;
 std::optional<std::string> ReadCidr(FieldReader& reader, std::string_view key, Need need) {
   std::optional<std::string> value = reader.String(key, need);
   if (value && !CidrFamily(*value)) {
-    reader.Fail(key, "must be an address with a prefix length, got " + config::Quote(*value));
+    reader.Fail(key, "must be an address with a prefix length, got " + jsonin::Quote(*value));
     return std::nullopt;
   }
   return value;
@@ -35,7 +34,7 @@ std::optional<std::string> ReadCidr(FieldReader& reader, std::string_view key, N
 std::optional<std::string> ReadIp(FieldReader& reader, std::string_view key) {
   std::optional<std::string> value = reader.String(key);
   if (value && !IsIpAddress(*value)) {
-    reader.Fail(key, "must be an IP address, got " + config::Quote(*value));
+    reader.Fail(key, "must be an IP address, got " + jsonin::Quote(*value));
     return std::nullopt;
   }
   return value;
@@ -64,7 +63,7 @@ ResultIp ReadIpEntry(FieldReader& r, bool legacy) {
   const auto family = CidrFamily(out.address);
   if (version && family && (*version == 0 ? 4 : 6) != *family) {
     r.Fail("version", "\"" + std::to_string(*version == 0 ? 4 : 6) +
-                          "\" does not match the address " + config::Quote(out.address));
+                          "\" does not match the address " + jsonin::Quote(out.address));
   }
   return out;
 }
@@ -164,24 +163,24 @@ bool IsEmpty(const ResultDns& dns) {
 Result<CniResult> ParseResult(const json& j) {
   if (!j.is_object()) {
     return CniStatus(kErrDecode, kDecodeMsg,
-                     "must be a JSON object, got " + config::DescribeValue(j));
+                     "must be a JSON object, got " + jsonin::DescribeValue(j));
   }
-  config::IssueList errors;
+  jsonin::IssueList errors;
   FieldReader top(j, "", &errors);
   const std::optional<std::string> version = top.String("cniVersion", Need::kRequired);
-  if (!version) return CniStatus(kErrDecode, kDecodeMsg, config::JoinIssues(errors));
+  if (!version) return CniStatus(kErrDecode, kDecodeMsg, jsonin::JoinIssues(errors));
   RETURN_IF_ERROR(CheckConfigVersion(version, Verb::kAdd));
 
   CniResult result;
   result.cni_version = *version;
   const bool legacy = !VersionAtLeast(*version, "1.0.0");
-  config::ForEachObject(top, "interfaces", Need::kOptional, [&result](FieldReader& r) {
+  jsonin::ForEachObject(top, "interfaces", Need::kOptional, [&result](FieldReader& r) {
     result.interfaces.push_back(ReadInterface(r));
   });
-  config::ForEachObject(top, "ips", Need::kOptional, [&result, legacy](FieldReader& r) {
+  jsonin::ForEachObject(top, "ips", Need::kOptional, [&result, legacy](FieldReader& r) {
     result.ips.push_back(ReadIpEntry(r, legacy));
   });
-  config::ForEachObject(top, "routes", Need::kOptional,
+  jsonin::ForEachObject(top, "routes", Need::kOptional,
                         [&result](FieldReader& r) { result.routes.push_back(ReadRoute(r)); });
   result.dns = ReadDns(top);
   // An IPAM result has no interfaces, so an index can only be checked against a list.
@@ -189,17 +188,17 @@ Result<CniResult> ParseResult(const json& j) {
   for (size_t i = 0; i < result.ips.size(); ++i) {
     const std::optional<int> index = result.ips[i].interface;
     if (index && interface_count > 0 && static_cast<size_t>(*index) >= interface_count) {
-      errors.push_back({config::JoinKey(config::JoinIndex("ips", i), "interface"),
+      errors.push_back({jsonin::JoinKey(jsonin::JoinIndex("ips", i), "interface"),
                         std::to_string(*index) + " is not an index into interfaces (" +
                             std::to_string(interface_count) + " entries)"});
     }
   }
-  if (!errors.empty()) return CniStatus(kErrDecode, kDecodeMsg, config::JoinIssues(errors));
+  if (!errors.empty()) return CniStatus(kErrDecode, kDecodeMsg, jsonin::JoinIssues(errors));
   return result;
 }
 
 Result<CniResult> ParseResultText(std::string_view text) {
-  Result<json> j = config::DecodeJson(text, "CNI result");
+  Result<json> j = jsonin::DecodeJson(text, "CNI result");
   if (!j.ok()) return WithCniCode(j.status(), kErrDecode);
   return ParseResult(*j);
 }

@@ -12,7 +12,7 @@
 #include "cni/link_identity.h"
 #include "common/log.h"
 #include "common/strings.h"
-#include "hostfacts/reader.h"
+#include "hostfacts/live.h"
 
 namespace hcashare::cni {
 Status InNetns(const Netns& ns, const std::function<Status()>& fn) {
@@ -172,10 +172,12 @@ Status CheckIfnameFree(const CniEnv& env, const Netns& pod, NetdevOps& netdev) {
 std::vector<std::string> WaitForDeviceNetdevs(const Host& host, const std::string& device,
                                               bool is_sf, std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  std::vector<std::string> names = hostfacts::ReadDeviceNetdevs(host, device, is_sf);
+  const hostfacts::LiveFacts live(host);
+  const hostfacts::DeviceRef dev = hostfacts::PciOrAux(device, is_sf);
+  std::vector<std::string> names = live.Netdevs(dev);
   while (names.empty() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    names = hostfacts::ReadDeviceNetdevs(host, device, is_sf);
+    names = live.Netdevs(dev);
   }
   return names;
 }
@@ -288,8 +290,8 @@ Status ReturnRdmaToHost(const AttachmentState& state, const Netns& pod, const Ne
 Result<std::string> PlanRdmaMove(RdmaMode mode, const VfDevice& vf, RdmaSystem& rdma) {
   if (mode == RdmaMode::kOff) return std::string();
   const std::string where =
-      (vf.is_sf ? "/sys/bus/auxiliary/devices/" : "/sys/bus/pci/devices/") + vf.id +
-      "/infiniband/" + (vf.netdev.empty() ? "" : " (nor a Soft-RoCE device on " + vf.netdev + ")");
+      hostfacts::DeviceDir(hostfacts::PciOrAux(vf.id, vf.is_sf)) + "/infiniband/" +
+      (vf.netdev.empty() ? "" : " (nor a Soft-RoCE device on " + vf.netdev + ")");
   if (vf.rdma_devices.empty()) {
     if (mode == RdmaMode::kAuto) return std::string();
     return CniStatus(kErrDeviceNotFound, "\"rdma\": \"move\", but " + vf.id + " has no RDMA device",

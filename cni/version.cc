@@ -4,8 +4,7 @@
 
 #include "cni/error.h"
 #include "common/strings.h"
-#include "config/document.h"
-#include "config/json_fields.h"
+#include "json/fields.h"
 
 namespace hcashare::cni {
 
@@ -86,7 +85,7 @@ Status CheckConfigVersion(const std::optional<std::string>& cni_version, Verb ve
   }
   if (!IsSupportedVersion(*cni_version)) {
     return CniStatus(kErrIncompatibleVersion,
-                     "unsupported cniVersion " + config::Quote(*cni_version),
+                     "unsupported cniVersion " + jsonin::Quote(*cni_version),
                      "supported versions: " + Join(SupportedVersions(), ", "));
   }
   const std::string_view minimum = MinimumVersionFor(verb);
@@ -94,7 +93,7 @@ Status CheckConfigVersion(const std::optional<std::string>& cni_version, Verb ve
     return CniStatus(
         kErrIncompatibleVersion,
         std::string(VerbName(verb)) + " is not supported by cniVersion " +
-            config::Quote(*cni_version),
+            jsonin::Quote(*cni_version),
         std::string(VerbName(verb)) + " needs cniVersion " + std::string(minimum) + " or later");
   }
   return Status::Ok();
@@ -106,7 +105,7 @@ std::string RequestedVersion(std::string_view version_stdin) {
   if (version_stdin.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return std::string(kLatestVersion);
   }
-  const Result<json> request = config::DecodeJson(version_stdin, "VERSION request");
+  const Result<json> request = jsonin::DecodeJson(version_stdin, "VERSION request");
   if (request.ok() && request->is_object()) {
     const auto it = request->find("cniVersion");
     if (it != request->end() && it->is_string() && IsSupportedVersion(it->get<std::string>())) {

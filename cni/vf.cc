@@ -1,15 +1,10 @@
 #include "cni/vf.h"
 
+#include "hostfacts/live.h"
 #include "hostfacts/reader.h"
 #include "hostfacts/uplink.h"
 
 namespace hcashare::cni {
-namespace {
-
-constexpr const char* kPciDevices = "/sys/bus/pci/devices/";
-constexpr const char* kAuxDevices = "/sys/bus/auxiliary/devices/";
-
-}  // namespace
 
 bool IsDpdkDriver(const std::string& driver) {
   return driver == "vfio-pci" || driver == "igb_uio" || driver == "uio_pci_generic";
@@ -21,7 +16,8 @@ Result<VfDevice> ResolveVfIn(const hostfacts::HostSnapshot& snap, const std::str
   const hostfacts::PciFunction* pci = is_aux ? nullptr : snap.FindPci(id);
   if (aux == nullptr && pci == nullptr) {
     return Status::NotFound(std::string(is_aux ? "auxiliary device " : "PCI device ") + id +
-                            " not found under " + (is_aux ? kAuxDevices : kPciDevices));
+                            " not found under " +
+                            hostfacts::BusDir(hostfacts::PciOrAux(id, is_aux).bus) + "/");
   }
   VfDevice vf;
   vf.id = id;

@@ -29,10 +29,11 @@ class VfDriver {
 // True when `name` can name a driver directory: not empty, no '/', not "." or "..".
 bool IsPlainDriverName(const std::string& name);
 
-// Writes /sys/bus/pci/drivers/<driver>/{unbind,bind} of `host`'s root, opened below the root
-// with no symlink followed on any component (common/safe_file.h OpenBeneath: openat2
-// RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, else a component walk): a tree that redirects
-// `drivers`, a driver's directory or its `bind` elsewhere gets no write.
+// Reads the `driver` link and writes drivers/<driver>/{unbind,bind} of `host`'s root through
+// hostfacts' live query (hostfacts/live.h), which opens them below the root with no symlink
+// followed on any component (common/safe_file.h OpenBeneath: openat2 RESOLVE_BENEATH |
+// RESOLVE_NO_SYMLINKS, else a component walk): a tree that redirects `drivers`, a driver's
+// directory or its `bind` elsewhere gets no write.
 std::unique_ptr<VfDriver> NewSysfsVfDriver(const Host& host);
 
 }  // namespace hcashare::cni

@@ -9,7 +9,7 @@
 #include "cni/fault_points.h"
 #include "cni/steps.h"
 #include "common/log.h"
-#include "hostfacts/reader.h"
+#include "hostfacts/live.h"
 
 namespace hcashare::cni {
 namespace {
@@ -56,6 +56,11 @@ Status NameAndRaise(const std::string& name, const AttachmentState& state, Netde
 // A rename race: the netdev was renamed under us, or its host name is held by another.
 bool IsRenameRace(const Status& st) {
   return st.IsNotFound() || st.code() == StatusCode::kAlreadyExists;
+}
+
+// The netdevs the VF of `state` has in the host now.
+std::vector<std::string> HostNetdevs(const AttachmentState& state, const Host& host) {
+  return hostfacts::LiveFacts(host).Netdevs(hostfacts::PciOrAux(state.device, state.is_sf));
 }
 
 }  // namespace
@@ -124,7 +129,7 @@ Status AdoptVfNetdev(const AttachmentState& state, const AttachContext& ctx) {
     if (last.code() == StatusCode::kAlreadyExists) {
       // Another netdev holds our name, perhaps a sibling that wants the one we hold: free
       // ours (best effort; a failure shows again on the next try).
-      const auto again = hostfacts::ReadDeviceNetdevs(ctx.host, state.device, state.is_sf);
+      const auto again = HostNetdevs(state, ctx.host);
       if (!again.empty() && again.front() != state.host_ifname) {
         (void)ctx.netdev.SetUp(again.front(), false);
         (void)ctx.netdev.Rename(again.front(), TemporaryName(state.device));
@@ -174,7 +179,7 @@ Result<bool> RepairRebindingVf(const AttachmentState& state, const AttachContext
     // Bound: its netdev is either in the host (a rebind that ended before its rename, or
     // that never left) or not (in the pod, or on its way back from a pod that is gone).
     bool in_host = false;
-    for (const auto& name : hostfacts::ReadDeviceNetdevs(ctx.host, state.device, state.is_sf)) {
+    for (const auto& name : HostNetdevs(state, ctx.host)) {
       in_host = in_host || ctx.netdev.Get(name).ok();
     }
     if (!in_host) return false;

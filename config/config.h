@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "json/fields.h"
 
 namespace hcashare::config {
 
@@ -110,13 +111,9 @@ struct PluginConfig {
   std::vector<ResourceConfig> resources;
 };
 
-// One validation problem. `path` is a JSON path such as "$.configList[1].rdmaHcaMax".
-struct ConfigIssue {
-  std::string path;
-  std::string message;
-  // "<path>: <message>"
-  std::string ToString() const { return path + ": " + message; }
-};
+// One validation problem (json/fields.h). `path` is a JSON path such as
+// "$.configList[1].rdmaHcaMax".
+using ConfigIssue = jsonin::Issue;
 
 // Most errors (and, apart, warnings) a ParseOutcome lists; one more issue counts the rest.
 inline constexpr size_t kMaxListedIssues = 100;

@@ -12,7 +12,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/json_fields.h"
-#include "config/json_parse.h"
 #include "config/prescan.h"
 
 namespace hcashare::config {
@@ -21,8 +20,6 @@ namespace {
 using nlohmann::json;
 
 // Longest value quoted verbatim in a message.
-constexpr size_t kMaxQuotedLength = 80;
-
 // A document not parsed, for `why`: a syntax error or the pre-scan's refusal.
 Document Unparsed(ConfigIssue why) {
   Document doc;
@@ -199,14 +196,6 @@ std::string DescribeYamlError(const YAML::Exception& e) {
 }
 
 }  // namespace
-
-std::string Quote(const std::string& s) {
-  const bool long_value = s.size() > kMaxQuotedLength;
-  json value = long_value ? s.substr(0, kMaxQuotedLength) : s;
-  std::string out = value.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (long_value) out.insert(out.size() - 1, "...");
-  return out;
-}
 
 Document ParseJsonText(const std::string& text) {
   Document doc;

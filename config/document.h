@@ -1,5 +1,5 @@
-// Configuration text (JSON or YAML) -> nlohmann::json tree, plus the quoting helper for
-// messages (also used by hcashare-cni). JSON paths are in config/json_fields.h.
+// Configuration text (JSON or YAML) -> nlohmann::json tree. JSON paths and the quoting
+// helper for messages are in json/fields.h (config/json_fields.h names them here).
 //
 // Nothing here throws: syntax problems come back as ConfigIssues with path "$".
 #pragma once
@@ -32,8 +32,5 @@ Document ParseJsonText(const std::string& text);
 // resolve like the YAML 1.2 core schema (null, bool, decimal int, float, else string);
 // quoted and block scalars, and those tagged !!str, are always strings.
 Document ParseYamlText(const std::string& text);
-
-// `s` as a JSON string literal for messages; long values are shortened with "...".
-std::string Quote(const std::string& s);
 
 }  // namespace hcashare::config

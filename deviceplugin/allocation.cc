@@ -11,6 +11,7 @@
 
 #include "common/env_names.h"
 #include "common/strings.h"
+#include "hostfacts/live.h"
 
 namespace hcashare::dp {
 namespace {
@@ -69,8 +70,9 @@ std::vector<PciFunction> Granted(const config::ResourceConfig& rc, const PoolSta
 
 // The first device node of `fns` (rdma_cm included) that no longer exists, or "".
 std::string FirstVanishedNode(const std::vector<PciFunction>& fns, const Host& host) {
+  const hostfacts::LiveFacts live(host);
   for (const auto& path : PoolState::CharDevicesOf(fns)) {
-    if (!host.Exists(path)) return path;
+    if (!live.CharDevicePresent(path)) return path;
   }
   return "";
 }

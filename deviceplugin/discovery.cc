@@ -6,16 +6,12 @@
 
 #include "common/log.h"
 #include "common/strings.h"
+#include "hostfacts/live.h"
 #include "hostfacts/reader.h"
 #include "hostfacts/uplink.h"
 
 namespace hcashare::dp {
 namespace {
-
-constexpr const char* kPciDevices = "/sys/bus/pci/devices";
-constexpr const char* kAuxDevices = "/sys/bus/auxiliary/devices";
-constexpr const char* kRdmaClass = "/sys/class/infiniband";
-constexpr const char* kNetClass = "/sys/class/net";
 
 using hostfacts::HostSnapshot;
 
@@ -49,18 +45,11 @@ bool PciFunction::operator==(const PciFunction& o) const {
          health_reason == o.health_reason && gone == o.gone;
 }
 
-std::string SysfsDirOf(const PciFunction& fn) {
-  const char* base = fn.is_virtual ? kRdmaClass : fn.is_sf ? kAuxDevices : kPciDevices;
-  return std::string(base) + "/" + fn.address;
-}
-
-std::string RdmaSysfsDir(const PciFunction& fn, const std::string& rdma) {
-  return fn.is_virtual ? std::string(kRdmaClass) + "/" + rdma
-                       : SysfsDirOf(fn) + "/infiniband/" + rdma;
-}
-
-std::string NetdevSysfsDir(const PciFunction& fn, const std::string& netdev) {
-  return fn.is_virtual ? std::string(kNetClass) + "/" + netdev : SysfsDirOf(fn) + "/net/" + netdev;
+hostfacts::DeviceRef DeviceOf(const PciFunction& fn) {
+  using hostfacts::DeviceBus;
+  return {fn.address, fn.is_virtual ? DeviceBus::kVirtualRdma
+                      : fn.is_sf    ? DeviceBus::kAux
+                                    : DeviceBus::kPci};
 }
 
 namespace {
@@ -70,7 +59,8 @@ namespace {
 // admin-down on the host (the CNI hands it back down), and an Ethernet one's RDMA port
 // follows that netdev, so what makes it unusable is its PF's physical port; an InfiniBand VF
 // has its own port state on the fabric. `port_state(rdma, port)` and `operstate(dir)` give
-// the current values ("" when unreadable, which counts as no news).
+// the current values ("" when unreadable, which counts as no news); `operstate(pf, netdev)`
+// is asked about a netdev of `fn`, or of its PF when `pf`.
 template <typename PortState, typename OperState>
 std::string HealthProblems(const PciFunction& fn, PortState port_state, OperState operstate) {
   std::string reason;
@@ -88,17 +78,16 @@ std::string HealthProblems(const PciFunction& fn, PortState port_state, OperStat
       }
     }
   }
-  auto check_netdev = [&](const std::string& dir, const std::string& what) {
-    const std::string oper = operstate(dir);
+  auto check_netdev = [&](bool pf, const std::string& netdev, const std::string& what) {
+    const std::string oper = operstate(pf, netdev);
     if (oper == "down" || oper == "lowerlayerdown" || oper == "notpresent") {
       add(what + " is " + oper);
     }
   };
   if (!delegated) {
-    for (const auto& nd : fn.netdevs) check_netdev(NetdevSysfsDir(fn, nd), "netdev " + nd);
+    for (const auto& nd : fn.netdevs) check_netdev(false, nd, "netdev " + nd);
   } else if (!infiniband) {
-    const std::string pf_dir = std::string(kPciDevices) + "/" + fn.pf_address + "/net/";
-    for (const auto& nd : fn.pf_netdevs) check_netdev(pf_dir + nd, "PF netdev " + nd);
+    for (const auto& nd : fn.pf_netdevs) check_netdev(true, nd, "PF netdev " + nd);
   }
   return reason;
 }
@@ -208,8 +197,8 @@ bool View::Rdma(const std::vector<std::string>& names, PciFunction* f, Exclusion
         }
         return std::string();
       },
-      [this](const std::string& dir) {
-        const hostfacts::Netdev* n = snap_.FindNetdev(BaseName(dir));
+      [this](bool /*pf*/, const std::string& netdev) {
+        const hostfacts::Netdev* n = snap_.FindNetdev(netdev);
         return n != nullptr ? n->operstate : std::string();
       });
   f->healthy = f->health_reason.empty();
@@ -366,13 +355,15 @@ void Discoverer::RefreshHealth(PciFunction* fn) const {
   // A function or device node that vanished without a uevent: Unhealthy at once.
   fn->gone = false;
   std::string reason;
-  if (!hostfacts::Present(host_, SysfsDirOf(*fn))) {
+  const hostfacts::LiveFacts live(host_);
+  const hostfacts::DeviceRef dev = DeviceOf(*fn);
+  if (!live.DevicePresent(dev)) {
     reason = "function " + fn->address + " vanished";
     fn->gone = true;
   }
   for (const auto& r : fn->rdma) {
     for (const auto& cd : r.char_devices) {
-      if (!fn->gone && !hostfacts::Present(host_, cd)) {
+      if (!fn->gone && !live.CharDevicePresent(cd)) {
         reason = "device node " + cd + " vanished";
         fn->gone = true;
       }
@@ -382,9 +373,11 @@ void Discoverer::RefreshHealth(PciFunction* fn) const {
     reason = HealthProblems(
         *fn,
         [&](const std::string& rdma, const std::string& port) {
-          return hostfacts::ReadPortState(host_, RdmaSysfsDir(*fn, rdma) + "/ports/" + port);
+          return live.PortState(dev, rdma, port);
         },
-        [&](const std::string& dir) { return hostfacts::ReadOperState(host_, dir); });
+        [&](bool pf, const std::string& netdev) {
+          return live.OperState(pf ? hostfacts::DeviceRef{fn->pf_address} : dev, netdev);
+        });
   }
   fn->healthy = reason.empty();
   fn->health_reason = reason;

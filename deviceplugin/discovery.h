@@ -12,6 +12,7 @@
 
 #include "common/host.h"
 #include "hostfacts/facts.h"
+#include "hostfacts/live.h"
 #include "hostfacts/reader.h"
 
 namespace hcashare::dp {
@@ -87,15 +88,9 @@ struct Inventory {
   bool rdma_cm_present = false;
 };
 
-// The sysfs directory of `fn` (under /sys/bus/pci/devices or /sys/bus/auxiliary/devices;
-// /sys/class/infiniband/<name> for a virtual RDMA device).
-std::string SysfsDirOf(const PciFunction& fn);
-
-// The sysfs directory of RDMA device `rdma` of `fn`.
-std::string RdmaSysfsDir(const PciFunction& fn, const std::string& rdma);
-
-// The sysfs directory of netdev `netdev` of `fn`.
-std::string NetdevSysfsDir(const PciFunction& fn, const std::string& netdev);
+// The host device `fn` is (a PCI function, an auxiliary device or a virtual RDMA device):
+// what the live query (hostfacts/live.h) is asked about.
+hostfacts::DeviceRef DeviceOf(const PciFunction& fn);
 
 // Discovery's view of a host snapshot: the usable functions, the RDMA functions that cannot
 // be offered (`excluded`), and why every other network function is not offered

@@ -1,4 +1,4 @@
-// Internal to hostfacts/: two read helpers, and the node-wide facts of a full read
+// Internal to hostfacts/: the read helpers, and the node-wide facts of a full read
 // (ReadOptions::all_functions): the GPUDirect RDMA and IOMMU facts, the CPUs, and the NVIDIA GPUs
 // the driver lists. Each file is read once, through the Host seam.
 #pragma once
@@ -19,6 +19,18 @@ inline std::vector<std::string> List(const Host& host, const std::string& dir) {
 // File `path` without trailing whitespace; "" when unreadable.
 inline std::string Trimmed(const Host& host, const std::string& path) {
   return host.ReadTrimmed(path).value_or("");
+}
+
+// The `state` of the RDMA port at sysfs dir `port_dir` ("4: ACTIVE"); "" when unreadable.
+// The one reader of it: the snapshot's and the live query's (live.h).
+inline std::string PortStateAt(const Host& host, const std::string& port_dir) {
+  return Trimmed(host, port_dir + "/state");
+}
+
+// The `operstate` of the netdev at sysfs dir `netdev_dir`; "" when unreadable. The one
+// reader of it, as PortStateAt.
+inline std::string OperStateAt(const Host& host, const std::string& netdev_dir) {
+  return Trimmed(host, netdev_dir + "/operstate");
 }
 
 // The peer-memory modules, the NVIDIA driver and kernel versions, the IOMMU units and the

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "hostfacts/attrs.h"
+#include "hostfacts/live.h"
 #include "hostfacts/platform.h"
 #include "hostfacts/routes.h"
 
@@ -184,7 +185,7 @@ void Reader::ReadPciDetails(const std::string& dir, PciFunction* f) {
           Trimmed(host_, kIommuGroups + f->iommu_group + "/type");
     }
   }
-  f->netdevs = ReadDeviceNetdevs(host_, f->address, /*aux=*/false);
+  f->netdevs = LiveFacts(host_).Netdevs({f->address, DeviceBus::kPci});
   for (const auto& nd : f->netdevs) ReadNetdev(dir + "/net/" + nd, nd, f->address, 0);
   ReadRdmaOf(dir, f->address, f->rdma_devices);
 }
@@ -200,7 +201,7 @@ const AuxDevice& Reader::ReadAux(const std::string& name) {
   a.rdma_devices = List(host_, dir + "/infiniband");
   a.driver = LinkName(host_, dir + "/driver");
   a.sf_num = ReadNonNegative(host_, dir + "/sfnum");
-  a.netdevs = ReadDeviceNetdevs(host_, name, /*aux=*/true);
+  a.netdevs = LiveFacts(host_).Netdevs({name, DeviceBus::kAux});
   for (const auto& nd : a.netdevs) ReadNetdev(dir + "/net/" + nd, nd, name, 0);
   ReadRdmaOf(dir, name, a.rdma_devices);
   if (!a.parent.empty()) ReadPci(a.parent, true);
@@ -237,7 +238,7 @@ RdmaDevice Reader::ReadRdma(const std::string& dir, const std::string& name) {
     RdmaPort port;
     port.number = p;
     port.link_layer = Trimmed(host_, pdir + "/link_layer");
-    port.state = ReadPortState(host_, pdir);
+    port.state = PortStateAt(host_, pdir);
     if (opts_.gid_tables) {
       for (const auto& i : List(host_, pdir + "/gids")) {
         // The kernel lists every slot; unused ones read as zero and their type as EINVAL.
@@ -263,7 +264,7 @@ void Reader::ReadNetdev(const std::string& dir, const std::string& name, const s
   n.name = name;
   n.sysfs_dir = dir;
   n.arp_type = Trimmed(host_, dir + "/type");
-  n.operstate = ReadOperState(host_, dir);
+  n.operstate = OperStateAt(host_, dir);
   n.device = device;
   if (uppers_) {
     for (const auto& e : List(host_, dir)) {
@@ -359,20 +360,6 @@ HostSnapshot Reader::Finish() {
 }
 
 }  // namespace
-
-std::string ReadPortState(const Host& host, const std::string& port_dir) {
-  return Trimmed(host, port_dir + "/state");
-}
-
-std::string ReadOperState(const Host& host, const std::string& netdev_dir) {
-  return Trimmed(host, netdev_dir + "/operstate");
-}
-
-std::vector<std::string> ReadDeviceNetdevs(const Host& host, const std::string& device, bool aux) {
-  return List(host, (aux ? kAuxDevices : kPciDevices) + device + "/net");
-}
-
-bool Present(const Host& host, const std::string& path) { return host.Exists(path); }
 
 HostSnapshot ReadHostSnapshot(const Host& host, const ReadOptions& opts) {
   Reader r(host, opts);

@@ -42,18 +42,8 @@ HostSnapshot ReadHostSnapshot(const Host& host, const ReadOptions& opts = {});
 HostSnapshot ReadDevices(const Host& host, const std::vector<std::string>& pci,
                          const std::vector<std::string>& aux);
 
-// The health inputs, re-read between snapshots (sysfs attributes cannot be watched).
-// The `state` of the RDMA port at sysfs dir `port_dir` ("4: ACTIVE"); "" when unreadable.
-std::string ReadPortState(const Host& host, const std::string& port_dir);
-// The `operstate` of the netdev at sysfs dir `netdev_dir`; "" when unreadable.
-std::string ReadOperState(const Host& host, const std::string& netdev_dir);
-// The netdev names of PCI function `device` (an auxiliary device when `aux`), sorted; what
-// the CNI waits for when a VF's netdev returns to the host after DEL.
-std::vector<std::string> ReadDeviceNetdevs(const Host& host, const std::string& device, bool aux);
 // The NVIDIA GPUs of /proc/driver/nvidia/gpus/*/information, by address (none without the
 // driver). Each read briefly wakes the GPU: read once, do not poll.
 std::vector<NvidiaGpu> ReadNvidiaGpus(const Host& host);
-// True when `path` (a sysfs directory or a /dev node) exists.
-bool Present(const Host& host, const std::string& path);
 
 }  // namespace hcashare::hostfacts

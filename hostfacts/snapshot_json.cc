@@ -1,8 +1,13 @@
 #include "hostfacts/snapshot_json.h"
 
 #include <fstream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <type_traits>
 
-#include "hostfacts/json_in.h"
+#include "hostfacts/attrs.h"
+#include "json/fields.h"
 
 namespace hcashare::hostfacts {
 namespace {
@@ -74,98 +79,137 @@ Json AuxJson(const AuxDevice& a) {
           {"sf_num", a.sf_num}, {"netdevs", a.netdevs}, {"rdma_devices", a.rdma_devices}};
 }
 
-void ReadGid(const nlohmann::json& j, const std::string& path, std::string* err, Gid* g) {
-  JsonIn in(j, path, err);
-  in.Int("index", &g->index);
-  in.Str("gid", &g->gid);
-  in.Str("type", &g->type);
-  in.Str("ndev", &g->ndev);
-}
+// The snapshot's fields, read with the one JSON field reader (json/fields.h): JSON Pointer
+// paths, a null value of the wrong type, the first problem reported. Absent fields leave
+// the value as it is.
+using jsonin::FieldReader;
 
-void ReadPort(const nlohmann::json& j, const std::string& path, std::string* err, RdmaPort* p) {
-  JsonIn in(j, path, err);
-  in.Str("number", &p->number);
-  in.Str("link_layer", &p->link_layer);
-  in.Str("state", &p->state);
-  in.Objects("gids", &p->gids, [err](const nlohmann::json& e, const std::string& at, Gid* g) {
-    ReadGid(e, at, err, g);
+void Str(FieldReader& in, const char* key, std::string* out) {
+  if (auto v = in.String(key)) *out = std::move(*v);
+}
+void Bool(FieldReader& in, const char* key, bool* out) {
+  if (auto v = in.Bool(key)) *out = *v;
+}
+template <typename N>
+void Int(FieldReader& in, const char* key, N* out) {
+  if (auto v = in.Integer(key, std::numeric_limits<N>::min(), std::numeric_limits<N>::max())) {
+    *out = static_cast<N>(*v);
+  }
+}
+// Array of strings `key`, appended to `out`.
+void Strings(FieldReader& in, const char* key, std::vector<std::string>* out) {
+  if (auto v = in.Strings(key)) out->insert(out->end(), v->begin(), v->end());
+}
+// Each object of array `key` through `read(reader, &element)`.
+template <typename T, typename F>
+void Objects(FieldReader& in, const char* key, std::vector<T>* out, F read) {
+  jsonin::ForEachObject(in, key, jsonin::Need::kOptional, [&](FieldReader& item) {
+    T t;
+    read(item, &t);
+    out->push_back(std::move(t));
   });
 }
-
-void ReadRdma(const nlohmann::json& j, const std::string& path, std::string* err, RdmaDevice* r) {
-  JsonIn in(j, path, err);
-  in.Str("name", &r->name);
-  in.Str("sysfs_dir", &r->sysfs_dir);
-  in.Str("parent", &r->parent);
-  in.Bool("is_virtual", &r->is_virtual);
-  in.Str("netdev", &r->netdev);
-  in.Strings("char_devices", &r->char_devices);
-  in.Objects("ports", &r->ports,
-             [err](const nlohmann::json& e, const std::string& at, RdmaPort* p) {
-               ReadPort(e, at, err, p);
-             });
+// Object `key` whose values are strings, keyed by `K` (std::string, or int for numerals).
+template <typename K>
+void StringMap(FieldReader& in, const char* key, std::map<K, std::string>* out) {
+  const nlohmann::json* object = in.Object(key);
+  if (object == nullptr) return;
+  FieldReader members = in.At(*object, in.PathOf(key));
+  for (const auto& [k, value] : object->items()) {
+    std::optional<std::string> text = members.StringAt(value, members.PathOf(k));
+    if (!text) continue;
+    if constexpr (std::is_same_v<K, int>) {
+      const int n = ParseNonNegative(k);
+      if (n < 0) {
+        members.Fail(k, "must be a numeral key");
+        continue;
+      }
+      (*out)[n] = std::move(*text);
+    } else {
+      (*out)[k] = std::move(*text);
+    }
+  }
 }
 
-void ReadNetdev(const nlohmann::json& j, const std::string& path, std::string* err, Netdev* n) {
-  JsonIn in(j, path, err);
-  in.Str("name", &n->name);
-  in.Str("sysfs_dir", &n->sysfs_dir);
-  in.Str("arp_type", &n->arp_type);
-  in.Str("operstate", &n->operstate);
-  in.Str("device", &n->device);
-  in.Strings("uppers", &n->uppers);
+void ReadGid(FieldReader& in, Gid* g) {
+  Int(in, "index", &g->index);
+  Str(in, "gid", &g->gid);
+  Str(in, "type", &g->type);
+  Str(in, "ndev", &g->ndev);
 }
 
-void ReadPci(const nlohmann::json& j, const std::string& path, std::string* err, PciFunction* f) {
-  JsonIn in(j, path, err);
-  in.Str("address", &f->address);
-  in.Int("class_code", &f->class_code);
-  in.Strings("rdma_devices", &f->rdma_devices);
-  in.Bool("details", &f->details);
-  in.Str("sysfs_path", &f->sysfs_path);
-  in.Str("vendor", &f->vendor);
-  in.Str("device", &f->device);
-  in.Str("driver", &f->driver);
-  in.Int("numa_node", &f->numa_node);
-  in.Str("local_cpulist", &f->local_cpulist);
-  in.Str("physfn", &f->physfn);
-  in.StringMap("virtfns", &f->virtfns);
-  in.Int("sriov_numvfs", &f->sriov_numvfs);
-  in.Int("sriov_totalvfs", &f->sriov_totalvfs);
-  in.Str("current_link_speed", &f->current_link_speed);
-  in.Str("max_link_speed", &f->max_link_speed);
-  in.Int("current_link_width", &f->current_link_width);
-  in.Int("max_link_width", &f->max_link_width);
-  in.Str("upstream_max_link_speed", &f->upstream_max_link_speed);
-  in.Int("upstream_max_link_width", &f->upstream_max_link_width);
-  in.Str("iommu_group", &f->iommu_group);
-  in.Strings("netdevs", &f->netdevs);
-  in.Int("acs_ctrl", &f->acs_ctrl);
+void ReadPort(FieldReader& in, RdmaPort* p) {
+  Str(in, "number", &p->number);
+  Str(in, "link_layer", &p->link_layer);
+  Str(in, "state", &p->state);
+  Objects(in, "gids", &p->gids, ReadGid);
 }
 
-void ReadNuma(const nlohmann::json& j, const std::string& path, std::string* err, NumaNode* n) {
-  JsonIn in(j, path, err);
-  in.Int("id", &n->id);
-  in.Str("cpumap", &n->cpumap);
-  in.Str("cpulist", &n->cpulist);
+void ReadRdma(FieldReader& in, RdmaDevice* r) {
+  Str(in, "name", &r->name);
+  Str(in, "sysfs_dir", &r->sysfs_dir);
+  Str(in, "parent", &r->parent);
+  Bool(in, "is_virtual", &r->is_virtual);
+  Str(in, "netdev", &r->netdev);
+  Strings(in, "char_devices", &r->char_devices);
+  Objects(in, "ports", &r->ports, ReadPort);
 }
 
-void ReadGpu(const nlohmann::json& j, const std::string& path, std::string* err, NvidiaGpu* g) {
-  JsonIn in(j, path, err);
-  in.Str("address", &g->address);
-  in.Str("uuid", &g->uuid);
-  in.Str("model", &g->model);
-  in.Int("minor", &g->minor);
+void ReadNetdev(FieldReader& in, Netdev* n) {
+  Str(in, "name", &n->name);
+  Str(in, "sysfs_dir", &n->sysfs_dir);
+  Str(in, "arp_type", &n->arp_type);
+  Str(in, "operstate", &n->operstate);
+  Str(in, "device", &n->device);
+  Strings(in, "uppers", &n->uppers);
 }
 
-void ReadAux(const nlohmann::json& j, const std::string& path, std::string* err, AuxDevice* a) {
-  JsonIn in(j, path, err);
-  in.Str("name", &a->name);
-  in.Str("parent", &a->parent);
-  in.Str("driver", &a->driver);
-  in.Int("sf_num", &a->sf_num);
-  in.Strings("netdevs", &a->netdevs);
-  in.Strings("rdma_devices", &a->rdma_devices);
+void ReadPci(FieldReader& in, PciFunction* f) {
+  Str(in, "address", &f->address);
+  Int(in, "class_code", &f->class_code);
+  Strings(in, "rdma_devices", &f->rdma_devices);
+  Bool(in, "details", &f->details);
+  Str(in, "sysfs_path", &f->sysfs_path);
+  Str(in, "vendor", &f->vendor);
+  Str(in, "device", &f->device);
+  Str(in, "driver", &f->driver);
+  Int(in, "numa_node", &f->numa_node);
+  Str(in, "local_cpulist", &f->local_cpulist);
+  Str(in, "physfn", &f->physfn);
+  StringMap(in, "virtfns", &f->virtfns);
+  Int(in, "sriov_numvfs", &f->sriov_numvfs);
+  Int(in, "sriov_totalvfs", &f->sriov_totalvfs);
+  Str(in, "current_link_speed", &f->current_link_speed);
+  Str(in, "max_link_speed", &f->max_link_speed);
+  Int(in, "current_link_width", &f->current_link_width);
+  Int(in, "max_link_width", &f->max_link_width);
+  Str(in, "upstream_max_link_speed", &f->upstream_max_link_speed);
+  Int(in, "upstream_max_link_width", &f->upstream_max_link_width);
+  Str(in, "iommu_group", &f->iommu_group);
+  Strings(in, "netdevs", &f->netdevs);
+  Int(in, "acs_ctrl", &f->acs_ctrl);
+}
+
+void ReadNuma(FieldReader& in, NumaNode* n) {
+  Int(in, "id", &n->id);
+  Str(in, "cpumap", &n->cpumap);
+  Str(in, "cpulist", &n->cpulist);
+}
+
+void ReadGpu(FieldReader& in, NvidiaGpu* g) {
+  Str(in, "address", &g->address);
+  Str(in, "uuid", &g->uuid);
+  Str(in, "model", &g->model);
+  Int(in, "minor", &g->minor);
+}
+
+void ReadAux(FieldReader& in, AuxDevice* a) {
+  Str(in, "name", &a->name);
+  Str(in, "parent", &a->parent);
+  Str(in, "driver", &a->driver);
+  Int(in, "sf_num", &a->sf_num);
+  Strings(in, "netdevs", &a->netdevs);
+  Strings(in, "rdma_devices", &a->rdma_devices);
 }
 
 // True when `v` is sorted by `key` without repeats (the lookups binary-search).
@@ -224,66 +268,51 @@ nlohmann::ordered_json SnapshotToJson(const HostSnapshot& s) {
 }
 
 Result<HostSnapshot> SnapshotFromJson(const nlohmann::json& j) {
-  std::string err;
+  if (!j.is_object()) return Status::InvalidArgument("/: expected an object");
+  jsonin::IssueList issues(1);
+  FieldReader in(j, "", &issues, {nullptr, jsonin::PathSyntax::kJsonPointer, false});
   HostSnapshot s;
-  JsonIn in(j, "", &err);
   std::string kind;
-  in.Str("kind", &kind);
+  Str(in, "kind", &kind);
   s.version = -1;
-  in.Int("version", &s.version);
-  if (err.empty() && kind != kSnapshotKind) {
+  Int(in, "version", &s.version);
+  if (issues.empty() && kind != kSnapshotKind) {
     return Status::InvalidArgument("/kind: not \"" + std::string(kSnapshotKind) +
                                    "\" (is this an hcashare snapshot?)");
   }
-  if (err.empty() && s.version != kSnapshotVersion) {
+  if (issues.empty() && s.version != kSnapshotVersion) {
     return Status::InvalidArgument("/version: " + std::to_string(s.version) +
                                    " is not supported (this hcashare reads version " +
                                    std::to_string(kSnapshotVersion) + ")");
   }
-  in.Bool("pci_listed", &s.pci_listed);
-  in.Bool("gid_tables", &s.gid_tables);
-  in.Bool("rdma_cm_present", &s.rdma_cm_present);
-  in.Str("rdma_netns_mode", &s.rdma_netns_mode);
-  in.Str("rdma_netns_error", &s.rdma_netns_error);
-  in.Strings("default_route_netdevs", &s.default_route_netdevs);
-  in.Strings("rdma_class", &s.rdma_class);
-  in.Strings("dev_infiniband", &s.dev_infiniband);
-  in.StringMap("verbs_owners", &s.verbs_owners);
-  in.Bool("sys_module_listed", &s.sys_module_listed);
-  in.Strings("peermem_modules", &s.peermem_modules);
-  in.Strings("memory_peers", &s.memory_peers);
-  in.Str("nvidia_version", &s.nvidia_version);
-  in.Str("kernel_release", &s.kernel_release);
-  in.Strings("iommu_units", &s.iommu_units);
-  in.StringMap("iommu_group_types", &s.iommu_group_types);
-  in.Strings("iommu_cmdline", &s.iommu_cmdline);
-  in.Objects("numa_nodes", &s.numa_nodes,
-             [&err](const nlohmann::json& e, const std::string& at, NumaNode* n) {
-               ReadNuma(e, at, &err, n);
-             });
-  in.Str("cpu_arch", &s.cpu_arch);
-  in.Str("cpu_vendor", &s.cpu_vendor);
-  in.Int("cpu_family", &s.cpu_family);
-  in.Int("cpu_model", &s.cpu_model);
-  in.Objects("nvidia_gpus", &s.nvidia_gpus,
-             [&err](const nlohmann::json& e, const std::string& at, NvidiaGpu* g) {
-               ReadGpu(e, at, &err, g);
-             });
-  in.Objects("pci", &s.pci, [&err](const nlohmann::json& e, const std::string& at, PciFunction* f) {
-    ReadPci(e, at, &err, f);
-  });
-  in.Objects("aux", &s.aux, [&err](const nlohmann::json& e, const std::string& at, AuxDevice* a) {
-    ReadAux(e, at, &err, a);
-  });
-  in.Objects("rdma", &s.rdma,
-             [&err](const nlohmann::json& e, const std::string& at, RdmaDevice* r) {
-               ReadRdma(e, at, &err, r);
-             });
-  in.Objects("netdevs", &s.netdevs,
-             [&err](const nlohmann::json& e, const std::string& at, Netdev* n) {
-               ReadNetdev(e, at, &err, n);
-             });
-  if (!err.empty()) return Status::InvalidArgument(err);
+  Bool(in, "pci_listed", &s.pci_listed);
+  Bool(in, "gid_tables", &s.gid_tables);
+  Bool(in, "rdma_cm_present", &s.rdma_cm_present);
+  Str(in, "rdma_netns_mode", &s.rdma_netns_mode);
+  Str(in, "rdma_netns_error", &s.rdma_netns_error);
+  Strings(in, "default_route_netdevs", &s.default_route_netdevs);
+  Strings(in, "rdma_class", &s.rdma_class);
+  Strings(in, "dev_infiniband", &s.dev_infiniband);
+  StringMap(in, "verbs_owners", &s.verbs_owners);
+  Bool(in, "sys_module_listed", &s.sys_module_listed);
+  Strings(in, "peermem_modules", &s.peermem_modules);
+  Strings(in, "memory_peers", &s.memory_peers);
+  Str(in, "nvidia_version", &s.nvidia_version);
+  Str(in, "kernel_release", &s.kernel_release);
+  Strings(in, "iommu_units", &s.iommu_units);
+  StringMap(in, "iommu_group_types", &s.iommu_group_types);
+  Strings(in, "iommu_cmdline", &s.iommu_cmdline);
+  Objects(in, "numa_nodes", &s.numa_nodes, ReadNuma);
+  Str(in, "cpu_arch", &s.cpu_arch);
+  Str(in, "cpu_vendor", &s.cpu_vendor);
+  Int(in, "cpu_family", &s.cpu_family);
+  Int(in, "cpu_model", &s.cpu_model);
+  Objects(in, "nvidia_gpus", &s.nvidia_gpus, ReadGpu);
+  Objects(in, "pci", &s.pci, ReadPci);
+  Objects(in, "aux", &s.aux, ReadAux);
+  Objects(in, "rdma", &s.rdma, ReadRdma);
+  Objects(in, "netdevs", &s.netdevs, ReadNetdev);
+  if (!issues.empty()) return Status::InvalidArgument(issues.listed().front().ToString());
   if (!SortedUnique(s.pci, &PciFunction::address)) {
     return Status::InvalidArgument("/pci: not sorted by address, or an address repeats");
   }

@@ -221,7 +221,7 @@ TEST_F(DiscoveryTest, ScalableFunctionUnderItsPf) {
   EXPECT_EQ(f.rdma[0].name, "mlx5_4");
   EXPECT_THAT(f.rdma[0].char_devices, ElementsAre("/dev/infiniband/issm1", "/dev/infiniband/umad1",
                                                   "/dev/infiniband/uverbs1"));
-  EXPECT_EQ(SysfsDirOf(f), "/sys/bus/auxiliary/devices/mlx5_core.sf.4");
+  EXPECT_EQ(hostfacts::DeviceDir(DeviceOf(f)), "/sys/bus/auxiliary/devices/mlx5_core.sf.4");
 
   // An Ethernet SF, like a VF, is healthy while its PF's port is up, whatever its own
   // (idle) netdev and the RoCE port that follows it say.
@@ -276,7 +276,7 @@ TEST_F(DiscoveryTest, VirtualRdmaDevicesOnVfAndVeth) {
   EXPECT_THAT(r0.rdma[0].char_devices, ElementsAre("/dev/infiniband/issm0", "/dev/infiniband/umad0",
                                                    "/dev/infiniband/uverbs0"));
   EXPECT_TRUE(r0.healthy);
-  EXPECT_EQ(SysfsDirOf(r0), "/sys/class/infiniband/rxe0");
+  EXPECT_EQ(hostfacts::DeviceDir(DeviceOf(r0)), "/sys/class/infiniband/rxe0");
   const PciFunction& r1 = inv.functions[1];
   EXPECT_THAT(r1.netdevs, ElementsAre("veth0"));
   EXPECT_EQ(r1.numa_node, -1);

@@ -15,7 +15,7 @@
 #include "cni/vf_rebind.h"
 #include "common/netns.h"
 #include "common/temp_dir.h"
-#include "hostfacts/reader.h"
+#include "hostfacts/live.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -165,7 +165,8 @@ TEST_F(VfRebindRenameTest, AUdevRenameOfTheSameNetdevIsFollowed) {
   const Status st = Adopt(StateOf(vf, "hbhost"), racing);
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(Names(), (std::vector<std::string>{"hbhost", "lo"}));
-  EXPECT_EQ(hostfacts::ReadDeviceNetdevs(*host_, vf, false), std::vector<std::string>{"hbhost"});
+  EXPECT_EQ(hostfacts::LiveFacts(*host_).Netdevs(hostfacts::PciOrAux(vf, false)),
+            std::vector<std::string>{"hbhost"});
 }
 
 // IPoIB siblings rebound at once: the kernel gave each the other's host name. Each steps
@@ -180,8 +181,10 @@ TEST_F(VfRebindRenameTest, SiblingsHoldingEachOthersNameBothGetTheirOwn) {
   tb.join();
   EXPECT_TRUE(sa.ok()) << sa.ToString();
   EXPECT_TRUE(sb.ok()) << sb.ToString();
-  EXPECT_EQ(hostfacts::ReadDeviceNetdevs(*host_, a, false), std::vector<std::string>{"ib0"});
-  EXPECT_EQ(hostfacts::ReadDeviceNetdevs(*host_, b, false), std::vector<std::string>{"ib1"});
+  EXPECT_EQ(hostfacts::LiveFacts(*host_).Netdevs(hostfacts::PciOrAux(a, false)),
+            std::vector<std::string>{"ib0"});
+  EXPECT_EQ(hostfacts::LiveFacts(*host_).Netdevs(hostfacts::PciOrAux(b, false)),
+            std::vector<std::string>{"ib1"});
   EXPECT_EQ(Names(), (std::vector<std::string>{"ib0", "ib1", "lo"}));
 }
 

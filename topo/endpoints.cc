@@ -5,13 +5,11 @@
 
 #include "common/log.h"
 #include "hostfacts/attrs.h"
+#include "hostfacts/live.h"
 #include "hostfacts/reader.h"
 
 namespace hcashare::topo {
 namespace {
-
-constexpr const char* kPciDevices = "/sys/bus/pci/devices";
-constexpr const char* kSysDevices = "/sys/devices/";
 
 // Class codes that make a function a matrix endpoint: (class & mask) == value.
 struct ClassRule {
@@ -46,9 +44,9 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 // bridges, and the first component that is not a BDF is the root complex. False when the
 // path does not end in the device or has no root complex.
 bool PlaceInHierarchy(const std::string& real_path, PciEndpoint* ep) {
-  if (real_path.rfind(kSysDevices, 0) != 0) return false;
-  const std::vector<std::string> parts =
-      Split(real_path.substr(std::string(kSysDevices).size()), '/');
+  const std::string below = hostfacts::PathBelowSysDevices(real_path);
+  if (below.empty()) return false;
+  const std::vector<std::string> parts = Split(below, '/');
   if (parts.empty() || parts.back() != ep->address) return false;
   size_t i = parts.size() - 1;
   while (i > 0 && IsBdf(parts[i - 1])) --i;
@@ -90,7 +88,8 @@ std::optional<DeviceKind> KindOfClass(uint32_t class_code, const std::string& ve
 }
 
 Result<Endpoints> EndpointsOf(const hostfacts::HostSnapshot& snap) {
-  if (!snap.pci_listed) return Status::NotFound("cannot list " + std::string(kPciDevices));
+  if (!snap.pci_listed)
+    return Status::NotFound("cannot list " + hostfacts::BusDir(hostfacts::DeviceBus::kPci));
   Endpoints out;
   for (const auto& f : snap.pci) {
     if (f.class_code < 0) {

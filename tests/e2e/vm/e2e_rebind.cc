@@ -26,7 +26,7 @@
 #include "cni/vf_rebind.h"
 #include "common/host.h"
 #include "common/temp_dir.h"
-#include "hostfacts/reader.h"
+#include "hostfacts/live.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -64,7 +64,7 @@ class Rig {
     state_.device = pci;
     auto bound = driver_->BoundDriver(pci);
     state_.vf_driver = bound.ok() ? *bound : "";
-    const auto names = hostfacts::ReadDeviceNetdevs(*host_, pci, false);
+    const auto names = hostfacts::LiveFacts(*host_).Netdevs(hostfacts::PciOrAux(pci, false));
     state_.host_ifname = names.empty() ? "" : names.front();
     if (auto link = netdev_->Get(state_.host_ifname); link.ok()) {
       state_.host_up = link->admin_up;
@@ -96,7 +96,7 @@ class Rig {
   void ExpectUnbound(const std::string& when) {
     auto bound = driver_->BoundDriver(state_.device);
     Expect(bound.ok() && bound->empty(), when + ": the VF is bound to no driver");
-    Expect(hostfacts::ReadDeviceNetdevs(*host_, state_.device, false).empty(),
+    Expect(hostfacts::LiveFacts(*host_).Netdevs(hostfacts::PciOrAux(state_.device, false)).empty(),
            when + ": its netdev is gone");
   }
   void ExpectUnboundError(const Status& st, const std::string& when) {

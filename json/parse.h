@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "common/status.h"
-#include "config/config.h"
-#include "config/json_fields.h"
 
-namespace hcashare::config {
+namespace hcashare::jsonin {
+
+class IssueList;
 
 // Limits and reports of ParseJson.
 struct JsonParseOptions {
@@ -34,4 +34,4 @@ struct JsonParseOptions {
 // syntax error, or "nested deeper than N levels". Never throws.
 Result<nlohmann::json> ParseJson(std::string_view text, const JsonParseOptions& options = {});
 
-}  // namespace hcashare::config
+}  // namespace hcashare::jsonin

@@ -1,18 +1,19 @@
-#include "config/json_fields.h"
+#include "json/fields.h"
 
 #include <cctype>
 #include <exception>
 #include <utility>
 
 #include "common/strings.h"
-#include "config/document.h"
-#include "config/json_parse.h"
+#include "json/parse.h"
 
-namespace hcashare::config {
+namespace hcashare::jsonin {
 
 using nlohmann::json;
 
 namespace {
+
+constexpr size_t kMaxQuotedLength = 80;
 
 bool IsIdentifier(std::string_view key) {
   if (key.empty() || std::isdigit(static_cast<unsigned char>(key[0]))) return false;
@@ -54,6 +55,14 @@ Result<json> DecodeJson(std::string_view text, std::string_view what) {
       .WithDetails(value.status().message());
 }
 
+std::string Quote(const std::string& s) {
+  const bool long_value = s.size() > kMaxQuotedLength;
+  json value = long_value ? s.substr(0, kMaxQuotedLength) : s;
+  std::string out = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (long_value) out.insert(out.size() - 1, "...");
+  return out;
+}
+
 std::string JoinKey(std::string_view parent, std::string_view key) {
   if (parent.empty()) return std::string(key);
   if (IsIdentifier(key)) return std::string(parent) + "." + std::string(key);
@@ -74,11 +83,11 @@ std::string DescribeValue(const json& value) {
 std::string JoinIssues(const IssueList& issues) {
   std::vector<std::string> lines;
   lines.reserve(issues.listed().size());
-  for (const ConfigIssue& issue : issues.listed()) lines.push_back(issue.ToString());
+  for (const Issue& issue : issues.listed()) lines.push_back(issue.ToString());
   return Join(lines, "; ");
 }
 
-void IssueList::push_back(ConfigIssue issue) {
+void IssueList::push_back(Issue issue) {
   if (listed_.size() < max_listed_) {
     listed_.push_back(std::move(issue));
   } else {
@@ -87,11 +96,11 @@ void IssueList::push_back(ConfigIssue issue) {
 }
 
 void IssueList::Append(IssueList other) {
-  for (ConfigIssue& issue : other.listed_) push_back(std::move(issue));
+  for (Issue& issue : other.listed_) push_back(std::move(issue));
   unlisted_ += other.unlisted_;
 }
 
-std::vector<ConfigIssue> IssueList::Take(const std::string& what) && {
+std::vector<Issue> IssueList::Take(const std::string& what) && {
   if (unlisted_ > 0) {
     listed_.push_back({"$", std::to_string(unlisted_) + " more " + what +
                                 " not listed (the first " + std::to_string(max_listed_) + " are)"});
@@ -101,27 +110,40 @@ std::vector<ConfigIssue> IssueList::Take(const std::string& what) && {
 
 FieldReader::FieldReader(const json& object, std::string path, IssueList* issues,
                          DescribeMismatch describe)
-    : object_(object), path_(std::move(path)), issues_(issues), describe_(describe) {}
+    : FieldReader(object, std::move(path), issues, ReaderStyle{describe}) {}
+
+FieldReader::FieldReader(const json& object, std::string path, IssueList* issues, ReaderStyle style)
+    : object_(object), path_(std::move(path)), issues_(issues), style_(style) {}
 
 FieldReader FieldReader::At(const json& object, std::string path) const {
-  return FieldReader(object, std::move(path), issues_, describe_);
+  return FieldReader(object, std::move(path), issues_, style_);
 }
 
 const json* FieldReader::Find(std::string_view key) const {
   if (!object_.is_object()) return nullptr;
   const auto it = object_.find(key);
-  if (it == object_.end() || it->is_null()) return nullptr;
+  if (it == object_.end() || (style_.null_is_absent && it->is_null())) return nullptr;
   return &*it;
 }
 
-std::string FieldReader::PathOf(std::string_view key) const { return JoinKey(path_, key); }
+std::string FieldReader::PathOf(std::string_view key) const {
+  if (style_.syntax == PathSyntax::kJsonPointer) return path_ + "/" + std::string(key);
+  return JoinKey(path_, key);
+}
+
+std::string FieldReader::PathOfElement(std::string_view array_path, size_t index) const {
+  if (style_.syntax == PathSyntax::kJsonPointer) {
+    return std::string(array_path) + "/" + std::to_string(index);
+  }
+  return JoinIndex(array_path, index);
+}
 
 void FieldReader::Fail(std::string_view key, std::string problem) {
   issues_->push_back({PathOf(key), std::move(problem)});
 }
 
 void FieldReader::Mismatch(const json& value, const std::string& path, std::string_view expected) {
-  const std::string got = describe_ ? describe_(value, expected) : DescribeValue(value);
+  const std::string got = style_.describe ? style_.describe(value, expected) : DescribeValue(value);
   issues_->push_back({path, "must be " + std::string(expected) + ", got " + got});
 }
 
@@ -200,7 +222,7 @@ std::optional<std::vector<std::string>> FieldReader::Strings(std::string_view ke
   std::vector<std::string> out;
   bool ok = true;
   for (size_t i = 0; i < array->size(); ++i) {
-    std::optional<std::string> item = StringAt((*array)[i], JoinIndex(PathOf(key), i));
+    std::optional<std::string> item = StringAt((*array)[i], PathOfElement(PathOf(key), i));
     if (!item) {
       ok = false;
       continue;
@@ -223,4 +245,4 @@ std::optional<size_t> FieldReader::Choice(std::string_view key,
   return std::nullopt;
 }
 
-}  // namespace hcashare::config
+}  // namespace hcashare::jsonin

@@ -1,14 +1,13 @@
-#include "config/json_parse.h"
+#include "json/parse.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <utility>
 
-#include "config/document.h"
-#include "config/json_fields.h"
+#include "json/fields.h"
 
-namespace hcashare::config {
+namespace hcashare::jsonin {
 namespace {
 
 using nlohmann::json;
@@ -115,4 +114,4 @@ Result<json> ParseJson(std::string_view text, const JsonParseOptions& options) {
   return builder.TakeRoot();
 }
 
-}  // namespace hcashare::config
+}  // namespace hcashare::jsonin
