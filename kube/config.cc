@@ -234,6 +234,7 @@ Result<ServerUrl> ParseServerUrl(const std::string& url, const std::string& what
   }
   if (authority.find('@') != std::string::npos) return bad("user info is not supported");
   std::string port;
+  bool has_port = false;
   if (!authority.empty() && authority.front() == '[') {
     const size_t close = authority.find(']');
     if (close == std::string::npos) return bad("unterminated [IPv6] host");
@@ -243,17 +244,19 @@ Result<ServerUrl> ParseServerUrl(const std::string& url, const std::string& what
     out.host_is_ip = true;
     std::string after = authority.substr(close + 1);
     if (!after.empty() && after.front() != ':') return bad("junk after ]");
-    if (!after.empty()) port = after.substr(1);
+    has_port = !after.empty();
+    if (has_port) port = after.substr(1);
   } else {
     const size_t colon = authority.find(':');
     out.host = authority.substr(0, colon);
-    if (colon != std::string::npos) port = authority.substr(colon + 1);
+    has_port = colon != std::string::npos;
+    if (has_port) port = authority.substr(colon + 1);
     in_addr a4{};
     out.host_is_ip = ::inet_pton(AF_INET, out.host.c_str(), &a4) == 1;
   }
   if (out.host.empty()) return bad("no host");
   if (out.host.find_first_of(" \t/?#") != std::string::npos) return bad("bad host");
-  if (authority.find(':') != std::string::npos || !port.empty()) {
+  if (has_port) {
     if (port.empty() || port.size() > 5 ||
         port.find_first_not_of("0123456789") != std::string::npos) {
       return bad("bad port");

@@ -11,6 +11,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/log.h"
 #include "common/version.h"
 #include "kube/pem.h"
 #include "kube/status_error.h"
@@ -27,6 +28,7 @@ using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxResponseHead = 64 * 1024;
+constexpr size_t kMaxWarningBytes = 1024;
 
 bhttp::verb BeastVerb(Verb v) {
   switch (v) {
@@ -189,12 +191,14 @@ Result<Response> RestClient::Impl::Exchange(const Request& request, const std::s
   };
   // Runs the operation just started until it completes; the stream's timer (or, for the
   // resolver, the deadline) bounds it.
+  tcp::resolver resolver(io);
   bool done = false;
   auto run = [&] {
     io.restart();
     io.run_until(deadline);
     if (!done) {
-      ec = beast::error::timeout;
+      // A resolve in progress ends when getaddrinfo() returns (it cannot be interrupted).
+      resolver.cancel();
       beast::get_lowest_layer(stream).close();
       io.restart();
       io.run();  // lets the cancelled operation finish
@@ -216,7 +220,6 @@ Result<Response> RestClient::Impl::Exchange(const Request& request, const std::s
     return Status::InvalidArgument(where + ": bad server name " + name);
   }
 
-  tcp::resolver resolver(io);
   tcp::resolver::results_type endpoints;
   resolver.async_resolve(config_.url.host, std::to_string(config_.url.port),
                          [&](error_code e, tcp::resolver::results_type r) {
@@ -290,9 +293,11 @@ Result<Response> RestClient::Impl::Exchange(const Request& request, const std::s
   out.status = static_cast<int>(res.result_int());
   out.content_type = std::string(res[bhttp::field::content_type]);
   out.retry_after = std::string(res[bhttp::field::retry_after]);
-  for (auto it = res.find(bhttp::field::warning);
-       it != res.end() && it->name() == bhttp::field::warning; ++it) {
-    if (out.warnings.size() < Response::kMaxWarnings) out.warnings.emplace_back(it->value());
+  auto warnings = res.equal_range(bhttp::field::warning);
+  for (auto it = warnings.first; it != warnings.second; ++it) {
+    if (out.warnings.size() == Response::kMaxWarnings) break;
+    out.warnings.emplace_back(it->value().substr(0, kMaxWarningBytes));
+    LogWarn("kubernetes API warning", {{"request", what}, {"warning", out.warnings.back()}});
   }
   out.body = std::move(parser.release().body());
   return out;

@@ -6,7 +6,9 @@
 // presents the client certificate when one is configured, and sends the bearer token (a
 // token file is re-read when it changes, and once more after a 401). Each call has one
 // deadline covering resolve, connect, handshake, request and response; a response larger
-// than the cap is refused. Thread-safe: calls may run on several threads at once.
+// than the cap is refused (resolving a name may outlast the deadline: getaddrinfo() cannot be
+// interrupted; in-cluster and most kubeconfig servers are IP addresses). Thread-safe: calls
+// may run on several threads at once.
 #pragma once
 
 #include <chrono>
@@ -63,8 +65,9 @@ struct Response {
   int status = 0;
   std::string body;
   std::string content_type;
-  std::string retry_after;            // the Retry-After header, or ""
-  std::vector<std::string> warnings;  // Warning headers (at most kMaxWarnings)
+  std::string retry_after;  // the Retry-After header, or ""
+  // Warning headers (at most kMaxWarnings, each cut to 1 KiB); each is also logged.
+  std::vector<std::string> warnings;
   static constexpr size_t kMaxWarnings = 16;
 
   bool ok() const { return status >= 200 && status <= 299; }

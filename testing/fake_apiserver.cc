@@ -32,9 +32,12 @@ constexpr size_t kMaxSeen = 100;
 
 // An answer: code, JSON body, optional Retry-After.
 struct Reply {
+  Reply(int c, json b, std::optional<int> ra = std::nullopt)
+      : code(c), body(std::move(b)), retry_after(ra) {}
   int code = 200;
   json body;
   std::optional<int> retry_after;
+  std::string warning;  // a Warning header, or ""
 };
 
 Reply Error(int code, const std::string& reason, const std::string& message) {
@@ -138,8 +141,9 @@ class FakeApiServer::Impl {
 
   int port() const { return port_; }
 
-  // The answer to one request (under mu_). nullopt: stall.
+  // The answer to one request, nullopt to stall; Answer() runs under mu_.
   std::optional<Reply> Handle(SeenRequest req, bool client_cert_ok);
+  std::optional<Reply> Answer(SeenRequest req, bool client_cert_ok);
 
   void Seed(const std::string& collection, json object) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -156,6 +160,7 @@ class FakeApiServer::Impl {
   std::optional<Reply> injected_;
   int injected_count_ = 0;
   bool stall_ = false;
+  std::string warning_;
 
  private:
   class Session;
@@ -190,6 +195,12 @@ class FakeApiServer::Impl {
 
 std::optional<Reply> FakeApiServer::Impl::Handle(SeenRequest req, bool client_cert_ok) {
   std::lock_guard<std::mutex> lock(mu_);
+  std::optional<Reply> reply = Answer(std::move(req), client_cert_ok);
+  if (reply) reply->warning = warning_;
+  return reply;
+}
+
+std::optional<Reply> FakeApiServer::Impl::Answer(SeenRequest req, bool client_cert_ok) {
   seen_.push_back(req);
   if (seen_.size() > kMaxSeen) seen_.pop_front();
   if (stall_) return std::nullopt;
@@ -333,6 +344,10 @@ class FakeApiServer::Impl::Session : public std::enable_shared_from_this<Session
     res_.set(bhttp::field::content_type, "application/json");
     if (reply->retry_after)
       res_.set(bhttp::field::retry_after, std::to_string(*reply->retry_after));
+    if (!reply->warning.empty()) {
+      res_.insert(bhttp::field::warning, reply->warning);
+      res_.insert(bhttp::field::warning, reply->warning + " (again)");
+    }
     res_.keep_alive(false);
     res_.body() = reply->body.dump();
     res_.prepare_payload();
@@ -399,6 +414,11 @@ void FakeApiServer::InjectError(int code, const std::string& reason, int count,
   std::lock_guard<std::mutex> lock(impl_->mu_);
   impl_->injected_ = Reply{code, StatusBody(code, reason, "injected " + reason), retry_after};
   impl_->injected_count_ = count;
+}
+
+void FakeApiServer::SetWarning(const std::string& warning) {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  impl_->warning_ = warning;
 }
 
 void FakeApiServer::SetStall(bool stall) {

@@ -72,6 +72,8 @@ class FakeApiServer {
   // given, a Retry-After header.
   void InjectError(int code, const std::string& reason, int count = 1,
                    std::optional<int> retry_after = std::nullopt);
+  // Sends `warning` as a Warning header with every answer ("" for none).
+  void SetWarning(const std::string& warning);
   // While on, requests are read but never answered (the connection stays open).
   void SetStall(bool stall);
   // Requests seen so far (the last 100).

@@ -177,6 +177,13 @@ TEST_F(KubeConfigTest, InCluster) {
   EXPECT_EQ(c->ca_file, Path("ca.crt"));
   EXPECT_EQ(c->namespace_name, "kube-system");
 
+  Result<ServerUrl> v6 = ParseServerUrl("https://[::1]/", "test");
+  ASSERT_TRUE(v6.ok()) << v6.status().ToString();
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 443);
+  EXPECT_EQ(v6->base_path, "");
+  EXPECT_FALSE(ParseServerUrl("https://h:", "test").ok());
+
   s.host = "fd00::1";
   c = LoadInClusterConfig(s);
   ASSERT_TRUE(c.ok()) << c.status().ToString();

@@ -177,6 +177,40 @@ TEST_F(KubeRestTest, InjectedErrorsAreTyped) {
   EXPECT_TRUE(client->Get(kConfigMaps).ok());  // injections used up
 }
 
+TEST_F(KubeRestTest, KubeconfigAndInClusterConfigReachTheServer) {
+  TempDir dir("kube-rest-");
+  WriteText(
+      dir.path() + "/config",
+      "current-context: c\nclusters:\n- name: k\n  cluster:\n    server: " + server_->url() +
+          "\n    certificate-authority-data: " + ::hcashare::testing::Base64(SharedPki().ca_pem()) +
+          "\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n"
+          "users:\n- name: u\n  user: {token: test-token}\n");
+  Result<ClusterConfig> from_file = LoadClusterConfig(dir.path() + "/config", "");
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  Result<Response> r = Client(*from_file)->Get(kConfigMaps);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+
+  WriteText(dir.path() + "/ca.crt", SharedPki().ca_pem());
+  WriteText(dir.path() + "/token", "test-token\n");
+  InClusterSource in_cluster;
+  in_cluster.host = "127.0.0.1";
+  in_cluster.port = std::to_string(server_->port());
+  in_cluster.service_account_dir = dir.path();
+  Result<ClusterConfig> pod = LoadInClusterConfig(in_cluster);
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  r = Client(*pod)->Get(kConfigMaps);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+}
+
+TEST_F(KubeRestTest, WarningHeadersAreKept) {
+  server_->SetWarning("299 - \"unknown field spec.x\"");
+  Result<Response> r = Client()->Get(kConfigMaps);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->warnings.size(), 2u);
+  EXPECT_EQ(r->warnings[0], "299 - \"unknown field spec.x\"");
+  EXPECT_EQ(r->warnings[1], "299 - \"unknown field spec.x\" (again)");
+}
+
 TEST_F(KubeRestTest, WrongCaIsRefused) {
   auto other = fake::TestPki::Create("other-ca");
   ASSERT_TRUE(other.ok());
