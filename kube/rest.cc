@@ -9,10 +9,12 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "common/log.h"
 #include "common/version.h"
+#include "kube/backoff.h"
 #include "kube/pem.h"
 #include "kube/status_error.h"
 
@@ -28,6 +30,12 @@ using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxResponseHead = 64 * 1024;
+
+// When a call must be over, and the timeout it came from (for messages).
+struct Deadline {
+  Clock::time_point at;
+  std::chrono::milliseconds timeout;
+};
 constexpr size_t kMaxWarningBytes = 1024;
 
 bhttp::verb BeastVerb(Verb v) {
@@ -142,12 +150,22 @@ class RestClient::Impl {
       return Status::InvalidArgument(what + ": bad content type");
     }
     ASSIGN_OR_RETURN(std::string token, Token());
-    ASSIGN_OR_RETURN(Response r, Exchange(request, token, what));
+    // One deadline for the whole call: the wait for a rate-limit slot, and a second
+    // exchange after a 401.
+    const auto timeout = request.timeout.count() > 0 ? request.timeout : options_.timeout;
+    const Deadline deadline{Clock::now() + timeout, timeout};
+    std::optional<std::chrono::nanoseconds> wait = limiter_.TryReserve(timeout);
+    if (!wait) {
+      return Status::Unavailable(what + ": client-side rate limit: no slot within the " +
+                                 std::to_string(timeout.count()) + " ms timeout");
+    }
+    if (wait->count() > 0) std::this_thread::sleep_for(*wait);
+    ASSIGN_OR_RETURN(Response r, Exchange(request, token, what, deadline));
     // A 401 with a token file: the token may have rotated under us; read it again, once.
     if (r.status == 401 && token_file_) {
       token_file_->Invalidate();
       ASSIGN_OR_RETURN(std::string fresh, Token());
-      if (fresh != token) return Exchange(request, fresh, what);
+      if (fresh != token) return Exchange(request, fresh, what, deadline);
     }
     return r;
   }
@@ -160,20 +178,21 @@ class RestClient::Impl {
 
   // One connection: connect, handshake, request, response, close.
   Result<Response> Exchange(const Request& request, const std::string& token,
-                            const std::string& what);
+                            const std::string& what, const Deadline& deadline);
 
   const ClusterConfig config_;
   const RestOptions options_;
   ssl::context ctx_{ssl::context::tls_client};
   std::optional<TokenFile> token_file_;
+  RateLimiter limiter_{options_.qps, options_.burst};
   std::string host_header_;
 };
 
 Result<Response> RestClient::Impl::Exchange(const Request& request, const std::string& token,
-                                            const std::string& what) {
+                                            const std::string& what, const Deadline& call) {
   const std::string where = what + " (" + config_.server + ")";
-  const auto timeout = request.timeout.count() > 0 ? request.timeout : options_.timeout;
-  const auto deadline = Clock::now() + timeout;
+  const auto timeout = call.timeout;
+  const auto deadline = call.at;
   asio::io_context io(1);
   beast::ssl_stream<beast::tcp_stream> stream(io, ctx_);
   error_code ec;

@@ -5,7 +5,8 @@
 // against the configured CA and the server's name or IP address (or tls-server-name),
 // presents the client certificate when one is configured, and sends the bearer token (a
 // token file is re-read when it changes, and once more after a 401). Each call has one
-// deadline covering resolve, connect, handshake, request and response; a response larger
+// deadline covering the wait for a rate-limit slot, resolve, connect, handshake, request and
+// response (and a second exchange after a 401); a response larger
 // than the cap is refused (resolving a name may outlast the deadline: getaddrinfo() cannot be
 // interrupted; in-cluster and most kubeconfig servers are IP addresses). Thread-safe: calls
 // may run on several threads at once.
@@ -47,6 +48,11 @@ struct RestOptions {
   std::chrono::milliseconds timeout{30000};      // per call, unless the Request says otherwise
   size_t max_response_bytes = size_t{64} << 20;  // body; a larger answer is an error
   std::string user_agent = UserAgent();
+  // Client-side rate limit (kube/backoff.h): calls a second, and how many may be saved up;
+  // qps <= 0 turns it off. A call waits for its slot within its timeout, or fails at once
+  // (Unavailable) when the slot is further away.
+  double qps = 5;
+  int burst = 10;
 };
 
 // One request.

@@ -47,13 +47,21 @@ class KubeRestTest : public ::testing::Test {
     return c;
   }
 
-  static std::unique_ptr<RestClient> Client(const ClusterConfig& config, RestOptions options = {}) {
+  static std::unique_ptr<RestClient> Client(const ClusterConfig& config,
+                                            RestOptions options = Unlimited()) {
     auto c = RestClient::Create(config, std::move(options));
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return c.ok() ? std::move(*c) : nullptr;
   }
 
-  std::unique_ptr<RestClient> Client() { return Client(ConfigFor(*server_)); }
+  std::unique_ptr<RestClient> Client() { return Client(ConfigFor(*server_), Unlimited()); }
+
+  // Options without the client-side rate limit (its own test checks it).
+  static RestOptions Unlimited() {
+    RestOptions o;
+    o.qps = 0;
+    return o;
+  }
 
   static json Body(const Result<Response>& r) {
     return r.ok() ? json::parse(r->body, nullptr, false) : json();
@@ -296,7 +304,7 @@ TEST_F(KubeRestTest, ClientCertificate) {
 
 TEST_F(KubeRestTest, StalledServerTimesOut) {
   server_->SetStall(true);
-  RestOptions options;
+  RestOptions options = Unlimited();
   options.timeout = std::chrono::milliseconds(300);
   auto client = Client(ConfigFor(*server_), options);
   const auto start = Clock::now();
@@ -315,9 +323,24 @@ TEST_F(KubeRestTest, StalledServerTimesOut) {
   EXPECT_THAT(quick.status().message(), HasSubstr("timed out after 100 ms"));
 }
 
+TEST_F(KubeRestTest, RateLimitBoundsCallsWithinTheTimeout) {
+  RestOptions options;
+  options.qps = 0.5;  // a slot every 2 s
+  options.burst = 2;
+  options.timeout = std::chrono::milliseconds(500);
+  auto client = Client(ConfigFor(*server_), options);
+  EXPECT_TRUE(client->Get(kConfigMaps).ok());
+  EXPECT_TRUE(client->Get(kConfigMaps).ok());
+  const size_t sent = server_->Requests().size();
+  Result<Response> limited = client->Get(kConfigMaps);
+  EXPECT_EQ(limited.status().code(), StatusCode::kUnavailable);
+  EXPECT_THAT(limited.status().message(), HasSubstr("client-side rate limit"));
+  EXPECT_EQ(server_->Requests().size(), sent);
+}
+
 TEST_F(KubeRestTest, OversizeResponseIsRefused) {
   server_->Seed(kConfigMaps, ConfigMap("big", std::string(100 * 1024, 'x')));
-  RestOptions options;
+  RestOptions options = Unlimited();
   options.max_response_bytes = 10 * 1024;
   Result<Response> r = Client(ConfigFor(*server_), options)->Get(std::string(kConfigMaps) + "/big");
   ASSERT_FALSE(r.ok());
