@@ -24,6 +24,7 @@ struct BackoffPolicy {
 // other nodes). A Retry-After from the server replaces the computed delay. Not thread-safe.
 class Backoff {
  public:
+  // A back-off at its first delay; `seed` makes the jitter repeatable in tests.
   explicit Backoff(BackoffPolicy policy = {}, uint64_t seed = std::random_device{}());
 
   // The delay before the next attempt, and counts the attempt. `retry_after_seconds`, when
@@ -31,6 +32,7 @@ class Backoff {
   std::chrono::milliseconds Next(std::optional<int> retry_after_seconds = std::nullopt);
   // Back to the first delay (after a success).
   void Reset() { attempt_ = 0; }
+  // Attempts counted since the last Reset().
   int attempts() const { return attempt_; }
 
  private:

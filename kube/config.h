@@ -85,6 +85,7 @@ Result<ClusterConfig> LoadClusterConfig(const std::string& kubeconfig, const std
 // token long before it expires), or at once after Invalidate() (a 401). Thread-safe.
 class TokenFile {
  public:
+  // Reads nothing yet: the first Get() does.
   explicit TokenFile(std::string path);
 
   // The current token: the cached one while the file's identity (device, inode, size,
@@ -94,6 +95,7 @@ class TokenFile {
   // Forgets the cached token, so that the next Get() reads the file.
   void Invalidate();
 
+  // The file's path.
   const std::string& path() const { return path_; }
 
  private:

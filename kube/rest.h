@@ -74,8 +74,9 @@ struct Response {
   std::string retry_after;  // the Retry-After header, or ""
   // Warning headers (at most kMaxWarnings, each cut to 1 KiB); each is also logged.
   std::vector<std::string> warnings;
-  static constexpr size_t kMaxWarnings = 16;
+  static constexpr size_t kMaxWarnings = 16;  // Warning headers kept
 
+  // A 2xx answer.
   bool ok() const { return status >= 200 && status <= 299; }
 };
 

@@ -57,6 +57,7 @@ class FakeApiServer {
   FakeApiServer(const FakeApiServer&) = delete;
   FakeApiServer& operator=(const FakeApiServer&) = delete;
 
+  // The port listened on.
   int port() const;
   // "https://127.0.0.1:<port>".
   std::string url() const;
