@@ -1,0 +1,118 @@
+// RestClient: synchronous HTTPS requests to the Kubernetes API server, on Boost.Beast and
+// OpenSSL.
+//
+// Every call opens its own TLS connection (no pooling yet), verifies the server certificate
+// against the configured CA and the server's name or IP address (or tls-server-name),
+// presents the client certificate when one is configured, and sends the bearer token (a
+// token file is re-read when it changes, and once more after a 401). Each call has one
+// deadline covering the wait for a rate-limit slot, resolve, connect, handshake, request and
+// response (and a second exchange after a 401); a response larger
+// than the cap is refused (resolving a name may outlast the deadline: getaddrinfo() cannot be
+// interrupted; in-cluster and most kubeconfig servers are IP addresses). Thread-safe: calls
+// may run on several threads at once.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "kube/config.h"
+
+namespace hcashare::kube {
+
+// HTTP methods the client sends.
+enum class Verb { kGet, kPost, kPut, kPatch, kDelete };
+
+// "GET", "POST", ...
+const char* VerbName(Verb verb);
+
+// The kinds of PATCH the API server takes.
+enum class PatchType {
+  kMerge,           // application/merge-patch+json (RFC 7386)
+  kJson,            // application/json-patch+json (RFC 6902)
+  kStrategicMerge,  // application/strategic-merge-patch+json (built-in types only)
+  kApply,           // application/apply-patch+yaml: server-side apply (a JSON body is fine)
+};
+
+// The Content-Type for `type`.
+const char* PatchContentType(PatchType type);
+
+// "hcashare/<version> (<git describe>)", or with `component` in place of "hcashare".
+std::string UserAgent(const std::string& component = "hcashare");
+
+// How a RestClient bounds its calls.
+struct RestOptions {
+  std::chrono::milliseconds timeout{30000};      // per call, unless the Request says otherwise
+  size_t max_response_bytes = size_t{64} << 20;  // body; a larger answer is an error
+  std::string user_agent = UserAgent();
+  // Client-side rate limit (kube/backoff.h): calls a second, and how many may be saved up;
+  // qps <= 0 turns it off. A call waits for its slot within its timeout, or fails at once
+  // (Unavailable) when the slot is further away.
+  double qps = 5;
+  int burst = 10;
+};
+
+// One request.
+struct Request {
+  Verb verb = Verb::kGet;
+  // Below the server's base path: "/api/v1/namespaces/ns/pods?limit=5". Must start with '/'
+  // and hold no space or control character.
+  std::string path;
+  std::string body;                               // sent when not empty
+  std::string content_type = "application/json";  // of the body
+  std::chrono::milliseconds timeout{0};           // 0: RestOptions::timeout
+};
+
+// One HTTP answer, whatever its code.
+struct Response {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  std::string retry_after;  // the Retry-After header, or ""
+  // Warning headers (at most kMaxWarnings, each cut to 1 KiB); each is also logged.
+  std::vector<std::string> warnings;
+  static constexpr size_t kMaxWarnings = 16;  // Warning headers kept
+
+  // A 2xx answer.
+  bool ok() const { return status >= 200 && status <= 299; }
+};
+
+class RestClient {
+ public:
+  // A client for `config`. InvalidArgument when its CA, client certificate or key cannot be
+  // loaded (or the key does not match the certificate).
+  static Result<std::unique_ptr<RestClient>> Create(const ClusterConfig& config,
+                                                    RestOptions options = {});
+  ~RestClient();
+  RestClient(const RestClient&) = delete;
+  RestClient& operator=(const RestClient&) = delete;
+
+  // Sends `request` and returns the answer, whatever its HTTP code. Errors: InvalidArgument
+  // for a bad path; Unavailable when the server cannot be reached, the TLS handshake or
+  // certificate verification fails, or the connection breaks; Unavailable naming the
+  // timeout when the deadline passes; FailedPrecondition when the answer exceeds the cap.
+  // Messages name the verb, the path and the server.
+  Result<Response> Do(const Request& request);
+
+  // The verbs: Do(), then a non-2xx answer becomes its ApiError's Status (kube/status_error.h:
+  // IsNotFound(), IsConflict(), HttpCodeOf() ...).
+  Result<Response> Get(const std::string& path);
+  Result<Response> Post(const std::string& path, const std::string& body);
+  Result<Response> Put(const std::string& path, const std::string& body);
+  Result<Response> Patch(const std::string& path, const std::string& body, PatchType type);
+  // `body` (DeleteOptions, e.g. with preconditions) may be empty.
+  Result<Response> Delete(const std::string& path, const std::string& body = "");
+  // Do(), then the same conversion as the verbs.
+  Result<Response> Call(const Request& request);
+
+  class Impl;  // the TLS context and credentials (rest.cc)
+
+ private:
+  explicit RestClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hcashare::kube

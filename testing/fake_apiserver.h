@@ -1,0 +1,95 @@
+// FakeApiServer: an in-process Kubernetes API server for tests, speaking HTTPS (HTTP/1.1,
+// one request per connection) on 127.0.0.1 with a certificate from a TestPki made at test
+// time. Written from the API documentation (docs: shared reference "kube-api-and-dra.md").
+//
+// It serves an in-memory object store under /api/v1/... and /apis/<group>/<version>/...
+// (namespaced or cluster-scoped): GET (object or LIST), POST (name or generateName; 409
+// AlreadyExists), PUT (409 Conflict on a stale metadata.resourceVersion), PATCH (merge,
+// JSON patch, server-side apply treated as a merge that needs fieldManager) and DELETE
+// (preconditions.resourceVersion). Every error is a Status object. On demand it answers the
+// next requests with an injected error (e.g. 429 with Retry-After, 410, 500), reads requests
+// and never answers (for client timeouts), or demands a client certificate. It checks the
+// bearer token. One I/O thread; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace hcashare::fake {
+
+class TestPki;
+
+// What the server was started with.
+struct FakeApiServerOptions {
+  // The bearer token every request must carry; "" accepts any request (also none).
+  std::string token = "test-token";
+  // When not empty, clients must present a certificate signed by this CA (PEM); a request
+  // that does so needs no token.
+  std::string client_ca_pem;
+};
+
+// One request as the server saw it.
+struct SeenRequest {
+  std::string method;
+  std::string target;  // path and query
+  std::string authorization;
+  std::string user_agent;
+  std::string content_type;
+  std::string body;
+};
+
+class FakeApiServer {
+ public:
+  // Listens on 127.0.0.1:<ephemeral> with a server certificate from `pki` for IP:127.0.0.1
+  // and DNS:localhost.
+  static Result<std::unique_ptr<FakeApiServer>> Start(TestPki* pki,
+                                                      FakeApiServerOptions options = {});
+  // Stops the I/O thread and closes every connection (stalled ones too).
+  ~FakeApiServer();
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  // The port listened on.
+  int port() const;
+  // "https://127.0.0.1:<port>".
+  std::string url() const;
+
+  // Changes the accepted token (a rotation on the server side).
+  void SetToken(const std::string& token);
+  // Stores `object` at `collection` (e.g. "/api/v1/namespaces/a/configmaps") under its
+  // metadata.name, filling resourceVersion and uid.
+  void Seed(const std::string& collection, nlohmann::json object);
+  // The stored object, or null.
+  nlohmann::json Get(const std::string& collection, const std::string& name) const;
+  // Answers the next `count` requests with `code` (a Status body of `reason`) and, when
+  // given, a Retry-After header.
+  void InjectError(int code, const std::string& reason, int count = 1,
+                   std::optional<int> retry_after = std::nullopt);
+  // Sends `warning` as a Warning header with every answer ("" for none).
+  void SetWarning(const std::string& warning);
+  // While on, requests are read but never answered (the connection stays open).
+  void SetStall(bool stall);
+  // Requests seen so far (the last 100).
+  std::vector<SeenRequest> Requests() const;
+  // Connections accepted so far (a TLS handshake that failed counts).
+  size_t connections() const;
+
+  // A Status object body.
+  static nlohmann::json StatusBody(int code, const std::string& reason, const std::string& message);
+
+  class Impl;  // the Asio objects and the store (fake_apiserver.cc)
+
+ private:
+  explicit FakeApiServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hcashare::fake
