@@ -1,7 +1,6 @@
 // The device plugin's memory under local gRPC clients, measured on the real daemon at the
 // caps (issue 25): the DaemonSet's memory limit is 64 MiB.
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -13,6 +12,7 @@
 
 #include "tests/daemon_fixture.h"
 #include "tests/grpc_non_reader.h"
+#include "tests/support/proc_status.h"
 
 namespace hcashare::testing {
 namespace {
@@ -23,16 +23,8 @@ constexpr int kCapIds = 50000;              // rdmaHcaMax's cap
 constexpr int kResources = 8;               // 8 x 50,000: the 400,000-ID cap of a whole config
 constexpr long long kLimitKiB = 64 * 1024;  // the DaemonSet's memory limit
 
-// The `field` (VmRSS, VmHWM) of process `pid`, in KiB (-1 if unreadable).
-long long StatusKiB(pid_t pid, const std::string& field = "VmRSS") {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
-  }
-  return -1;
-}
-long long RssKiB(pid_t pid) { return StatusKiB(pid); }
+// VmRSS of process `pid`, in KiB (-1 if unreadable).
+long long RssKiB(pid_t pid) { return ProcStatusKib(pid, "VmRSS:"); }
 
 class DpMemoryTest : public DaemonTest {};
 
@@ -145,7 +137,7 @@ TEST_F(DpMemoryTest, ConcurrentLargeCallsStayUnderTheLimit) {
     ok += code == grpc::StatusCode::OK;
   }
   EXPECT_GE(ok, 1);
-  const long long peak = StatusKiB(p->pid(), "VmHWM");
+  const long long peak = ProcStatusKib(p->pid(), "VmHWM:");
   std::cerr << "daemon peak RSS (VmHWM) " << peak << " KiB\n";
   EXPECT_LT(peak, kLimitKiB);
 }
