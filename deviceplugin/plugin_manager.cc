@@ -114,11 +114,7 @@ bool PluginManager::Stop(std::chrono::milliseconds grace) {
       const auto [busy, step] = LoopBusy();
       LogError("control loop stuck; stopping the servers without it",
                {{"step", step}, {"busy_seconds", busy.count() / 1000.0}});
-      std::shared_ptr<const std::vector<std::shared_ptr<ResourceServer>>> view;
-      {
-        std::lock_guard<std::mutex> vlock(view_mu_);
-        view = view_;
-      }
+      const auto view = CurrentView();
       std::vector<std::thread> stopping;
       if (view) {
         for (const auto& s : *view) stopping.emplace_back([s] { s->Stop(); });
@@ -216,12 +212,14 @@ void PluginManager::UpdateView() {
   view_ = std::move(view);
 }
 
+std::shared_ptr<const std::vector<std::shared_ptr<ResourceServer>>> PluginManager::CurrentView()
+    const {
+  std::lock_guard<std::mutex> lock(view_mu_);
+  return view_;
+}
+
 std::map<std::string, ServerInfo> PluginManager::Servers() const {
-  std::shared_ptr<const std::vector<std::shared_ptr<ResourceServer>>> view;
-  {
-    std::lock_guard<std::mutex> lock(view_mu_);
-    view = view_;
-  }
+  const auto view = CurrentView();
   std::map<std::string, ServerInfo> out;
   if (view) {
     for (const auto& s : *view) out[s->resource_name()] = s->info();
@@ -230,11 +228,7 @@ std::map<std::string, ServerInfo> PluginManager::Servers() const {
 }
 
 std::shared_ptr<const Snapshot> PluginManager::SnapshotOf(const std::string& full_name) const {
-  std::shared_ptr<const std::vector<std::shared_ptr<ResourceServer>>> view;
-  {
-    std::lock_guard<std::mutex> lock(view_mu_);
-    view = view_;
-  }
+  const auto view = CurrentView();
   if (view) {
     for (const auto& s : *view) {
       if (s->resource_name() == full_name) return s->state().Current();

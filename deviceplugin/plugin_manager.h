@@ -111,6 +111,8 @@ class PluginManager {
   void Busy(const char* step);
   // Publishes servers_ as the view Servers() reads. REQUIRES: mu_ held.
   void UpdateView();
+  // The view UpdateView published last (may be null before the first).
+  std::shared_ptr<const std::vector<std::shared_ptr<ResourceServer>>> CurrentView() const;
   void EventLoop();
   void LinkLoop();
   void Rescan();
