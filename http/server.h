@@ -9,8 +9,9 @@
 // are open: when full, the oldest is closed for the newcomer, so clients that hold
 // connections cannot lock out the probes. Handlers of `worker_paths` (those that may take
 // long, such as rendering every metric) run on a worker thread, one at a time, so the
-// other paths never wait behind them. Only GET and HEAD are served (others get 405); every
-// response closes its connection.
+// other paths never wait behind them. GET and HEAD are served, and POST when
+// `max_body_bytes` allows a body (others get 405); every response closes its connection.
+// HttpsServer (http/tls_server.h) is the same server over TLS.
 #pragma once
 
 #include <chrono>
@@ -30,6 +31,15 @@ struct HttpResponse {
   std::string body;                                        // omitted for HEAD requests
 };
 
+// One request as a handler sees it.
+struct HttpRequest {
+  std::string method;        // "GET", "HEAD" or "POST"
+  std::string path;          // the target up to '?' or '#'
+  std::string query;         // after '?', without the fragment
+  std::string content_type;  // the Content-Type header, or ""
+  std::string body;          // POST only
+};
+
 // How an HttpServer bounds its clients and where it runs its handlers.
 struct HttpServerOptions {
   // Paths whose handler runs on the worker thread (see the file comment).
@@ -38,6 +48,11 @@ struct HttpServerOptions {
   std::chrono::milliseconds io_timeout{2000};
   // Connections open at once.
   size_t max_connections = 64;
+  // Bytes of a POST body; 0 serves no POST. A larger body gets 413. The body must arrive
+  // within `io_timeout` with the request head.
+  size_t max_body_bytes = 0;
+  // Threads that run the worker paths' handlers (each runs one request at a time).
+  size_t worker_threads = 1;
 };
 
 class HttpServer {
@@ -47,12 +62,18 @@ class HttpServer {
   // the worker thread for HttpServerOptions::worker_paths, so it must be thread-safe when
   // some paths are worker paths.
   using Handler = std::function<HttpResponse(const std::string& path)>;
+  // The same, given the whole request (method, query, body).
+  using RequestHandler = std::function<HttpResponse(const HttpRequest& request)>;
 
   // Listens on `address`: "host:port" with a numeric IPv4 host, "[v6]:port", "localhost:port",
   // or ":port" (all addresses: IPv6 dual-stack, IPv4 if IPv6 is unavailable). Port 0 picks an
   // ephemeral port (see port()). Starts the threads. InvalidArgument for a bad address or an
   // empty handler, an errno Status if bind/listen fails.
   static Result<std::unique_ptr<HttpServer>> Start(const std::string& address, Handler handler,
+                                                   HttpServerOptions options = {});
+  // The same with a handler of whole requests.
+  static Result<std::unique_ptr<HttpServer>> Start(const std::string& address,
+                                                   RequestHandler handler,
                                                    HttpServerOptions options = {});
 
   // Checks the syntax of a listen address as Start() takes it, without binding.

@@ -336,25 +336,19 @@ Result<ClusterConfig> LoadClusterConfig(const std::string& kubeconfig, const std
 
 TokenFile::TokenFile(std::string path) : path_(std::move(path)) {}
 
-bool TokenFile::Same(const Stamp& a, const Stamp& b) {
-  return a.dev == b.dev && a.ino == b.ino && a.size == b.size && a.mtime.tv_sec == b.mtime.tv_sec &&
-         a.mtime.tv_nsec == b.mtime.tv_nsec;
-}
-
 Result<std::string> TokenFile::Get() {
   std::lock_guard<std::mutex> lock(mu_);
-  struct stat st {};
-  if (::stat(path_.c_str(), &st) != 0) {
+  Result<FileStamp> now = StampOf(path_);
+  if (!now.ok()) {
     stamp_.reset();
-    return ErrnoStatus(errno, "token file " + path_);
+    return now.status().WithContext("token file");
   }
-  const Stamp now{st.st_dev, st.st_ino, st.st_size, st.st_mtim};
-  if (stamp_ && Same(*stamp_, now)) return token_;
+  if (stamp_ && *stamp_ == *now) return token_;
   stamp_.reset();
   ASSIGN_OR_RETURN(std::string text, ReadCredential(path_, kMaxCredentialFileBytes, "token file"));
   ASSIGN_OR_RETURN(token_, TokenFromText(text, "token file " + path_));
   // The stamp taken before the read: a write racing the read is seen on the next call.
-  stamp_ = now;
+  stamp_ = *now;
   return token_;
 }
 

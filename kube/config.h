@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "common/file_stamp.h"
 #include "common/status.h"
 
 namespace hcashare::kube {
@@ -99,18 +100,9 @@ class TokenFile {
   const std::string& path() const { return path_; }
 
  private:
-  // What identifies one version of the file.
-  struct Stamp {
-    dev_t dev = 0;
-    ino_t ino = 0;
-    off_t size = 0;
-    timespec mtime{};
-  };
-  static bool Same(const Stamp& a, const Stamp& b);
-
   const std::string path_;
   std::mutex mu_;
-  std::optional<Stamp> stamp_;  // of the cached token
+  std::optional<FileStamp> stamp_;  // of the cached token
   std::string token_;
 };
 

@@ -9,6 +9,8 @@
 #include <array>
 #include <memory>
 
+#include "http/tls_context.h"
+
 namespace hcashare::kube {
 namespace {
 
@@ -32,15 +34,6 @@ int Base64Value(unsigned char c) {
 }
 
 }  // namespace
-
-std::string TakeOpenSslError() {
-  unsigned long last = 0;
-  while (unsigned long e = ERR_get_error()) last = e;
-  if (last == 0) return "";
-  std::array<char, 256> buf{};
-  ERR_error_string_n(last, buf.data(), buf.size());
-  return buf.data();
-}
 
 Result<std::string> DecodeBase64(std::string_view text) {
   std::string out;
@@ -85,7 +78,7 @@ Result<int> CountPemCertificates(const std::string& pem) {
   // The loop ends at the end of the data (PEM_R_NO_START_LINE) or at a bad block.
   const unsigned long err = ERR_peek_last_error();
   const bool at_end = ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE;
-  std::string detail = TakeOpenSslError();
+  std::string detail = tls::TakeOpenSslError();
   if (err != 0 && !at_end) return Status::InvalidArgument("bad PEM certificate: " + detail);
   if (count == 0) return Status::InvalidArgument("no PEM certificate found");
   return count;
@@ -96,7 +89,7 @@ Status CheckPemPrivateKey(const std::string& pem) {
   if (!bio) return Status::Internal("out of memory");
   EVP_PKEY* key = PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr);
   if (key == nullptr) {
-    return Status::InvalidArgument("no PEM private key found (" + TakeOpenSslError() + ")");
+    return Status::InvalidArgument("no PEM private key found (" + tls::TakeOpenSslError() + ")");
   }
   EVP_PKEY_free(key);
   return Status::Ok();

@@ -22,7 +22,4 @@ Result<int> CountPemCertificates(const std::string& pem);
 // OK when `pem` holds a private key OpenSSL can read (RSA, EC, Ed25519; PKCS#1 or #8).
 Status CheckPemPrivateKey(const std::string& pem);
 
-// The last OpenSSL error queued on this thread as text ("" when none); clears the queue.
-std::string TakeOpenSslError();
-
 }  // namespace hcashare::kube

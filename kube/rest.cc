@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/version.h"
+#include "http/tls_context.h"
 #include "kube/backoff.h"
 #include "kube/pem.h"
 #include "kube/status_error.h"
@@ -64,28 +65,18 @@ bool IsHeaderSafe(const std::string& s, bool allow_space) {
 
 // Loads the CA, client certificate and key into `ctx`.
 Status LoadCredentials(ssl::context* ctx, const ClusterConfig& config) {
+  RETURN_IF_ERROR(tls::SetModernDefaults(ctx));
   error_code ec;
-  auto fail = [&](const std::string& what) {
-    std::string why = TakeOpenSslError();
-    if (why.empty()) why = ec.message();
-    return Status::InvalidArgument(config.source + ": " + what + ": " + why);
-  };
-  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
-                   ec);
   ctx->set_verify_mode(ssl::verify_peer, ec);
   if (config.ca_pem.empty()) return Status::InvalidArgument(config.source + ": no CA");
-  if (ctx->add_certificate_authority(asio::buffer(config.ca_pem), ec)) return fail("the CA");
+  if (ctx->add_certificate_authority(asio::buffer(config.ca_pem), ec)) {
+    std::string why = tls::TakeOpenSslError();
+    return Status::InvalidArgument(config.source +
+                                   ": the CA: " + (why.empty() ? ec.message() : why));
+  }
   if (!config.client_cert_pem.empty()) {
-    if (ctx->use_certificate_chain(asio::buffer(config.client_cert_pem), ec)) {
-      return fail("the client certificate");
-    }
-    if (ctx->use_private_key(asio::buffer(config.client_key_pem), ssl::context::pem, ec)) {
-      return fail("the client key");
-    }
-    if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
-      return fail("the client key does not match the client certificate (key values mismatch)");
-    }
+    Status s = tls::UseKeyPair(ctx, config.client_cert_pem, config.client_key_pem, "client");
+    if (!s.ok()) return s.WithContext(config.source);
   }
   return Status::Ok();
 }

@@ -234,7 +234,7 @@ TEST(HttpServerStartTest, BadAddressesAreInvalidArgument) {
     EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument)
         << addr << ": " << s.status().ToString();
   }
-  auto s = HttpServer::Start("127.0.0.1:0", nullptr);
+  auto s = HttpServer::Start("127.0.0.1:0", HttpServer::Handler());
   EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
 }
 

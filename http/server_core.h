@@ -1,0 +1,286 @@
+// ServerCore: the connection handling that HttpServer (plain TCP) and HttpsServer (TLS)
+// share, as a template over a transport. Internal to the http libraries: each server's .cc
+// instantiates it for its transport, so the plain server never links OpenSSL.
+//
+// A Transport provides:
+//   struct Conn { Conn(tcp::socket, Transport&); <stream> stream; };  // one connection
+//   static void Handshake(Conn&, std::function<void(error_code)>);    // before the request
+//   static void Close(Conn&, std::function<void()> done);  // after the response: an orderly
+//                                                          // end within the deadline
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <exception>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "common/log.h"
+#include "http/listen.h"
+#include "http/server.h"
+
+namespace hcashare::http_internal {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+constexpr size_t kMaxRequestHead = 8 * 1024;  // request line + headers
+
+// A plain-text response.
+inline HttpResponse Plain(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+// Half-closes `socket`, then discards what the client sent that was not read, so that
+// closing does not reset the connection before the client has read the response.
+inline void Drain(tcp::socket& socket) {
+  error_code ec;
+  socket.shutdown(tcp::socket::shutdown_send, ec);
+  socket.non_blocking(true, ec);
+  char buf[4096];
+  for (int i = 0; i < 16 && !ec; ++i) socket.read_some(asio::buffer(buf), ec);
+}
+
+template <class Transport>
+class ServerCore {
+ public:
+  // `transport_args` construct the Transport.
+  template <class... A>
+  ServerCore(HttpServer::RequestHandler handler, HttpServerOptions options, A&&... transport_args)
+      : handler_(std::move(handler)),
+        options_(std::move(options)),
+        transport_(std::forward<A>(transport_args)...) {}
+
+  ~ServerCore() {
+    io_.stop();
+    if (io_thread_.joinable()) io_thread_.join();
+    if (workers_) {
+      workers_->stop();  // queued handlers are dropped; running ones are waited for
+      workers_->join();
+    }
+  }
+
+  // Binds, then starts the I/O thread (and the workers, when there are worker paths).
+  Status Start(const ListenAddress& a, const std::string& address) {
+    RETURN_IF_ERROR(Listen(&acceptor_, a, address));
+    error_code ec;
+    port_ = acceptor_.local_endpoint(ec).port();
+    if (ec) return ErrnoStatus(ec.value(), "getsockname " + address);
+    if (!options_.worker_paths.empty()) {
+      workers_.emplace(options_.worker_threads == 0 ? 1 : options_.worker_threads);
+    }
+    Accept();
+    try {
+      io_thread_ = std::thread([this] { io_.run(); });
+    } catch (const std::system_error& e) {
+      return Status::Internal(std::string("cannot start the HTTP server thread: ") + e.what());
+    }
+    return Status::Ok();
+  }
+
+  int port() const { return port_; }
+  Transport& transport() { return transport_; }
+
+ private:
+  class Session;
+
+  void Accept();
+  // The handler's response to a complete request (on the calling thread).
+  HttpResponse Answer(const HttpRequest& request) const;
+
+  const HttpServer::RequestHandler handler_;
+  const HttpServerOptions options_;
+  Transport transport_;
+  asio::io_context io_{1};
+  tcp::acceptor acceptor_{io_};
+  std::optional<asio::thread_pool> workers_;  // with worker_paths
+  std::list<std::weak_ptr<Session>> live_;    // open connections, oldest first (I/O thread)
+  int port_ = 0;
+  std::thread io_thread_;
+};
+
+// One client connection, driven by the I/O thread; owned by the handlers in flight.
+template <class Transport>
+class ServerCore<Transport>::Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(ServerCore* server, tcp::socket socket)
+      : server_(server), conn_(std::move(socket), server->transport_) {
+    parser_.header_limit(kMaxRequestHead);
+    // Without POST no body is ever read: the limit must not refuse a Content-Length (a 405
+    // or a plain answer is due). Not boost::none: Boost 1.74 compares a length with an
+    // empty limit as exceeding it.
+    parser_.body_limit(server->options_.max_body_bytes > 0 ? server->options_.max_body_bytes
+                                                           : UINT64_MAX);
+  }
+
+  // Handshakes, then reads the request; `self` is this session's place in server_->live_.
+  void Start(typename std::list<std::weak_ptr<Session>>::iterator self) {
+    self_ = self;
+    Lowest().expires_after(server_->options_.io_timeout);
+    Transport::Handshake(conn_, [s = this->shared_from_this()](error_code ec) {
+      if (ec) return s->Finish();
+      bhttp::async_read_header(s->conn_.stream, s->buffer_, s->parser_,
+                               [s](error_code ec, size_t) { s->OnHead(ec); });
+    });
+  }
+
+  // Closes the connection (at once, also when evicted) and leaves server_->live_; the
+  // pending operation, if any, ends with an error. Idempotent.
+  void Finish() {
+    error_code ignored;
+    Lowest().socket().close(ignored);
+    if (self_) server_->live_.erase(*self_);
+    self_.reset();
+  }
+
+ private:
+  beast::tcp_stream& Lowest() { return beast::get_lowest_layer(conn_.stream); }
+
+  // A read failed: answer what deserves an answer, drop the rest.
+  void OnReadError(error_code ec) {
+    if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
+      return Write(Plain(431, "request header fields too large\n"), false);
+    }
+    if (ec == bhttp::error::body_limit) return Write(Plain(413, "request body too large\n"), false);
+    if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+        ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
+      return Write(Plain(400, "bad request\n"), false);
+    }
+    Finish();  // closed, timed out, evicted or garbage before a whole request
+  }
+
+  void OnHead(error_code ec) {
+    if (ec) return OnReadError(ec);
+    const auto& req = parser_.get();
+    if (req.version() / 10 != 1) return Write(Plain(505, "HTTP version not supported\n"), false);
+    const bool head = req.method() == bhttp::verb::head;
+    const bool post = req.method() == bhttp::verb::post && server_->options_.max_body_bytes > 0;
+    if (req.method() != bhttp::verb::get && !head && !post) {
+      return Write(Plain(405, "method not allowed\n"), false);
+    }
+    const std::string_view target(req.target().data(), req.target().size());
+    if (target.empty() || target.front() != '/') {
+      return Write(Plain(400, "bad request target\n"), head);
+    }
+    if (!post) return Dispatch(head);
+    bhttp::async_read(conn_.stream, buffer_, parser_,
+                      [s = this->shared_from_this()](error_code ec, size_t) {
+                        if (ec) return s->OnReadError(ec);
+                        s->Dispatch(false);
+                      });
+  }
+
+  // Hands the whole request to the handler, on this thread or a worker.
+  void Dispatch(bool head) {
+    auto& req = parser_.get();
+    const std::string_view target(req.target().data(), req.target().size());
+    const size_t q = target.find_first_of("?#");
+    HttpRequest r;
+    r.method = std::string(req.method_string());
+    r.path = std::string(target.substr(0, q));
+    if (q != std::string_view::npos && target[q] == '?') {
+      r.query = std::string(target.substr(q + 1, target.find('#', q) - q - 1));
+    }
+    auto ct = req.find(bhttp::field::content_type);
+    if (ct != req.end()) r.content_type = std::string(ct->value());
+    r.body = std::move(req.body());
+    if (!server_->options_.worker_paths.count(r.path)) return Write(server_->Answer(r), head);
+    // A worker computes the answer; the I/O thread writes it.
+    asio::post(*server_->workers_,
+               [s = this->shared_from_this(), r = std::move(r), head]() mutable {
+                 HttpResponse out = s->server_->Answer(r);
+                 ServerCore* server = s->server_;
+                 // The session moves on: the worker keeps no reference, so the I/O thread alone
+                 // ends (and destroys) it.
+                 asio::post(server->io_, [s = std::move(s), out = std::move(out), head]() mutable {
+                   s->Write(std::move(out), head);
+                 });
+               });
+  }
+
+  void Write(HttpResponse r, bool head) {
+    if (!self_) return;  // evicted while a worker answered
+    const int status = r.status >= 100 && r.status <= 999 ? r.status : 500;
+    res_.result(static_cast<unsigned>(status));
+    res_.version(11);
+    // A handler-supplied header value must not be able to inject further headers.
+    for (char& c : r.content_type) {
+      if (c == '\r' || c == '\n') c = ' ';
+    }
+    res_.set(bhttp::field::content_type, r.content_type);
+    if (status == 405) {
+      res_.set(bhttp::field::allow,
+               server_->options_.max_body_bytes > 0 ? "GET, HEAD, POST" : "GET, HEAD");
+    }
+    res_.keep_alive(false);
+    res_.content_length(r.body.size());
+    if (!head) res_.body() = std::move(r.body);
+    Lowest().expires_after(server_->options_.io_timeout);
+    bhttp::async_write(conn_.stream, res_, [s = this->shared_from_this()](error_code ec, size_t) {
+      if (ec) return s->Finish();
+      Transport::Close(s->conn_, [s] { s->Finish(); });
+    });
+  }
+
+  ServerCore* const server_;
+  typename Transport::Conn conn_;
+  beast::flat_buffer buffer_{kMaxRequestHead + 1};
+  bhttp::request_parser<bhttp::string_body> parser_;
+  bhttp::response<bhttp::string_body> res_;
+  std::optional<typename std::list<std::weak_ptr<Session>>::iterator> self_;
+};
+
+template <class Transport>
+void ServerCore<Transport>::Accept() {
+  acceptor_.async_accept([this](error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted) return;
+    if (ec) {
+      // Typically EMFILE: log and go on (the next accept may succeed once a client left).
+      LogWarn("http server: accept failed", {{"error", ec.message()}});
+    } else {
+      // Full: the oldest connection gives way, so that clients which hold connections
+      // open (sending nothing, or reading nothing) cannot lock out the probes.
+      while (live_.size() >= options_.max_connections) {
+        if (auto oldest = live_.front().lock()) {
+          oldest->Finish();
+        } else {
+          live_.pop_front();
+        }
+      }
+      auto s = std::make_shared<Session>(this, std::move(socket));
+      live_.push_back(s);
+      s->Start(std::prev(live_.end()));
+    }
+    Accept();
+  });
+}
+
+template <class Transport>
+HttpResponse ServerCore<Transport>::Answer(const HttpRequest& request) const {
+  try {
+    return handler_(request);
+  } catch (const std::exception& e) {
+    LogError("http handler failed", {{"path", request.path}, {"error", e.what()}});
+  } catch (...) {
+    LogError("http handler failed", {{"path", request.path}, {"error", "unknown exception"}});
+  }
+  return Plain(500, "internal error\n");
+}
+
+}  // namespace hcashare::http_internal

@@ -1,0 +1,236 @@
+// Tests for http/tls_server (HttpsServer): requests over TLS through the project's own API
+// client (kube::RestClient, which verifies the server certificate), POST bodies and their
+// cap, certificate rotation (a new pair served without a restart, a broken pair refused
+// while the old one is kept), and hostile clients (TLS garbage, stalled handshakes) that
+// must not keep others from being answered.
+#include "http/tls_server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/temp_dir.h"
+#include "kube/rest.h"
+#include "tests/kube_test_util.h"
+#include "tests/metrics_test_util.h"
+#include "tests/test_util.h"
+
+namespace hcashare {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+// Writes `text` to `path` through a rename, as a Secret volume update replaces files.
+void Replace(const std::string& path, const std::string& text) {
+  testing::WriteText(path + ".tmp", text);
+  ASSERT_EQ(std::rename((path + ".tmp").c_str(), path.c_str()), 0) << path;
+}
+
+class HttpsServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    files_.cert_file = dir_.path() + "/tls.crt";
+    files_.key_file = dir_.path() + "/tls.key";
+    auto pair = testing::SharedPki().IssueServer("webhook", {"IP:127.0.0.1"});
+    ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+    Replace(files_.cert_file, pair->cert_pem);
+    Replace(files_.key_file, pair->key_pem);
+  }
+
+  void Start(HttpServerOptions options = Options()) {
+    auto s = HttpsServer::Start(
+        "127.0.0.1:0", files_,
+        [this](const HttpRequest& r) {
+          ++handled_;
+          HttpResponse out;
+          out.content_type = "application/json";
+          out.body = r.method + " " + r.path + " " + r.query + " " + r.content_type + " " +
+                     std::to_string(r.body.size());
+          return out;
+        },
+        std::move(options));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(s).value();
+  }
+
+  static HttpServerOptions Options() {
+    HttpServerOptions o;
+    o.max_body_bytes = 64 * 1024;
+    o.io_timeout = milliseconds(1000);
+    o.worker_paths = {"/mutate"};
+    o.worker_threads = 2;
+    return o;
+  }
+
+  // A client that trusts `ca_pem` only.
+  std::unique_ptr<kube::RestClient> Client(const std::string& ca_pem) {
+    kube::ClusterConfig c;
+    c.server = "https://127.0.0.1:" + std::to_string(server_->port());
+    c.url = kube::ParseServerUrl(c.server, "test").value();
+    c.ca_pem = ca_pem;
+    c.source = "test";
+    kube::RestOptions o;
+    o.qps = 0;
+    o.timeout = milliseconds(3000);
+    auto client = kube::RestClient::Create(c, o);
+    EXPECT_TRUE(client.ok()) << client.status().ToString();
+    return client.ok() ? std::move(client).value() : nullptr;
+  }
+
+  static Result<kube::Response> Post(kube::RestClient* client, const std::string& body) {
+    kube::Request r;
+    r.verb = kube::Verb::kPost;
+    r.path = "/mutate?timeout=5s";
+    r.body = body;
+    return client->Do(r);
+  }
+
+  TempDir dir_;
+  TlsFiles files_;
+  std::atomic<int> handled_{0};
+  std::unique_ptr<HttpsServer> server_;  // last: stopped before the members the handler uses
+};
+
+TEST_F(HttpsServerTest, ServesPostAndGetOverTls) {
+  Start();
+  auto client = Client(testing::SharedPki().ca_pem());
+  auto r = Post(client.get(), std::string(1000, 'x'));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "POST /mutate timeout=5s application/json 1000");
+  EXPECT_EQ(r->content_type, "application/json");
+  auto g = client->Do(kube::Request{kube::Verb::kGet, "/healthz", "", "", milliseconds(0)});
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(g->body, "GET /healthz   0");  // no query, no Content-Type, no body
+}
+
+// The answer is 413, sent as soon as the head announces too much; the client may see the
+// connection closed under its unsent body instead. Either way the handler never runs.
+TEST_F(HttpsServerTest, BodyOverTheCapIs413AndNotHandled) {
+  Start();
+  auto client = Client(testing::SharedPki().ca_pem());
+  auto r = Post(client.get(), std::string(64 * 1024 + 1, 'x'));
+  if (r.ok()) {
+    EXPECT_EQ(r->status, 413);
+  }
+  EXPECT_EQ(handled_.load(), 0);
+  auto exact = Post(client.get(), std::string(64 * 1024, 'x'));
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  EXPECT_EQ(exact->status, 200);
+}
+
+TEST_F(HttpsServerTest, StartFailsClearlyWithoutItsFiles) {
+  TlsFiles missing{dir_.path() + "/absent.crt", files_.key_file};
+  auto s =
+      HttpsServer::Start("127.0.0.1:0", missing, [](const HttpRequest&) { return HttpResponse{}; });
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.status().message(), HasSubstr("absent.crt"));
+
+  auto other = testing::SharedPki().IssueServer("other", {"IP:127.0.0.1"});
+  ASSERT_TRUE(other.ok());
+  Replace(files_.key_file, other->key_pem);  // the key of another certificate
+  auto mismatched =
+      HttpsServer::Start("127.0.0.1:0", files_, [](const HttpRequest&) { return HttpResponse{}; });
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_THAT(mismatched.status().message(), HasSubstr("key values mismatch"));
+}
+
+// cert-manager renews the Secret: connections accepted after the change get the new pair,
+// without a restart.
+TEST_F(HttpsServerTest, RotatedCertificateIsServedWithoutRestart) {
+  Start();
+  auto pki2 = fake::TestPki::Create("rotated-ca");
+  ASSERT_TRUE(pki2.ok());
+  auto pair = (*pki2)->IssueServer("webhook", {"IP:127.0.0.1"});
+  ASSERT_TRUE(pair.ok());
+  auto new_client = Client((*pki2)->ca_pem());
+  EXPECT_FALSE(Post(new_client.get(), "{}").ok());  // the old certificate is not trusted
+  Replace(files_.key_file, pair->key_pem);
+  Replace(files_.cert_file, pair->cert_pem);
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        auto r = Post(new_client.get(), "{}");
+        return r.ok() && r->status == 200;
+      },
+      milliseconds(5000)));
+  EXPECT_EQ(server_->reloads(), 1u);
+  EXPECT_EQ(server_->reload_failures(), 0u);
+}
+
+// A rotation caught half-way (the new certificate, the old key) is refused; the previous
+// pair keeps serving until the files change again.
+TEST_F(HttpsServerTest, BrokenRotationKeepsThePreviousPair) {
+  Start();
+  auto old_client = Client(testing::SharedPki().ca_pem());
+  auto other = testing::SharedPki().IssueServer("other", {"IP:127.0.0.1"});
+  ASSERT_TRUE(other.ok());
+  Replace(files_.cert_file, other->cert_pem);  // the key stays the old one
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        auto r = Post(old_client.get(), "{}");
+        EXPECT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+        return server_->reload_failures() >= 1;
+      },
+      milliseconds(5000)));
+  EXPECT_EQ(server_->reloads(), 0u);
+  Replace(files_.key_file, other->key_pem);  // the rotation completes
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        auto r = Post(old_client.get(), "{}");
+        return r.ok() && r->status == 200 && server_->reloads() == 1;
+      },
+      milliseconds(5000)));
+}
+
+// Plain HTTP and random bytes on the TLS port get the connection closed, not an answer.
+TEST_F(HttpsServerTest, TlsGarbageIsDropped) {
+  Start();
+  testing::Reply plain = testing::HttpGet(server_->port(), "/healthz");
+  EXPECT_EQ(plain.status, 0);
+  std::string junk(4096, '\x16');
+  for (size_t i = 0; i < junk.size(); i += 7) junk[i] = static_cast<char>(i);
+  testing::Reply garbage = testing::Exchange(server_->port(), junk);
+  EXPECT_EQ(garbage.status, 0);
+  EXPECT_EQ(handled_.load(), 0);
+  auto client = Client(testing::SharedPki().ca_pem());
+  auto r = Post(client.get(), "{}");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 200);
+}
+
+// More clients than connection slots, each stalled before or during its handshake: a real
+// client is still answered at once (the oldest stalled connection gives way).
+TEST_F(HttpsServerTest, StalledHandshakesDoNotBlockOthers) {
+  HttpServerOptions o = Options();
+  o.io_timeout = milliseconds(5000);  // longer than the test: only eviction can help
+  o.max_connections = 16;
+  Start(o);
+  std::vector<UniqueFd> stalled;
+  for (int i = 0; i < 40; ++i) {
+    UniqueFd fd = testing::Connect(server_->port());
+    ASSERT_TRUE(fd.valid());
+    if (i % 2 == 0) {
+      const char hello_start[] = "\x16\x03\x01\x02\x00\x01";  // a ClientHello cut short
+      ::send(fd.get(), hello_start, sizeof(hello_start) - 1, MSG_NOSIGNAL);
+    }
+    stalled.push_back(std::move(fd));
+  }
+  auto client = Client(testing::SharedPki().ca_pem());
+  for (int i = 0; i < 5; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = Post(client.get(), "{}");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
+  }
+}
+
+}  // namespace
+}  // namespace hcashare
