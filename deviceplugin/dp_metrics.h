@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "deviceplugin/metrics.h"
+#include "metrics/registry.h"
 
 namespace hcashare::dp {
 

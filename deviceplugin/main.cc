@@ -22,7 +22,7 @@
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/flags.h"
-#include "deviceplugin/metrics.h"
+#include "metrics/registry.h"
 #include "deviceplugin/plugin_manager.h"
 #include "deviceplugin/probes.h"
 #include "deviceplugin/published_files.h"

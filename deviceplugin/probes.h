@@ -10,7 +10,7 @@
 #include <chrono>
 #include <string>
 
-#include "deviceplugin/metrics.h"
+#include "metrics/registry.h"
 #include "deviceplugin/plugin_manager.h"
 #include "http/server.h"
 

@@ -19,7 +19,7 @@
 #include "common/version.h"
 #include "config/config.h"
 #include "deviceplugin/dp_metrics.h"
-#include "deviceplugin/metrics.h"
+#include "metrics/registry.h"
 #include "deviceplugin/plugin_manager.h"
 #include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"

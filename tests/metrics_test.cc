@@ -1,7 +1,7 @@
 // Tests for deviceplugin/metrics (the Prometheus registry, its text format and the process
 // metrics) and the device plugin's metrics (DpMetrics, on a PluginManager and in the real
 // daemon, whose scrape `promtool check metrics` must accept). The server: http_server_test.
-#include "deviceplugin/metrics.h"
+#include "metrics/registry.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -15,7 +15,7 @@
 #include "tests/server_fixture.h"
 #include "tests/test_util.h"
 
-#include "deviceplugin/metrics.h"
+#include "metrics/registry.h"
 #include "http/server.h"
 
 namespace hcashare::dp {

@@ -15,7 +15,7 @@
 #include "common/owned_files.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/cdi.h"
-#include "deviceplugin/metrics.h"
+#include "metrics/registry.h"
 #include "deviceplugin/pool_info_writer.h"
 #include "deviceplugin/published_files.h"
 #include "tests/metrics_test_util.h"

@@ -1,4 +1,4 @@
-#include "deviceplugin/metrics.h"
+#include "metrics/registry.h"
 
 #include <dirent.h>
 #include <fcntl.h>
