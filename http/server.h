@@ -51,6 +51,10 @@ struct HttpServerOptions {
   // Bytes of a POST body; 0 serves no POST. A larger body gets 413. The body must arrive
   // within `io_timeout` with the request head.
   size_t max_body_bytes = 0;
+  // Bytes of POST bodies held at once over all connections (a body counts with its
+  // announced length, a chunked one with max_body_bytes, until its connection ends); a
+  // request past it gets 503 before its body is read. 0: max_body_bytes * max_connections.
+  size_t max_body_bytes_in_flight = 0;
   // Threads that run the worker paths' handlers (each runs one request at a time).
   size_t worker_threads = 1;
 };

@@ -111,6 +111,11 @@ class ServerCore {
   tcp::acceptor acceptor_{io_};
   std::optional<asio::thread_pool> workers_;  // with worker_paths
   std::list<std::weak_ptr<Session>> live_;    // open connections, oldest first (I/O thread)
+  // Request bodies: the most that may be held at once, and what sessions hold (I/O thread).
+  const size_t body_budget_ = options_.max_body_bytes_in_flight > 0
+                                  ? options_.max_body_bytes_in_flight
+                                  : options_.max_body_bytes* options_.max_connections;
+  size_t body_bytes_reserved_ = 0;
   int port_ = 0;
   std::thread io_thread_;
 };
@@ -143,6 +148,8 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
   // Closes the connection (at once, also when evicted) and leaves server_->live_; the
   // pending operation, if any, ends with an error. Idempotent.
   void Finish() {
+    server_->body_bytes_reserved_ -= reserved_;
+    reserved_ = 0;
     error_code ignored;
     Lowest().socket().close(ignored);
     if (self_) server_->live_.erase(*self_);
@@ -179,6 +186,16 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
       return Write(Plain(400, "bad request target\n"), head);
     }
     if (!post) return Dispatch(head);
+    // The body's bytes count against the server's budget from now until the connection
+    // ends: the announced length, or the cap for a chunked body.
+    const auto announced = parser_.content_length();  // within body_limit: fits a size_t
+    const size_t want =
+        announced ? static_cast<size_t>(*announced) : server_->options_.max_body_bytes;
+    if (server_->body_bytes_reserved_ + want > server_->body_budget_) {
+      return Write(Plain(503, "too many request bodies in flight, retry\n"), false);
+    }
+    reserved_ = want;
+    server_->body_bytes_reserved_ += want;
     bhttp::async_read(conn_.stream, buffer_, parser_,
                       [s = this->shared_from_this()](error_code ec, size_t) {
                         if (ec) return s->OnReadError(ec);
@@ -244,6 +261,7 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
   bhttp::request_parser<bhttp::string_body> parser_;
   bhttp::response<bhttp::string_body> res_;
   std::optional<typename std::list<std::weak_ptr<Session>>::iterator> self_;
+  size_t reserved_ = 0;  // of server_->body_bytes_reserved_
 };
 
 template <class Transport>

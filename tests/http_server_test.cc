@@ -431,5 +431,46 @@ TEST_F(HttpServerBoundsTest, ASlowWorkerHandlerDoesNotDelayTheProbe) {
   EXPECT_LT(worst, 300);
 }
 
+// POST bodies: delivered whole to a request handler; over the per-request cap 413 without
+// the handler; over the budget of bodies in flight 503 before the body is read, and served
+// again once the connection holding the budget has gone.
+TEST(HttpServerPostTest, BodiesAreCappedAndBudgeted) {
+  std::atomic<int> handled{0};
+  HttpServerOptions opts;
+  opts.max_body_bytes = 60000;
+  opts.max_body_bytes_in_flight = 100000;
+  auto s = HttpServer::Start(
+      "127.0.0.1:0",
+      [&](const HttpRequest& r) {
+        ++handled;
+        HttpResponse out;
+        out.body = r.method + " " + r.path + " " + std::to_string(r.body.size());
+        return out;
+      },
+      opts);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const int port = (*s)->port();
+  auto post = [&](size_t announced, size_t sent) {
+    return "POST /mutate HTTP/1.1\r\nContent-Length: " + std::to_string(announced) + "\r\n\r\n" +
+           std::string(sent, 'x');
+  };
+  Reply ok = Exchange(port, post(60000, 60000));
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.body, "POST /mutate 60000");
+  EXPECT_EQ(Exchange(port, post(60001, 10)).status, 413);
+  EXPECT_EQ(handled.load(), 1);
+
+  // A client announces 60000 bytes and sends none: it holds 60000 of the 100000.
+  UniqueFd holder = Connect(port);
+  ASSERT_TRUE(holder.valid());
+  const std::string head = post(60000, 0);
+  ASSERT_EQ(::send(holder.get(), head.data(), head.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(head.size()));
+  ASSERT_TRUE(testing::WaitUntil([&] { return Exchange(port, post(50000, 50000)).status == 503; }));
+  EXPECT_EQ(Exchange(port, post(30000, 30000)).status, 200);  // fits beside the holder
+  holder.Reset();
+  EXPECT_TRUE(testing::WaitUntil([&] { return Exchange(port, post(50000, 50000)).status == 200; }));
+}
+
 }  // namespace
 }  // namespace hcashare
