@@ -273,7 +273,8 @@ void PatchPodNetInfo(const json& spec, const std::vector<size_t>& chosen, json& 
       {"downwardAPI",
        {{"items", json::array({{{"path", kPodNetInfoFile},
                                 {"fieldRef",
-                                 {{"fieldPath", std::string("metadata.annotations['") +
+                                 {{"apiVersion", "v1"},
+                                  {"fieldPath", std::string("metadata.annotations['") +
                                                     kNetworkStatusAnnotation + "']"}}}}})}}}};
   const json* volumes = Member(spec, "volumes");
   if (!volumes) return AddOp(patch, "add", "/spec/volumes", json::array({volume}));

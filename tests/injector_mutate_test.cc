@@ -412,7 +412,8 @@ const json kVolume = {
        json::array(
            {{{"path", "network-status"},
              {"fieldRef",
-              {{"fieldPath", "metadata.annotations['k8s.v1.cni.cncf.io/network-status']"}}}}})}}}};
+              {{"apiVersion", "v1"},
+               {"fieldPath", "metadata.annotations['k8s.v1.cni.cncf.io/network-status']"}}}}})}}}};
 const MutateOptions kWithVolume{/*refuse_missing=*/true, /*downward_api_volume=*/true};
 
 TEST(InjectorMutateTest, DownwardApiVolumeWhereNoneExists) {
