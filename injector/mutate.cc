@@ -1,0 +1,428 @@
+#include "injector/mutate.h"
+
+#include <algorithm>
+#include <exception>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "common/strings.h"
+#include "injector/networks.h"
+#include "injector/resources.h"
+#include "json/fields.h"
+
+namespace hcashare::injector {
+
+using jsonin::Quote;
+using nlohmann::json;
+
+namespace {
+
+// Container names listed in a message, at most.
+constexpr size_t kMaxNamesListed = 8;
+
+// A refusal: thrown inside Mutate's helpers, turned into a MutateResult at the top.
+struct Refusal {
+  std::string message;
+  int code = 400;
+};
+
+// The member `key` of object `parent`, or nullptr when absent or null.
+const json* Member(const json& parent, const char* key) {
+  if (!parent.is_object()) return nullptr;
+  const auto it = parent.find(key);
+  return it == parent.end() || it->is_null() ? nullptr : &*it;
+}
+
+// A string annotation of `object`, or nullopt; a non-string value is refused by name.
+std::optional<std::string> StringAnnotation(const json& object, const char* key,
+                                            const std::string& whose) {
+  const json* metadata = Member(object, "metadata");
+  const json* annotations = metadata ? Member(*metadata, "annotations") : nullptr;
+  const json* value = annotations ? Member(*annotations, key) : nullptr;
+  if (!value) return std::nullopt;
+  if (!value->is_string()) {
+    throw Refusal{whose + " annotation " + key + " is " + jsonin::DescribeValue(*value) +
+                  "; annotation values are strings"};
+  }
+  return value->get<std::string>();
+}
+
+std::string ContainerNames(const json& list) {
+  std::vector<std::string> names;
+  for (const json& c : list) {
+    if (names.size() == kMaxNamesListed) {
+      names.push_back("...");
+      break;
+    }
+    const json* name = Member(c, "name");
+    names.push_back(name && name->is_string() ? Quote(name->get<std::string>()) : "(unnamed)");
+  }
+  return names.empty() ? "none" : Join(names, ", ");
+}
+
+// Index in `list` (an array of containers) of the one named `name`, or -1.
+long FindContainer(const json* list, const std::string& name) {
+  if (!list || !list->is_array()) return -1;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json* n = Member((*list)[i], "name");
+    if (n && n->is_string() && n->get_ref<const std::string&>() == name) {
+      return static_cast<long>(i);
+    }
+  }
+  return -1;
+}
+
+// Container name -> index in spec.containers, built on first use (one pass however many
+// attachments name a container).
+class ContainerIndex {
+ public:
+  explicit ContainerIndex(const json& containers) : containers_(containers) {}
+  long Find(const std::string& name) {
+    if (!built_) {
+      for (size_t i = containers_.size(); i-- > 0;) {  // the first of equal names wins
+        const json* n = Member(containers_[i], "name");
+        if (n && n->is_string()) by_name_[n->get<std::string>()] = static_cast<long>(i);
+      }
+      built_ = true;
+    }
+    const auto it = by_name_.find(name);
+    return it == by_name_.end() ? -1 : it->second;
+  }
+
+ private:
+  const json& containers_;
+  bool built_ = false;
+  std::map<std::string, long> by_name_;
+};
+
+// The index in spec.containers that gets network `key`'s resource, per the file comment.
+size_t ChooseContainer(const json& spec, const std::optional<std::string>& pod_choice,
+                       const NadInfo& nad, const std::string& key,
+                       std::optional<ContainerIndex>& index_cache) {
+  const json* containers = Member(spec, "containers");
+  if (containers && !containers->is_array()) {
+    throw Refusal{"spec.containers is " + jsonin::DescribeValue(*containers) + ", not an array"};
+  }
+  if (!containers || containers->empty()) {
+    throw Refusal{"network " + key + " needs resource " + Quote(nad.resource_name) +
+                  " but the pod has no containers (spec.containers) to give it to"};
+  }
+  std::string name, source;
+  if (pod_choice) {
+    name = *pod_choice;
+    source = std::string("the pod's annotation ") + kResourceContainerAnnotation;
+  } else if (nad.container && !nad.container->empty()) {
+    name = *nad.container;
+    source = "network " + key + "'s NetworkAttachmentDefinition annotation " +
+             kResourceContainerAnnotation;
+  } else {
+    return 0;
+  }
+  if (!index_cache) index_cache.emplace(*containers);
+  const long index = index_cache->Find(name);
+  if (index >= 0) return static_cast<size_t>(index);
+  const json* init = Member(spec, "initContainers");
+  if (FindContainer(init, name) >= 0) {
+    throw Refusal{source + " names init container " + Quote(name) +
+                  ", which cannot take network resources (an init container ends before the "
+                  "networks are used): name one of spec.containers (" +
+                  ContainerNames(*containers) + ")"};
+  }
+  throw Refusal{source + " names container " + Quote(name) +
+                ", which the pod does not have: name one of spec.containers (" +
+                ContainerNames(*containers) + ")"};
+}
+
+// A container's existing quantity of `resource` in its `which` map ("requests"/"limits").
+std::optional<int64_t> Existing(const json* map, const std::string& resource,
+                                const std::string& where) {
+  const json* value = map ? Member(*map, resource.c_str()) : nullptr;
+  if (!value) return std::nullopt;
+  Result<int64_t> n = ParseWholeQuantity(*value);
+  if (!n.ok()) {
+    throw Refusal{where + "[" + Quote(resource) + "]: " + n.status().message() +
+                  "; write a whole number such as \"2\""};
+  }
+  return *n;
+}
+
+// The object member `key` of `parent`, refusing a value of another type.
+const json* ObjectMember(const json& parent, const char* key, const std::string& where) {
+  const json* value = Member(parent, key);
+  if (value && !value->is_object()) {
+    throw Refusal{where + "." + key + " is " + jsonin::DescribeValue(*value) + ", not an object"};
+  }
+  return value;
+}
+
+void AddOp(json& patch, const char* op, const std::string& path, json value) {
+  patch.push_back({{"op", op}, {"path", path}, {"value", std::move(value)}});
+}
+
+// Appends the operations that give container `index` at least `counts` (request == limit).
+// `asked_by` maps each injected resource to the first two containers that already ask for it,
+// for a warning when another container than `index` does.
+void PatchContainer(const json& containers, size_t index,
+                    const std::map<std::string, int64_t>& counts,
+                    const std::map<std::string, std::vector<size_t>>& asked_by, json& patch,
+                    std::vector<std::string>& warnings) {
+  const json& container = containers[index];
+  const json* name = Member(container, "name");
+  const std::string cname = name && name->is_string() ? name->get<std::string>() : "";
+  const std::string where = "container " + Quote(cname);
+  if (!container.is_object())
+    throw Refusal{"spec.containers[" + std::to_string(index) + "] is not an object"};
+  const json* resources = ObjectMember(container, "resources", where);
+  const json* requests =
+      resources ? ObjectMember(*resources, "requests", where + ".resources") : nullptr;
+  const json* limits =
+      resources ? ObjectMember(*resources, "limits", where + ".resources") : nullptr;
+  const std::string base = "/spec/containers/" + std::to_string(index) + "/resources";
+
+  json want = json::object();  // resource -> target, for the maps that change
+  for (const auto& [resource, count] : counts) {
+    const auto request = Existing(requests, resource, where + " resources.requests");
+    const auto limit = Existing(limits, resource, where + " resources.limits");
+    const int64_t target = std::max({request.value_or(0), limit.value_or(0), count});
+    if (request == target && limit == target) continue;
+    want[resource] = std::to_string(target);
+    const auto asking = asked_by.find(resource);
+    if (asking == asked_by.end()) continue;
+    for (size_t other : asking->second) {
+      if (other == index) continue;
+      warnings.push_back(where + " gets " + Quote(resource) + " for the pod's networks while " +
+                         ContainerNames(json::array({containers[other]})) +
+                         " also asks for it; set " + kResourceContainerAnnotation +
+                         " if the networks should use that container's devices");
+      break;
+    }
+  }
+  if (want.empty()) return;
+  if (!resources) {
+    AddOp(patch, "add", base, {{"requests", want}, {"limits", want}});
+    return;
+  }
+  for (const auto& [key, map] : {std::pair<const char*, const json*>{"requests", requests},
+                                 std::pair<const char*, const json*>{"limits", limits}}) {
+    const std::string path = base + "/" + key;
+    if (!map) {
+      AddOp(patch, "add", path, want);
+      continue;
+    }
+    for (const auto& [resource, value] : want.items()) {
+      const json* old = Member(*map, resource.c_str());
+      if (old && ParseWholeQuantity(*old).value_or(-1) == std::stoll(value.get<std::string>())) {
+        continue;
+      }
+      AddOp(patch, old ? "replace" : "add", path + "/" + EscapeJsonPointer(resource), value);
+    }
+  }
+}
+
+// For each resource in `injected`, the first two containers whose requests or limits name it:
+// one pass over the pod, however many containers and resources it has.
+std::map<std::string, std::vector<size_t>> AskedBy(const json& containers,
+                                                   const std::set<std::string>& injected) {
+  std::map<std::string, std::vector<size_t>> asked;
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const json* resources = Member(containers[i], "resources");
+    for (const char* which : {"requests", "limits"}) {
+      const json* map = resources ? Member(*resources, which) : nullptr;
+      if (!map || !map->is_object()) continue;
+      for (const auto& item : map->items()) {
+        if (!injected.count(item.key())) continue;
+        std::vector<size_t>& list = asked[item.key()];
+        if (list.size() < 2 && (list.empty() || list.back() != i)) list.push_back(i);
+      }
+    }
+  }
+  return asked;
+}
+
+// Appends the downward-API volume and its mounts in `chosen` containers, each only if absent.
+void PatchPodNetInfo(const json& spec, const std::vector<size_t>& chosen, json& patch,
+                     std::vector<std::string>& warnings) {
+  const json& containers = spec.at("containers");
+  const json mount = {
+      {"name", kPodNetInfoVolume}, {"mountPath", kPodNetInfoMountPath}, {"readOnly", true}};
+  for (size_t index : chosen) {
+    const std::string path = "/spec/containers/" + std::to_string(index) + "/volumeMounts";
+    const json* mounts = Member(containers[index], "volumeMounts");
+    if (!mounts) {
+      AddOp(patch, "add", path, json::array({mount}));
+      continue;
+    }
+    if (!mounts->is_array()) throw Refusal{path + " is not an array"};
+    bool present = false;
+    for (const json& m : *mounts) {
+      const json* n = Member(m, "name");
+      const json* p = Member(m, "mountPath");
+      if (n && *n == kPodNetInfoVolume) present = true;
+      if (!present && p && *p == kPodNetInfoMountPath) {
+        warnings.push_back(std::string(kPodNetInfoMountPath) + " is taken in " +
+                           ContainerNames(json::array({containers[index]})) +
+                           "; the network-status file is not mounted there");
+        present = true;
+      }
+    }
+    if (!present) AddOp(patch, "add", path + "/-", mount);
+  }
+  const json volume = {
+      {"name", kPodNetInfoVolume},
+      {"downwardAPI",
+       {{"items", json::array({{{"path", kPodNetInfoFile},
+                                {"fieldRef",
+                                 {{"apiVersion", "v1"},
+                                  {"fieldPath", std::string("metadata.annotations['") +
+                                                    kNetworkStatusAnnotation + "']"}}}}})}}}};
+  const json* volumes = Member(spec, "volumes");
+  if (!volumes) return AddOp(patch, "add", "/spec/volumes", json::array({volume}));
+  if (!volumes->is_array()) throw Refusal{"spec.volumes is not an array"};
+  for (const json& v : *volumes) {
+    const json* n = Member(v, "name");
+    if (n && *n == kPodNetInfoVolume) return;
+  }
+  AddOp(patch, "add", "/spec/volumes/-", volume);
+}
+
+MutateResult Admit(std::string message, std::vector<std::string> warnings = {}) {
+  MutateResult r;
+  r.message = std::move(message);
+  r.warnings = std::move(warnings);
+  return r;
+}
+
+MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, NadLookup& nads,
+                           const MutateOptions& options) {
+  if (!pod.is_object())
+    throw Refusal{"the pod is " + jsonin::DescribeValue(pod) + ", not an object"};
+  const std::optional<std::string> annotation =
+      StringAnnotation(pod, kNetworksAnnotation, "the pod's");
+  if (!annotation) return Admit(std::string("no ") + kNetworksAnnotation + " annotation");
+  const json* metadata = Member(pod, "metadata");
+  const json* ns_value = metadata ? Member(*metadata, "namespace") : nullptr;
+  const std::string ns =
+      ns_value && ns_value->is_string() && !ns_value->get_ref<const std::string&>().empty()
+          ? ns_value->get<std::string>()
+          : namespace_hint;
+  Result<std::vector<NetworkRef>> refs = ParseNetworks(*annotation, ns);
+  if (!refs.ok()) {
+    if (options.refuse_missing) throw Refusal{refs.status().message()};
+    return Admit("admitted unchanged",
+                 {refs.status().message() + "; the pod gets no network resources"});
+  }
+  if (refs->empty()) return Admit("the networks annotation names no network");
+
+  // One lookup per distinct NAD; all missing ones are reported together.
+  std::map<std::string, NadInfo> found;
+  std::vector<std::string> missing;
+  for (const NetworkRef& ref : *refs) {
+    const std::string key = ref.Key();
+    if (found.count(key) || std::find(missing.begin(), missing.end(), key) != missing.end())
+      continue;
+    Result<NadInfo> info = nads.Find(ref.ns, ref.name);
+    if (info.ok()) {
+      found.emplace(key, std::move(*info));
+    } else if (info.status().IsNotFound()) {
+      missing.push_back(key);
+    } else {
+      throw Refusal{"could not read NetworkAttachmentDefinition " + key + " (" +
+                        info.status().ToString() + "); try again",
+                    503};
+    }
+  }
+  if (!missing.empty()) {
+    const std::string what = "NetworkAttachmentDefinition" +
+                             std::string(missing.size() > 1 ? "s " : " ") + Join(missing, ", ") +
+                             (missing.size() > 1 ? " do" : " does") + " not exist: create " +
+                             (missing.size() > 1 ? "them" : "it") + " or fix the pod's " +
+                             kNetworksAnnotation + " annotation";
+    if (options.refuse_missing) throw Refusal{what};
+    return Admit("admitted unchanged", {what + "; the pod gets no network resources"});
+  }
+
+  const std::optional<std::string> pod_choice =
+      StringAnnotation(pod, kResourceContainerAnnotation, "the pod's");
+  if (pod_choice && pod_choice->empty()) {
+    throw Refusal{std::string("the pod's annotation ") + kResourceContainerAnnotation +
+                  " is empty: name a container or remove it"};
+  }
+  const json* spec = Member(pod, "spec");
+  std::map<size_t, std::map<std::string, int64_t>> counts;  // container -> resource -> units
+  std::set<std::string> injected;
+  std::optional<ContainerIndex> index_cache;
+  for (const NetworkRef& ref : *refs) {
+    const NadInfo& nad = found.at(ref.Key());
+    if (nad.resource_name.empty()) continue;
+    const Status name_ok = CheckExtendedResourceName(nad.resource_name);
+    if (!name_ok.ok()) {
+      throw Refusal{"network " + ref.Key() + ": its NetworkAttachmentDefinition's annotation " +
+                    kResourceNameAnnotation + ": " + name_ok.message() + "; fix the NAD"};
+    }
+    const size_t index =
+        ChooseContainer(spec ? *spec : json::object(), pod_choice, nad, ref.Key(), index_cache);
+    injected.insert(nad.resource_name);
+    ++counts[index][nad.resource_name];
+  }
+  if (counts.empty()) return Admit("no network of the pod names a resource");
+
+  MutateResult result;
+  std::vector<size_t> chosen;
+  const json& containers = spec->at("containers");
+  const auto asked_by = AskedBy(containers, injected);
+  for (const auto& [index, resources] : counts) {
+    PatchContainer(containers, index, resources, asked_by, result.patch, result.warnings);
+    chosen.push_back(index);
+  }
+  if (options.downward_api_volume) PatchPodNetInfo(*spec, chosen, result.patch, result.warnings);
+  if (result.patch.empty()) result.message = "the pod already has its network resources";
+  return result;
+}
+
+}  // namespace
+
+NadInfo NadInfoFromObject(const json& nad) {
+  NadInfo info;
+  const json* metadata = Member(nad, "metadata");
+  const json* annotations = metadata ? Member(*metadata, "annotations") : nullptr;
+  const json* resource = annotations ? Member(*annotations, kResourceNameAnnotation) : nullptr;
+  const json* container =
+      annotations ? Member(*annotations, kResourceContainerAnnotation) : nullptr;
+  if (resource && resource->is_string()) info.resource_name = resource->get<std::string>();
+  if (container && container->is_string()) info.container = container->get<std::string>();
+  return info;
+}
+
+MutateResult Mutate(const json& pod, const std::string& namespace_hint, NadLookup& nads,
+                    const MutateOptions& options) {
+  MutateResult result;
+  try {
+    return MutateOrThrow(pod, namespace_hint, nads, options);
+  } catch (const Refusal& r) {
+    result.message = r.message;
+    result.denial_code = r.code;
+  } catch (const std::exception& e) {
+    result.message = std::string("internal error while reading the pod: ") + e.what();
+    result.denial_code = 500;
+  }
+  result.allowed = false;
+  return result;
+}
+
+std::string EscapeJsonPointer(const std::string& token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace hcashare::injector

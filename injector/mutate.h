@@ -1,0 +1,102 @@
+// The injector's decision for one pod: which extended resources its Multus network
+// attachments need, in which container, and the smallest RFC 6902 JSON Patch that adds them.
+//
+// Each attachment in k8s.v1.cni.cncf.io/networks whose NetworkAttachmentDefinition (NAD)
+// carries k8s.v1.cni.cncf.io/resourceName asks for one unit of that resource, so naming one
+// NAD twice asks for 2. The units go to one container per attachment:
+//   1. the container the pod's annotation hcashare.io/resource-container names, else
+//   2. the one the NAD's annotation of the same key names, else
+//   3. the pod's first container (spec.containers[0]), as the SR-IOV injector does.
+// Only spec.containers are chosen. Init containers never are, implicitly or by name: an
+// init container runs before the pod's networks are in use and the kubelet hands its
+// devices on to the app containers, so asking there would reserve nothing for the
+// attachment; naming one is refused (ephemeral containers likewise).
+//
+// For each (container, resource) the container ends with request == limit == max(existing
+// request, existing limit, count): a value already large enough is kept, a smaller one is
+// raised, nothing is lowered. Kubernetes refuses an extended resource whose request and limit
+// differ, so a pod written with limit 3 and request 1 would fail validation as written;
+// raising both to 3 admits it with what the limit asked for (the device plugin hands out
+// devices by that amount). Existing quantities must be whole numbers (a clear refusal
+// otherwise).
+//
+// The patch is empty when the pod already has everything, so admitting a mutated pod again
+// changes nothing.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+
+namespace hcashare::injector {
+
+// The NAD annotation naming the resource each attachment needs.
+inline constexpr char kResourceNameAnnotation[] = "k8s.v1.cni.cncf.io/resourceName";
+// The pod (or NAD) annotation naming the container that gets the resources.
+inline constexpr char kResourceContainerAnnotation[] = "hcashare.io/resource-container";
+// The annotation Multus writes with each attachment's status (and device-info).
+inline constexpr char kNetworkStatusAnnotation[] = "k8s.v1.cni.cncf.io/network-status";
+// The downward-API volume (MutateOptions::downward_api_volume): its name, where it is
+// mounted (the SR-IOV injector's names) and its one file, the network-status annotation.
+inline constexpr char kPodNetInfoVolume[] = "podnetinfo";
+inline constexpr char kPodNetInfoMountPath[] = "/etc/podnetinfo";
+inline constexpr char kPodNetInfoFile[] = "network-status";
+
+// What the injector needs of one NAD.
+struct NadInfo {
+  std::string resource_name;             // its resourceName annotation; "" adds nothing
+  std::optional<std::string> container;  // its resource-container annotation, if any
+};
+
+// Reads the NAD info from a NetworkAttachmentDefinition object's metadata.annotations
+// (missing or non-string annotations read as absent).
+NadInfo NadInfoFromObject(const nlohmann::json& nad);
+
+// Finds NADs for Mutate. Called at most once per distinct NAD of a pod, on the caller's
+// thread.
+class NadLookup {
+ public:
+  virtual ~NadLookup() = default;
+  // The NAD `ns`/`name`: NotFound when it does not exist, another code when it could not be
+  // read (Mutate then refuses the pod, whatever MutateOptions say).
+  virtual Result<NadInfo> Find(const std::string& ns, const std::string& name) = 0;
+};
+
+// How Mutate treats problems and what it adds besides resources.
+struct MutateOptions {
+  // false: a missing NAD or a malformed networks annotation admits the pod unchanged, with a
+  // warning, instead of refusing it.
+  bool refuse_missing = true;
+  // true: when the pod needs at least one network resource, add (once) the downward-API
+  // volume kPodNetInfoVolume exposing the network-status annotation as file
+  // kPodNetInfoFile, mounted read-only at kPodNetInfoMountPath in the chosen containers.
+  bool downward_api_volume = false;
+};
+
+// Mutate's answer.
+struct MutateResult {
+  bool allowed = true;
+  // Why the pod was refused, naming the network (ns/name) and what to fix; for an admitted
+  // pod a short note for logs ("" when resources were added).
+  std::string message;
+  nlohmann::json patch = nlohmann::json::array();  // RFC 6902 operations; [] for none
+  std::vector<std::string> warnings;               // for the admission response
+  // The HTTP code to report with a refusal: 400 for the pod's or a NAD's fault (including a
+  // missing NAD), 503 when a NAD could not be read.
+  int denial_code = 400;
+};
+
+// Decides for `pod` (a v1 Pod object) whose namespace is metadata.namespace, else
+// `namespace_hint`. Never throws; a pod whose shape is wrong where the injector has to
+// patch it (containers not an array, resources not an object, ...) is refused.
+MutateResult Mutate(const nlohmann::json& pod, const std::string& namespace_hint, NadLookup& nads,
+                    const MutateOptions& options = {});
+
+// `token` escaped as one RFC 6901 JSON Pointer reference token ('~' -> "~0", '/' -> "~1").
+std::string EscapeJsonPointer(const std::string& token);
+
+}  // namespace hcashare::injector
