@@ -260,7 +260,7 @@ TEST(DeployInjectorHelm, MistypedValuesFailTheRender) {
   SKIP_WITHOUT_HELM();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"failurePolicy": "Sometimes"})", "injector.failurePolicy: \"Sometimes\" is not one of"},
-      {R"({"timeoutSeconds": 60})", "injector.timeoutSeconds: 60 is more than 30"},
+      {R"({"timeoutSeconds": 11})", "injector.timeoutSeconds: 11 is more than 10"},
       {R"({"replicas": 0})", "injector.replicas: 0 is less than 1"},
       {R"({"missingNetwork": "ignore"})", "injector.missingNetwork: \"ignore\" is not one of"},
       {R"({"certs": {"mode": "vault"}})", "injector.certs.mode: \"vault\" is not one of"},
