@@ -7,6 +7,8 @@
 // signed by the CA it puts in the caBundle. kustomize checks run when a kubectl with
 // kustomize v4+ is on PATH, chart checks when the renderer was built (as in
 // tests/deploy_overlays_test.cc).
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -297,6 +299,35 @@ TEST(DeployInjectorHelm, NotesNameTheInjector) {
     const std::string secret = std::string(mode) == "secret" ? "my-tls" : "hcashare-injector-tls";
     EXPECT_NE(notes.find("Secret " + secret), std::string::npos) << notes;
     EXPECT_EQ(notes.find("{{"), std::string::npos);
+  }
+}
+
+// Every flag the manifests give hcashare-webhook is one its --help lists. Skipped until the
+// binary is built (it is written apart from these manifests).
+TEST(DeployInjector, WebhookKnowsEveryFlag) {
+  std::vector<std::vector<json>> sets = {LoadKustomizationSources(Src(kInjector + "/webhook"))};
+  if (HelmAvailable()) {
+    sets.push_back(RenderHelm(InjectorValues(json::parse(
+        R"({"downwardApiVolume": true, "logLevel": "debug", "missingNetwork": "warn"})"))));
+  }
+  std::set<std::string> flags;
+  for (const auto& objs : sets) {
+    const json* deploy = Find(objs, "Deployment", "hcashare-injector");
+    ASSERT_NE(deploy, nullptr);
+    for (const auto& [flag, value] : ArgMap(PodSpec(*deploy)["containers"][0]["args"])) {
+      flags.insert(flag);
+    }
+  }
+  EXPECT_EQ(flags,
+            (std::set<std::string>{"--tls-cert-file", "--tls-private-key-file", "--listen-address",
+                                   "--missing-network", "--downward-api-volume", "--log-level"}));
+  if (access(Bin("hcashare-webhook").c_str(), X_OK) != 0) {
+    GTEST_SKIP() << Bin("hcashare-webhook") << " is not built";
+  }
+  const RunResult help = RunProcess({Bin("hcashare-webhook"), "--help"});
+  EXPECT_EQ(help.code, 0) << help.err;
+  for (const auto& flag : flags) {
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag << " is not in --help:\n" << help.out;
   }
 }
 
