@@ -8,10 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # podman and runc build and run the container image (tests/deploy_image_test.sh),
 # prometheus provides promtool, which lints the daemon's /metrics (tests/metrics_test.cc),
-# and Go with sprig and sigs.k8s.io/yaml builds the Helm chart's renderer (tests/helm-render);
-# they are test tools, not build dependencies, so they stay out of install-deps.sh's own
-# list (which the image's build stage installs too).
-bash scripts/install-deps.sh podman runc prometheus \
+# Go with sprig and sigs.k8s.io/yaml builds the Helm chart's renderer (tests/helm-render),
+# and openssl runs scripts/injector-certs.sh and checks certificates
+# (tests/deploy_injector_certs_test.cc); they are test tools, not build dependencies, so
+# they stay out of install-deps.sh's own list (which the image's build stage installs too).
+bash scripts/install-deps.sh podman runc prometheus openssl \
   golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev
 
 echo "== format (clang-format, config in .clang-format)"

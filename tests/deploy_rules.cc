@@ -15,20 +15,6 @@ namespace {
 constexpr long long kIdleRssKiB = 7408;
 constexpr long long kLargestConfigRssKiB = 11852;
 
-// A Kubernetes quantity in bytes (memory) or millicores ("10m" = 10, "1" = 1000 for CPU).
-long long MemoryBytes(const json& q) {
-  const std::string s = q.is_string() ? q.get<std::string>() : q.dump();
-  static const std::vector<std::pair<std::string, long long>> kUnits = {
-      {"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30},
-      {"k", 1000},       {"M", 1000000},    {"G", 1000000000}};
-  for (const auto& [unit, mult] : kUnits) {
-    if (s.size() > unit.size() && s.compare(s.size() - unit.size(), unit.size(), unit) == 0) {
-      return std::stoll(s.substr(0, s.size() - unit.size())) * mult;
-    }
-  }
-  return std::stoll(s);
-}
-
 // How long the startup probe must let the daemon take to serve /healthz.
 constexpr int kSlowStartSeconds = 120;
 const std::string kDefaultRoot = "/var/lib/kubelet";
@@ -303,11 +289,11 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
   const json requests = res.value("requests", json::object());
   const json limits = res.value("limits", json::object());
   check(requests.contains("cpu"), "no CPU request");
-  check(requests.contains("memory") && MemoryBytes(requests["memory"]) >= kIdleRssKiB * 1024,
+  check(requests.contains("memory") && QuantityBytes(requests["memory"]) >= kIdleRssKiB * 1024,
         "memory request below the idle RSS");
-  check(
-      limits.contains("memory") && MemoryBytes(limits["memory"]) >= 2 * kLargestConfigRssKiB * 1024,
-      "memory limit below twice the RSS of the largest config");
+  check(limits.contains("memory") &&
+            QuantityBytes(limits["memory"]) >= 2 * kLargestConfigRssKiB * 1024,
+        "memory limit below twice the RSS of the largest config");
   return bad;
 }
 

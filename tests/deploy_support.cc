@@ -197,6 +197,19 @@ std::map<std::string, std::string> ArgMap(const json& args) {
   return out;
 }
 
+long long QuantityBytes(const json& q) {
+  const std::string s = q.is_string() ? q.get<std::string>() : q.dump();
+  static const std::vector<std::pair<std::string, long long>> kUnits = {
+      {"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30},
+      {"k", 1000},       {"M", 1000000},    {"G", 1000000000}};
+  for (const auto& [unit, mult] : kUnits) {
+    if (s.size() > unit.size() && s.compare(s.size() - unit.size(), unit.size(), unit) == 0) {
+      return std::stoll(s.substr(0, s.size() - unit.size())) * mult;
+    }
+  }
+  return std::stoll(s);
+}
+
 std::string Join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += "\n  " + s;

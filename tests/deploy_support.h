@@ -61,6 +61,8 @@ const json* Item(json&& list, const std::string& name) = delete;
 json PodSpec(json ds);
 // "--flag=value" arguments as a map ("--flag" alone maps to "").
 std::map<std::string, std::string> ArgMap(const json& args);
+// A Kubernetes memory quantity ("64Mi", "1G", 1024) in bytes; throws on a malformed one.
+long long QuantityBytes(const json& q);
 // The lines of `v`, each indented, for failure messages.
 std::string Join(const std::vector<std::string>& v);
 
