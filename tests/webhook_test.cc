@@ -1,0 +1,324 @@
+// hcashare-webhook as a process: started against the fake API server (HTTPS, a kubeconfig
+// with a token), it watches the NADs and answers AdmissionReviews over HTTPS. Checks the
+// exact patch and that it makes the expected pod, a second admission of the patched pod, NADs
+// created and deleted while it runs, a missing NAD, /readyz, /metrics, hostile clients, the
+// command line and SIGTERM.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/process.h"
+#include "common/temp_dir.h"
+#include "kube/pem.h"
+#include "kube/rest.h"
+#include "testing/fake_apiserver.h"
+#include "tests/kube_test_util.h"
+#include "tests/metrics_test_util.h"
+#include "tests/test_util.h"
+
+namespace hcashare {
+namespace {
+
+using json = nlohmann::json;
+using ::testing::HasSubstr;
+using std::chrono::milliseconds;
+
+constexpr char kNads[] = "/apis/k8s.cni.cncf.io/v1/namespaces/%s/network-attachment-definitions";
+
+std::string NadCollection(const std::string& ns) {
+  std::string s = kNads;
+  return s.replace(s.find("%s"), 2, ns);
+}
+
+json Nad(const std::string& ns, const std::string& name, const std::string& resource) {
+  json nad = {{"apiVersion", "k8s.cni.cncf.io/v1"},
+              {"kind", "NetworkAttachmentDefinition"},
+              {"metadata", {{"name", name}, {"namespace", ns}}},
+              {"spec", {{"config", R"({"cniVersion":"1.0.0","type":"hcashare-cni"})"}}}};
+  if (!resource.empty()) {
+    nad["metadata"]["annotations"] = {{"k8s.v1.cni.cncf.io/resourceName", resource}};
+  }
+  return nad;
+}
+
+json Pod(const std::string& networks) {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "trainer"}, {"namespace", "team-a"}}},
+              {"spec", {{"containers", json::array({{{"name", "main"}, {"image", "x"}}})}}}};
+  if (!networks.empty()) pod["metadata"]["annotations"] = {{"k8s.v1.cni.cncf.io/networks", networks}};
+  return pod;
+}
+
+std::string Review(const json& pod, const std::string& uid = "uid-1") {
+  json r = {{"apiVersion", "admission.k8s.io/v1"},
+            {"kind", "AdmissionReview"},
+            {"request",
+             {{"uid", uid},
+              {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+              {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+              {"namespace", "team-a"},
+              {"operation", "CREATE"},
+              {"object", pod}}}};
+  return r.dump();
+}
+
+class WebhookProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto api = fake::FakeApiServer::Start(&testing::SharedPki());
+    ASSERT_TRUE(api.ok()) << api.status().ToString();
+    api_ = std::move(api).value();
+    api_->Seed(NadCollection("team-a"), Nad("team-a", "rdma-a", "rdma/vfs_a"));
+    api_->Seed(NadCollection("shared"), Nad("shared", "rdma-b", "rdma/vfs_b"));
+    api_->Seed(NadCollection("team-a"), Nad("team-a", "plain", ""));
+    testing::WriteText(dir_.path() + "/kubeconfig", Kubeconfig());
+    auto pair = testing::SharedPki().IssueServer("hcashare-injector", {"IP:127.0.0.1"});
+    ASSERT_TRUE(pair.ok());
+    testing::WriteText(dir_.path() + "/tls.crt", pair->cert_pem);
+    testing::WriteText(dir_.path() + "/tls.key", pair->key_pem);
+  }
+
+  std::string Kubeconfig() const {
+    return "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+           "clusters:\n- name: fake\n  cluster:\n    server: " +
+           api_->url() + "\n    certificate-authority-data: " +
+           testing::Base64(testing::SharedPki().ca_pem()) +
+           "\nusers:\n- name: u\n  user:\n    token: test-token\n"
+           "contexts:\n- name: test\n  context: {cluster: fake, user: u}\n";
+  }
+
+  std::vector<std::string> Argv(const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> argv = {testing::BinDir() + "/hcashare-webhook",
+                                     "--tls-cert-file=" + dir_.path() + "/tls.crt",
+                                     "--tls-private-key-file=" + dir_.path() + "/tls.key",
+                                     "--listen-address=127.0.0.1:0",
+                                     "--kubeconfig=" + dir_.path() + "/kubeconfig",
+                                     "--shutdown-delay-seconds=0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  std::string Log() const {
+    std::ifstream in(log_path_);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  // Starts the webhook and waits until it is ready.
+  void Start(const std::vector<std::string>& extra = {}) {
+    auto p = Subprocess::Spawn(Argv(extra), log_path_);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    proc_ = std::make_unique<Subprocess>(std::move(p).value());
+    std::smatch m;
+    const std::regex serving("serving .*port=([0-9]+)");
+    ASSERT_TRUE(testing::WaitUntil([&] {
+      std::string log = Log();
+      if (!std::regex_search(log, m, serving)) return false;
+      port_ = std::stoi(m[1]);
+      return true;
+    })) << Log();
+    kube::ClusterConfig c;
+    c.server = "https://127.0.0.1:" + std::to_string(port_);
+    c.url = kube::ParseServerUrl(c.server, "test").value();
+    c.ca_pem = testing::SharedPki().ca_pem();
+    c.source = "test";
+    kube::RestOptions o;
+    o.qps = 0;
+    o.timeout = milliseconds(5000);
+    auto client = kube::RestClient::Create(c, o);
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    client_ = std::move(client).value();
+    ASSERT_TRUE(testing::WaitUntil([&] {
+      auto r = client_->Do({kube::Verb::kGet, "/readyz", "", "", milliseconds(0)});
+      return r.ok() && r->status == 200;
+    })) << Log();
+  }
+
+  // POSTs `body` to /mutate; the AdmissionReview answer.
+  json Admit(const std::string& body) {
+    kube::Request r;
+    r.verb = kube::Verb::kPost;
+    r.path = "/mutate?timeout=5s";
+    r.body = body;
+    auto resp = client_->Do(r);
+    EXPECT_TRUE(resp.ok()) << resp.status().ToString();
+    if (!resp.ok()) return json();
+    EXPECT_EQ(resp->status, 200) << resp->body;
+    return json::parse(resp->body, nullptr, false);
+  }
+
+  // The decoded JSONPatch of an answer ([] when none).
+  static json PatchOf(const json& review) {
+    const json& resp = review["response"];
+    if (!resp.contains("patch")) return json::array();
+    EXPECT_EQ(resp["patchType"], "JSONPatch");
+    auto raw = kube::DecodeBase64(resp["patch"].get<std::string>());
+    EXPECT_TRUE(raw.ok());
+    return json::parse(raw.ok() ? *raw : "[]");
+  }
+
+  TempDir dir_;
+  std::string log_path_ = dir_.path() + "/webhook.log";
+  std::unique_ptr<fake::FakeApiServer> api_;
+  std::unique_ptr<Subprocess> proc_;
+  std::unique_ptr<kube::RestClient> client_;
+  int port_ = 0;
+};
+
+TEST_F(WebhookProcessTest, AddsOneResourcePerAttachmentAndASecondPassIsANoOp) {
+  Start();
+  const json pod = Pod("rdma-a, shared/rdma-b@net2, rdma-a@net3, plain");
+  json review = Admit(Review(pod));
+  ASSERT_TRUE(review["response"]["allowed"].get<bool>()) << review.dump();
+  EXPECT_EQ(review["response"]["uid"], "uid-1");
+  const json patch = PatchOf(review);
+  EXPECT_EQ(patch, json::parse(R"([
+    {"op":"add","path":"/spec/containers/0/resources","value":{
+      "limits":{"rdma/vfs_a":"2","rdma/vfs_b":"1"},
+      "requests":{"rdma/vfs_a":"2","rdma/vfs_b":"1"}}}])"));
+  const json patched = pod.patch(patch);
+  EXPECT_EQ(patched["spec"]["containers"][0]["resources"]["requests"]["rdma/vfs_a"], "2");
+  json again = Admit(Review(patched, "uid-2"));
+  EXPECT_TRUE(again["response"]["allowed"].get<bool>());
+  EXPECT_EQ(PatchOf(again), json::array()) << again.dump();
+}
+
+TEST_F(WebhookProcessTest, MissingNadIsRefusedNamingIt) {
+  Start();
+  json review = Admit(Review(Pod("rdma-a, absent")));
+  EXPECT_FALSE(review["response"]["allowed"].get<bool>()) << review.dump();
+  EXPECT_THAT(review["response"]["status"]["message"].get<std::string>(),
+              HasSubstr("team-a/absent"));
+}
+
+TEST_F(WebhookProcessTest, MissingNadWarnsWhenToldTo) {
+  Start({"--missing-network=warn"});
+  json review = Admit(Review(Pod("absent")));
+  EXPECT_TRUE(review["response"]["allowed"].get<bool>()) << review.dump();
+  EXPECT_EQ(PatchOf(review), json::array());
+  ASSERT_TRUE(review["response"].contains("warnings"));
+  EXPECT_THAT(review["response"]["warnings"][0].get<std::string>(), HasSubstr("team-a/absent"));
+}
+
+// NADs made and removed while the webhook runs are seen: a new one at once (from the watch,
+// or a GET on the cache miss), a deleted one once the watch delivers the deletion.
+TEST_F(WebhookProcessTest, FollowsNadsCreatedAndDeleted) {
+  Start();
+  api_->Seed(NadCollection("team-a"), Nad("team-a", "late", "rdma/vfs_c"));
+  json review = Admit(Review(Pod("late")));
+  ASSERT_TRUE(review["response"]["allowed"].get<bool>()) << review.dump();
+  EXPECT_EQ(PatchOf(review)[0]["value"]["requests"]["rdma/vfs_c"], "1");
+
+  auto deleted = api_->Delete(NadCollection("team-a"), "rdma-a");
+  ASSERT_TRUE(deleted);
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] { return !Admit(Review(Pod("rdma-a")))["response"]["allowed"].get<bool>(); }));
+}
+
+TEST_F(WebhookProcessTest, MetricsCountRequestsAndTheCache) {
+  Start();
+  Admit(Review(Pod("rdma-a")));
+  Admit(Review(Pod("")));
+  Admit(Review(Pod("absent")));
+  auto m = client_->Do({kube::Verb::kGet, "/metrics", "", "", milliseconds(0)});
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_requests_total{result=\"patched\"}"), 1);
+  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_requests_total{result=\"allowed\"}"), 1);
+  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_requests_total{result=\"denied\"}"), 1);
+  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_nad_cache_objects"), 3);
+  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_nad_cache_synced"), 1);
+  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_request_duration_seconds_count"), 3);
+}
+
+// Not an AdmissionReview: 400, and the webhook goes on.
+TEST_F(WebhookProcessTest, GarbageBodiesGet400) {
+  Start();
+  for (const std::string body : {"", "{", "[]", R"({"kind":"AdmissionReview"})",
+                                 std::string(100000, '[')}) {
+    kube::Request r;
+    r.verb = kube::Verb::kPost;
+    r.path = "/mutate";
+    r.body = body;
+    auto resp = client_->Do(r);
+    ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+    EXPECT_EQ(resp->status, 400) << body.substr(0, 40);
+  }
+  EXPECT_TRUE(Admit(Review(Pod("rdma-a")))["response"]["allowed"].get<bool>());
+}
+
+// Clients that hold connections (stalled before the TLS handshake, or sending a body too
+// slowly) and a body over the cap do not keep the API server's requests from an answer.
+TEST_F(WebhookProcessTest, HostileClientsDoNotBlockAdmission) {
+  Start();
+  std::vector<UniqueFd> stalled;
+  for (int i = 0; i < 200; ++i) {
+    UniqueFd fd = testing::Connect(port_);
+    ASSERT_TRUE(fd.valid());
+    stalled.push_back(std::move(fd));
+  }
+  kube::Request big;
+  big.verb = kube::Verb::kPost;
+  big.path = "/mutate";
+  big.body = std::string((size_t{3} << 20) + 1, ' ');
+  auto refused = client_->Do(big);
+  if (refused.ok()) {
+    EXPECT_EQ(refused->status, 413);
+  }
+  for (int i = 0; i < 5; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(Admit(Review(Pod("rdma-a")))["response"]["allowed"].get<bool>());
+    EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
+  }
+}
+
+TEST_F(WebhookProcessTest, SigtermEndsItWithZero) {
+  Start();
+  ASSERT_TRUE(proc_->Signal(SIGTERM).ok());
+  auto code = proc_->Wait(milliseconds(10000));
+  ASSERT_TRUE(code.ok()) << code.status().ToString();
+  EXPECT_EQ(*code, 0) << Log();
+}
+
+// Start-up errors: a bad flag (2), a certificate that is not there or a cluster that is not
+// configured (1); each says what is wrong.
+TEST_F(WebhookProcessTest, StartUpErrorsAreClear) {
+  auto run = [&](std::vector<std::string> argv) {
+    auto out = Execute(argv[0], argv, {}, "", milliseconds(10000));
+    EXPECT_TRUE(out.ok());
+    return out.ok() ? *out : ExecOutput{};
+  };
+  ExecOutput bad = run(Argv({"--missing-network=maybe"}));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err + bad.out, HasSubstr("--missing-network"));
+
+  std::vector<std::string> argv = Argv();
+  argv[1] = "--tls-cert-file=" + dir_.path() + "/nope.crt";
+  ExecOutput nocert = run(argv);
+  EXPECT_EQ(nocert.exit_code, 1);
+  EXPECT_THAT(nocert.err, HasSubstr("nope.crt"));
+
+  argv = Argv();
+  argv[4] = "--kubeconfig=" + dir_.path() + "/nope.yaml";
+  ExecOutput nokube = run(argv);
+  EXPECT_EQ(nokube.exit_code, 1);
+  EXPECT_THAT(nokube.err, HasSubstr("nope.yaml"));
+
+  ExecOutput help = run({testing::BinDir() + "/hcashare-webhook", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--tls-cert-file"));
+}
+
+}  // namespace
+}  // namespace hcashare

@@ -1,0 +1,45 @@
+// WebhookService: the HTTP side of hcashare-webhook. Routes the HTTPS server's requests:
+//   POST /mutate   an AdmissionReview v1 for the injector (injector/admission.h);
+//   GET  /healthz  200 while the process serves;
+//   GET  /readyz   200 once the NAD cache is synced (or has given up on its memory bound,
+//                  when every lookup is a GET), else 503 saying why;
+//   GET  /metrics  Prometheus text: requests by result, latency, the NAD cache.
+// Handle() is thread-safe: /mutate runs on the server's worker threads.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "http/server.h"
+#include "injector/mutate.h"
+#include "metrics/registry.h"
+
+namespace hcashare::webhook {
+
+// What /readyz says: ready, or why not.
+struct Readiness {
+  bool ready = false;
+  std::string reason;  // when not ready
+};
+
+class WebhookService {
+ public:
+  // `nads` and `registry` must outlive the service; `readiness` is asked on every /readyz.
+  WebhookService(injector::NadLookup& nads, injector::MutateOptions options,
+                 metrics::Registry& registry, std::function<Readiness()> readiness);
+
+  // The answer to one request (see the file comment); unknown paths get 404.
+  HttpResponse Handle(const HttpRequest& request);
+
+ private:
+  HttpResponse Mutate(const HttpRequest& request);
+  void Count(const char* result);
+
+  injector::NadLookup& nads_;
+  const injector::MutateOptions options_;
+  metrics::Registry& registry_;
+  const std::function<Readiness()> readiness_;
+  metrics::Histogram& latency_;
+};
+
+}  // namespace hcashare::webhook
