@@ -4,6 +4,8 @@
 
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -242,7 +244,7 @@ bhttp::request<bhttp::string_body> RestClient::Impl::Prepare(const Request& requ
 Result<Response> RestClient::Impl::Exchange(const Request& request, const std::string& token,
                                             const std::string& what, const Deadline& deadline) {
   const std::string where = what + " (" + config_.server + ")";
-  internal::TlsConnection conn(ctx_, where, nullptr);
+  internal::TlsConnection conn(ctx_, where, request.cancel);
   RETURN_IF_ERROR(conn.Open(config_, deadline));
   bhttp::request<bhttp::string_body> req = Prepare(request, token);
   RETURN_IF_ERROR(conn.Write(req, deadline));
@@ -272,13 +274,14 @@ Status RestClient::Impl::StreamOnce(const Request& request, const std::string& t
                                     const std::function<bool(std::string_view)>& on_line,
                                     int* code) {
   const std::string where = what + " (" + config_.server + ")";
-  internal::TlsConnection conn(ctx_, where, options.cancel);
+  internal::TlsConnection conn(ctx_, where, request.cancel);
   RETURN_IF_ERROR(conn.Open(config_, deadline));
   bhttp::request<bhttp::string_body> req = Prepare(request, token);
   RETURN_IF_ERROR(conn.Write(req, deadline));
   bhttp::response_parser<bhttp::buffer_body> parser;
   parser.header_limit(kMaxResponseHead);
-  parser.body_limit(boost::none);  // a stream has no total size; each line is bounded
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // a stream has no total size; each
+                                                                 // line is bounded
   RETURN_IF_ERROR(conn.ReadHeader(parser, deadline));
   const Response head = Head(parser.get(), what);
   *code = head.status;
@@ -354,29 +357,6 @@ Result<Response> RestClient::Do(const Request& request) { return impl_->Do(reque
 Status RestClient::Stream(const Request& request, const StreamOptions& options,
                           const std::function<bool(std::string_view line)>& on_line) {
   return impl_->Stream(request, options, on_line);
-}
-
-void StreamCancel::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
-  cancelled_ = true;
-  if (stop_) stop_();
-}
-
-bool StreamCancel::cancelled() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return cancelled_;
-}
-
-bool StreamCancel::Attach(std::function<void()> stop) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (cancelled_) return false;
-  stop_ = std::move(stop);
-  return true;
-}
-
-void StreamCancel::Detach() {
-  std::lock_guard<std::mutex> lock(mu_);
-  stop_ = nullptr;
 }
 
 Result<Response> RestClient::Call(const Request& request) {

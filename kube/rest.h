@@ -62,31 +62,6 @@ struct RestOptions {
   int burst = 10;
 };
 
-// One request.
-struct Request {
-  Verb verb = Verb::kGet;
-  // Below the server's base path: "/api/v1/namespaces/ns/pods?limit=5". Must start with '/'
-  // and hold no space or control character.
-  std::string path;
-  std::string body;                               // sent when not empty
-  std::string content_type = "application/json";  // of the body
-  std::chrono::milliseconds timeout{0};           // 0: RestOptions::timeout
-};
-
-// One HTTP answer, whatever its code.
-struct Response {
-  int status = 0;
-  std::string body;
-  std::string content_type;
-  std::string retry_after;  // the Retry-After header, or ""
-  // Warning headers (at most kMaxWarnings, each cut to 1 KiB); each is also logged.
-  std::vector<std::string> warnings;
-  static constexpr size_t kMaxWarnings = 16;  // Warning headers kept
-
-  // A 2xx answer.
-  bool ok() const { return status >= 200 && status <= 299; }
-};
-
 // Stops a RestClient::Stream() (or a Do()) from another thread, promptly: the connection is
 // closed without waiting for the server. Guards one call at a time; once cancelled it stays
 // so, and a call started with it afterwards fails at once. Thread-safe.
@@ -108,13 +83,38 @@ class StreamCancel {
   std::function<void()> stop_;
 };
 
+// One request.
+struct Request {
+  Verb verb = Verb::kGet;
+  // Below the server's base path: "/api/v1/namespaces/ns/pods?limit=5". Must start with '/'
+  // and hold no space or control character.
+  std::string path;
+  std::string body;                               // sent when not empty
+  std::string content_type = "application/json";  // of the body
+  std::chrono::milliseconds timeout{0};           // 0: RestOptions::timeout
+  StreamCancel* cancel = nullptr;                 // optional; must outlive the call
+};
+
+// One HTTP answer, whatever its code.
+struct Response {
+  int status = 0;
+  std::string body;
+  std::string content_type;
+  std::string retry_after;  // the Retry-After header, or ""
+  // Warning headers (at most kMaxWarnings, each cut to 1 KiB); each is also logged.
+  std::vector<std::string> warnings;
+  static constexpr size_t kMaxWarnings = 16;  // Warning headers kept
+
+  // A 2xx answer.
+  bool ok() const { return status >= 200 && status <= 299; }
+};
+
 // How a Stream() reads its answer.
 struct StreamOptions {
   // No byte for this long once the answer has started: an error (Unavailable).
   std::chrono::milliseconds idle_timeout{60000};
   // A line (one watch event) longer than this: an error (FailedPrecondition).
   size_t max_line_bytes = size_t{4} << 20;
-  StreamCancel* cancel = nullptr;  // optional; must outlive the call
 };
 
 class RestClient {
@@ -130,7 +130,8 @@ class RestClient {
   // Sends `request` and returns the answer, whatever its HTTP code. Errors: InvalidArgument
   // for a bad path; Unavailable when the server cannot be reached, the TLS handshake or
   // certificate verification fails, or the connection breaks; Unavailable naming the
-  // timeout when the deadline passes; FailedPrecondition when the answer exceeds the cap.
+  // timeout when the deadline passes, or "cancelled" when request.cancel is;
+  // FailedPrecondition when the answer exceeds the cap.
   // Messages name the verb, the path and the server.
   Result<Response> Do(const Request& request);
 
@@ -151,7 +152,7 @@ class RestClient {
   // bounds everything up to the answer's head; then options.idle_timeout bounds each read.
   // Errors: a non-2xx answer as by Call(); Unavailable when the connection breaks, the answer
   // ends inside a line (a part line is never delivered), no byte arrives within the idle
-  // timeout, or options.cancel is cancelled ("cancelled"); FailedPrecondition for a line
+  // timeout, or request.cancel is cancelled ("cancelled"); FailedPrecondition for a line
   // longer than options.max_line_bytes.
   Status Stream(const Request& request, const StreamOptions& options,
                 const std::function<bool(std::string_view line)>& on_line);

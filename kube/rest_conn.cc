@@ -41,8 +41,10 @@ error_code TlsConnection::Run(Start start, Clock::time_point at) {
     resolver_.cancel();
     error_code ignored;
     beast::get_lowest_layer(stream_).socket().close(ignored);
-    io_.restart();
-    io_.run();  // lets the cancelled operation finish
+    while (!done) {  // lets the cancelled operation finish (a Cancel() may stop run() again)
+      io_.restart();
+      io_.run();
+    }
     ec = beast::error::timeout;
   }
   if (cancel_ && cancel_->cancelled()) ec = asio::error::operation_aborted;
@@ -150,3 +152,30 @@ void TlsConnection::Close() {
 }
 
 }  // namespace hcashare::kube::internal
+
+namespace hcashare::kube {
+
+void StreamCancel::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  if (stop_) stop_();
+}
+
+bool StreamCancel::cancelled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+bool StreamCancel::Attach(std::function<void()> stop) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (cancelled_) return false;
+  stop_ = std::move(stop);
+  return true;
+}
+
+void StreamCancel::Detach() {
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_ = nullptr;
+}
+
+}  // namespace hcashare::kube

@@ -2,6 +2,7 @@
 // connect, TLS handshake with the server-name checks, then HTTP/1.1 writes and reads, each
 // bounded by a deadline, and cancellable from another thread through a StreamCancel. Every
 // operation runs on the calling thread's own io_context. Not thread-safe (but Cancel() is).
+// rest_conn.cc also holds StreamCancel (kube/rest.h), the other half of the cancel.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
