@@ -290,6 +290,16 @@ TEST_F(KubeInformerTest, StopIsPromptWhileTheServerStalls) {
   EXPECT_LT(MsSince(start), 1000);
 }
 
+TEST_F(KubeInformerTest, StopIsPromptWhileTheListStalls) {
+  server_->SetStall(true);  // the list request is never answered
+  auto informer = Started(Options());
+  ASSERT_TRUE(WaitUntil([&] { return !server_->Requests().empty(); }));
+  const auto start = Clock::now();
+  informer->Stop();
+  EXPECT_LT(MsSince(start), 1000);
+  EXPECT_FALSE(informer->Synced());
+}
+
 TEST_F(KubeInformerTest, ReadsWhileEventsStream) {
   auto informer = Started(Options());
   ASSERT_TRUE(informer->WaitForSync(milliseconds(5000)));
