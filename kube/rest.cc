@@ -1,13 +1,11 @@
 #include "kube/rest.h"
 
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -17,27 +15,22 @@
 #include "http/tls_context.h"
 #include "kube/backoff.h"
 #include "kube/pem.h"
+#include "kube/rest_conn.h"
 #include "kube/status_error.h"
 
 namespace hcashare::kube {
 namespace {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 namespace ssl = boost::asio::ssl;
-using tcp = asio::ip::tcp;
 using boost::system::error_code;
-using Clock = std::chrono::steady_clock;
+using internal::Clock;
+using internal::Deadline;
 
 constexpr size_t kMaxResponseHead = 64 * 1024;
-
-// When a call must be over, and the timeout it came from (for messages).
-struct Deadline {
-  Clock::time_point at;
-  std::chrono::milliseconds timeout;
-};
 constexpr size_t kMaxWarningBytes = 1024;
+constexpr size_t kStreamReadBytes = 16 * 1024;
 
 bhttp::verb BeastVerb(Verb v) {
   switch (v) {
@@ -79,6 +72,21 @@ Status LoadCredentials(ssl::context* ctx, const ClusterConfig& config) {
     if (!s.ok()) return s.WithContext(config.source);
   }
   return Status::Ok();
+}
+
+// The head of an answer as a Response (no body); logs its Warning headers.
+Response Head(const bhttp::response_header<>& res, const std::string& what) {
+  Response out;
+  out.status = static_cast<int>(res.result_int());
+  out.content_type = std::string(res[bhttp::field::content_type]);
+  out.retry_after = std::string(res[bhttp::field::retry_after]);
+  auto warnings = res.equal_range(bhttp::field::warning);
+  for (auto it = warnings.first; it != warnings.second; ++it) {
+    if (out.warnings.size() == Response::kMaxWarnings) break;
+    out.warnings.emplace_back(it->value().substr(0, kMaxWarningBytes));
+    LogWarn("kubernetes API warning", {{"request", what}, {"warning", out.warnings.back()}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -134,23 +142,8 @@ class RestClient::Impl {
 
   Result<Response> Do(const Request& request) {
     const std::string what = std::string(VerbName(request.verb)) + " " + request.path;
-    if (request.path.empty() || request.path.front() != '/' || !IsHeaderSafe(request.path, false)) {
-      return Status::InvalidArgument(what + ": bad request path");
-    }
-    if (!IsHeaderSafe(request.content_type, true)) {
-      return Status::InvalidArgument(what + ": bad content type");
-    }
     ASSIGN_OR_RETURN(std::string token, Token());
-    // One deadline for the whole call: the wait for a rate-limit slot, and a second
-    // exchange after a 401.
-    const auto timeout = request.timeout.count() > 0 ? request.timeout : options_.timeout;
-    const Deadline deadline{Clock::now() + timeout, timeout};
-    std::optional<std::chrono::nanoseconds> wait = limiter_.TryReserve(timeout);
-    if (!wait) {
-      return Status::Unavailable(what + ": client-side rate limit: no slot within the " +
-                                 std::to_string(timeout.count()) + " ms timeout");
-    }
-    if (wait->count() > 0) std::this_thread::sleep_for(*wait);
+    ASSIGN_OR_RETURN(Deadline deadline, Admit(request, what));
     ASSIGN_OR_RETURN(Response r, Exchange(request, token, what, deadline));
     // A 401 with a token file: the token may have rotated under us; read it again, once.
     if (r.status == 401 && token_file_) {
@@ -161,15 +154,57 @@ class RestClient::Impl {
     return r;
   }
 
+  Status Stream(const Request& request, const StreamOptions& options,
+                const std::function<bool(std::string_view)>& on_line) {
+    const std::string what = std::string(VerbName(request.verb)) + " " + request.path;
+    ASSIGN_OR_RETURN(std::string token, Token());
+    ASSIGN_OR_RETURN(Deadline deadline, Admit(request, what));
+    int code = 0;
+    Status st = StreamOnce(request, token, what, deadline, options, on_line, &code);
+    if (code == 401 && token_file_) {  // as in Do()
+      token_file_->Invalidate();
+      ASSIGN_OR_RETURN(std::string fresh, Token());
+      if (fresh != token)
+        return StreamOnce(request, fresh, what, deadline, options, on_line, &code);
+    }
+    return st;
+  }
+
  private:
   Result<std::string> Token() {
     if (token_file_) return token_file_->Get();
     return config_.token;
   }
 
+  // Checks `request` and waits for a rate-limit slot; the call's deadline. One deadline for
+  // the whole call: the wait for the slot, and a second exchange after a 401.
+  Result<Deadline> Admit(const Request& request, const std::string& what) {
+    if (request.path.empty() || request.path.front() != '/' || !IsHeaderSafe(request.path, false)) {
+      return Status::InvalidArgument(what + ": bad request path");
+    }
+    if (!IsHeaderSafe(request.content_type, true)) {
+      return Status::InvalidArgument(what + ": bad content type");
+    }
+    const auto timeout = request.timeout.count() > 0 ? request.timeout : options_.timeout;
+    const Deadline deadline{Clock::now() + timeout, timeout};
+    std::optional<std::chrono::nanoseconds> wait = limiter_.TryReserve(timeout);
+    if (!wait) {
+      return Status::Unavailable(what + ": client-side rate limit: no slot within the " +
+                                 std::to_string(timeout.count()) + " ms timeout");
+    }
+    if (wait->count() > 0) std::this_thread::sleep_for(*wait);
+    return deadline;
+  }
+
+  bhttp::request<bhttp::string_body> Prepare(const Request& request,
+                                             const std::string& token) const;
   // One connection: connect, handshake, request, response, close.
   Result<Response> Exchange(const Request& request, const std::string& token,
                             const std::string& what, const Deadline& deadline);
+  // One connection of Stream(); `*code` is the answer's HTTP code (0 when none came).
+  Status StreamOnce(const Request& request, const std::string& token, const std::string& what,
+                    const Deadline& deadline, const StreamOptions& options,
+                    const std::function<bool(std::string_view)>& on_line, int* code);
 
   const ClusterConfig config_;
   const RestOptions options_;
@@ -179,84 +214,9 @@ class RestClient::Impl {
   std::string host_header_;
 };
 
-Result<Response> RestClient::Impl::Exchange(const Request& request, const std::string& token,
-                                            const std::string& what, const Deadline& call) {
-  const std::string where = what + " (" + config_.server + ")";
-  const auto timeout = call.timeout;
-  const auto deadline = call.at;
-  asio::io_context io(1);
-  beast::ssl_stream<beast::tcp_stream> stream(io, ctx_);
-  error_code ec;
-  auto fail = [&](const std::string& step) -> Status {
-    if (ec == beast::error::timeout || ec == asio::error::operation_aborted) {
-      return Status::Unavailable(where + ": timed out after " + std::to_string(timeout.count()) +
-                                 " ms (" + step + ")");
-    }
-    std::string detail = ec.message();
-    if (ec.category() == asio::error::get_ssl_category()) {
-      const long verify = SSL_get_verify_result(stream.native_handle());
-      if (verify != X509_V_OK) detail += ": " + std::string(X509_verify_cert_error_string(verify));
-    }
-    return Status::Unavailable(where + ": " + step + ": " + detail);
-  };
-  // Runs the operation just started until it completes; the stream's timer (or, for the
-  // resolver, the deadline) bounds it.
-  tcp::resolver resolver(io);
-  bool done = false;
-  auto run = [&] {
-    io.restart();
-    io.run_until(deadline);
-    if (!done) {
-      // A resolve in progress ends when getaddrinfo() returns (it cannot be interrupted).
-      resolver.cancel();
-      beast::get_lowest_layer(stream).close();
-      io.restart();
-      io.run();  // lets the cancelled operation finish
-      ec = beast::error::timeout;
-    }
-  };
-
-  // Server name checks: hostname or IP address in the certificate, SNI for names only.
-  SSL* s = stream.native_handle();
-  const std::string& name =
-      config_.tls_server_name.empty() ? config_.url.host : config_.tls_server_name;
-  const bool name_is_ip = config_.tls_server_name.empty() && config_.url.host_is_ip;
-  if (name_is_ip) {
-    if (X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), name.c_str()) != 1) {
-      return Status::InvalidArgument(where + ": bad server address " + name);
-    }
-  } else if (SSL_set1_host(s, name.c_str()) != 1 ||
-             SSL_set_tlsext_host_name(s, name.c_str()) != 1) {
-    return Status::InvalidArgument(where + ": bad server name " + name);
-  }
-
-  tcp::resolver::results_type endpoints;
-  resolver.async_resolve(config_.url.host, std::to_string(config_.url.port),
-                         [&](error_code e, tcp::resolver::results_type r) {
-                           ec = e;
-                           endpoints = std::move(r);
-                           done = true;
-                         });
-  run();
-  if (ec) return fail("resolve " + config_.url.host);
-
-  beast::get_lowest_layer(stream).expires_at(deadline);
-  done = false;
-  beast::get_lowest_layer(stream).async_connect(endpoints, [&](error_code e, auto) {
-    ec = e;
-    done = true;
-  });
-  run();
-  if (ec) return fail("connect");
-
-  done = false;
-  stream.async_handshake(ssl::stream_base::client, [&](error_code e) {
-    ec = e;
-    done = true;
-  });
-  run();
-  if (ec) return fail("TLS handshake");
-
+// A request for `request` with the client's headers.
+bhttp::request<bhttp::string_body> RestClient::Impl::Prepare(const Request& request,
+                                                             const std::string& token) const {
   bhttp::request<bhttp::string_body> req(BeastVerb(request.verb),
                                          config_.url.base_path + request.path, 11);
   req.set(bhttp::field::host, host_header_);
@@ -269,48 +229,93 @@ Result<Response> RestClient::Impl::Exchange(const Request& request, const std::s
   }
   req.keep_alive(false);
   req.prepare_payload();
-  done = false;
-  bhttp::async_write(stream, req, [&](error_code e, size_t) {
-    ec = e;
-    done = true;
-  });
-  run();
-  if (ec) return fail("send");
+  return req;
+}
 
-  beast::flat_buffer buffer;
+Result<Response> RestClient::Impl::Exchange(const Request& request, const std::string& token,
+                                            const std::string& what, const Deadline& deadline) {
+  const std::string where = what + " (" + config_.server + ")";
+  internal::TlsConnection conn(ctx_, where, request.cancel);
+  RETURN_IF_ERROR(conn.Open(config_, deadline));
+  bhttp::request<bhttp::string_body> req = Prepare(request, token);
+  RETURN_IF_ERROR(conn.Write(req, deadline));
+
   bhttp::response_parser<bhttp::string_body> parser;
   parser.header_limit(kMaxResponseHead);
   parser.body_limit(options_.max_response_bytes);
-  done = false;
-  bhttp::async_read(stream, buffer, parser, [&](error_code e, size_t) {
-    ec = e;
-    done = true;
-  });
-  run();
-  if (ec == bhttp::error::body_limit) {
-    return Status::FailedPrecondition(where + ": the response is larger than " +
-                                      std::to_string(options_.max_response_bytes) + " bytes");
+  Status read = conn.Read(parser, deadline);
+  if (read.code() == StatusCode::kFailedPrecondition) {
+    return Status::FailedPrecondition(
+        where + (parser.is_header_done()
+                     ? ": the response is larger than " +
+                           std::to_string(options_.max_response_bytes) + " bytes"
+                     : ": the response head is larger than " + std::to_string(kMaxResponseHead) +
+                           " bytes"));
   }
-  if (ec == bhttp::error::header_limit) {
-    return Status::FailedPrecondition(where + ": the response head is larger than " +
-                                      std::to_string(kMaxResponseHead) + " bytes");
-  }
-  if (ec) return fail("receive");
-  beast::get_lowest_layer(stream).close();  // no TLS close_notify: the call is over
-
-  const auto& res = parser.get();
-  Response out;
-  out.status = static_cast<int>(res.result_int());
-  out.content_type = std::string(res[bhttp::field::content_type]);
-  out.retry_after = std::string(res[bhttp::field::retry_after]);
-  auto warnings = res.equal_range(bhttp::field::warning);
-  for (auto it = warnings.first; it != warnings.second; ++it) {
-    if (out.warnings.size() == Response::kMaxWarnings) break;
-    out.warnings.emplace_back(it->value().substr(0, kMaxWarningBytes));
-    LogWarn("kubernetes API warning", {{"request", what}, {"warning", out.warnings.back()}});
-  }
+  RETURN_IF_ERROR(read);
+  conn.Close();  // no TLS close_notify: the call is over
+  Response out = Head(parser.get(), what);
   out.body = std::move(parser.release().body());
   return out;
+}
+
+Status RestClient::Impl::StreamOnce(const Request& request, const std::string& token,
+                                    const std::string& what, const Deadline& deadline,
+                                    const StreamOptions& options,
+                                    const std::function<bool(std::string_view)>& on_line,
+                                    int* code) {
+  const std::string where = what + " (" + config_.server + ")";
+  internal::TlsConnection conn(ctx_, where, request.cancel);
+  RETURN_IF_ERROR(conn.Open(config_, deadline));
+  bhttp::request<bhttp::string_body> req = Prepare(request, token);
+  RETURN_IF_ERROR(conn.Write(req, deadline));
+  bhttp::response_parser<bhttp::buffer_body> parser;
+  parser.header_limit(kMaxResponseHead);
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // a stream has no total size; each
+                                                                 // line is bounded
+  RETURN_IF_ERROR(conn.ReadHeader(parser, deadline));
+  const Response head = Head(parser.get(), what);
+  *code = head.status;
+
+  std::string pending;  // a 2xx answer: the line so far; else the error body
+  char chunk[kStreamReadBytes];
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk;
+    parser.get().body().size = sizeof(chunk);
+    RETURN_IF_ERROR(conn.ReadSome(parser, options.idle_timeout));
+    const size_t n = sizeof(chunk) - parser.get().body().size;
+    if (!head.ok()) {
+      pending.append(chunk, std::min(n, kMaxStatusBodyBytes + 1 - pending.size()));
+      if (pending.size() > kMaxStatusBodyBytes) break;  // ParseApiError summarises it
+      continue;
+    }
+    size_t scan = pending.size();
+    pending.append(chunk, n);
+    size_t begin = 0;
+    for (size_t nl; (nl = pending.find('\n', scan)) != std::string::npos; scan = nl + 1) {
+      std::string_view line(pending.data() + begin, nl - begin);
+      begin = nl + 1;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line.size() > options.max_line_bytes) break;  // reported below
+      if (!line.empty() && !on_line(line)) {
+        conn.Close();
+        return Status::Ok();
+      }
+    }
+    pending.erase(0, begin);
+    if (pending.size() > options.max_line_bytes) {
+      conn.Close();
+      return Status::FailedPrecondition(where + ": a line of the answer is longer than " +
+                                        std::to_string(options.max_line_bytes) + " bytes");
+    }
+  }
+  conn.Close();
+  if (!head.ok()) return ParseApiError(head.status, pending, head.retry_after).ToStatus(what);
+  if (!pending.empty()) {
+    return Status::Unavailable(where + ": the answer ended inside a line (" +
+                               std::to_string(pending.size()) + " bytes without a newline)");
+  }
+  return Status::Ok();
 }
 
 namespace {
@@ -339,6 +344,11 @@ Result<std::unique_ptr<RestClient>> RestClient::Create(const ClusterConfig& conf
 }
 
 Result<Response> RestClient::Do(const Request& request) { return impl_->Do(request); }
+
+Status RestClient::Stream(const Request& request, const StreamOptions& options,
+                          const std::function<bool(std::string_view line)>& on_line) {
+  return impl_->Stream(request, options, on_line);
+}
 
 Result<Response> RestClient::Call(const Request& request) {
   ASSIGN_OR_RETURN(Response r, Do(request));

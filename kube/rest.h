@@ -1,21 +1,28 @@
 // RestClient: synchronous HTTPS requests to the Kubernetes API server, on Boost.Beast and
 // OpenSSL.
 //
-// Every call opens its own TLS connection (no pooling yet), verifies the server certificate
+// Every call opens its own TLS connection (no pooling yet; a Stream() keeps its one
+// connection for as long as the answer lasts), verifies the server certificate
 // against the configured CA and the server's name or IP address (or tls-server-name),
 // presents the client certificate when one is configured, and sends the bearer token (a
 // token file is re-read when it changes, and once more after a 401). Each call has one
 // deadline covering the wait for a rate-limit slot, resolve, connect, handshake, request and
 // response (and a second exchange after a 401); a response larger
 // than the cap is refused (resolving a name may outlast the deadline: getaddrinfo() cannot be
-// interrupted; in-cluster and most kubeconfig servers are IP addresses). Thread-safe: calls
-// may run on several threads at once.
+// interrupted; in-cluster and most kubeconfig servers are IP addresses). Stream() reads a
+// long answer (a watch) line by line as it arrives: its deadline covers everything up to the
+// answer's head, then an idle timeout bounds each wait for more bytes, a line longer than
+// its cap is an error, and a StreamCancel stops it from another thread without waiting for
+// the server. Thread-safe: calls may run on several threads at once.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -55,6 +62,27 @@ struct RestOptions {
   int burst = 10;
 };
 
+// Stops a RestClient::Stream() (or a Do()) from another thread, promptly: the connection is
+// closed without waiting for the server. Guards one call at a time; once cancelled it stays
+// so, and a call started with it afterwards fails at once. Thread-safe.
+class StreamCancel {
+ public:
+  // Cancels the call it guards, now or when it starts.
+  void Cancel();
+  // True after Cancel().
+  bool cancelled() const;
+
+  // For the client: registers how to stop the running call; false when cancelled already.
+  bool Attach(std::function<void()> stop);
+  // For the client: the call is over (`stop` is not called any more once this returns).
+  void Detach();
+
+ private:
+  mutable std::mutex mu_;
+  bool cancelled_ = false;
+  std::function<void()> stop_;
+};
+
 // One request.
 struct Request {
   Verb verb = Verb::kGet;
@@ -64,6 +92,7 @@ struct Request {
   std::string body;                               // sent when not empty
   std::string content_type = "application/json";  // of the body
   std::chrono::milliseconds timeout{0};           // 0: RestOptions::timeout
+  StreamCancel* cancel = nullptr;                 // optional; must outlive the call
 };
 
 // One HTTP answer, whatever its code.
@@ -80,6 +109,14 @@ struct Response {
   bool ok() const { return status >= 200 && status <= 299; }
 };
 
+// How a Stream() reads its answer.
+struct StreamOptions {
+  // No byte for this long once the answer has started: an error (Unavailable).
+  std::chrono::milliseconds idle_timeout{60000};
+  // A line (one watch event) longer than this: an error (FailedPrecondition).
+  size_t max_line_bytes = size_t{4} << 20;
+};
+
 class RestClient {
  public:
   // A client for `config`. InvalidArgument when its CA, client certificate or key cannot be
@@ -93,7 +130,8 @@ class RestClient {
   // Sends `request` and returns the answer, whatever its HTTP code. Errors: InvalidArgument
   // for a bad path; Unavailable when the server cannot be reached, the TLS handshake or
   // certificate verification fails, or the connection breaks; Unavailable naming the
-  // timeout when the deadline passes; FailedPrecondition when the answer exceeds the cap.
+  // timeout when the deadline passes, or "cancelled" when request.cancel is;
+  // FailedPrecondition when the answer exceeds the cap.
   // Messages name the verb, the path and the server.
   Result<Response> Do(const Request& request);
 
@@ -107,6 +145,17 @@ class RestClient {
   Result<Response> Delete(const std::string& path, const std::string& body = "");
   // Do(), then the same conversion as the verbs.
   Result<Response> Call(const Request& request);
+
+  // Sends `request` and hands each newline-terminated line of a 2xx answer's body (without
+  // the newline; empty lines skipped) to `on_line` as it arrives, until the server ends the
+  // answer (OK) or `on_line` returns false (OK). request.timeout (or RestOptions::timeout)
+  // bounds everything up to the answer's head; then options.idle_timeout bounds each read.
+  // Errors: a non-2xx answer as by Call(); Unavailable when the connection breaks, the answer
+  // ends inside a line (a part line is never delivered), no byte arrives within the idle
+  // timeout, or request.cancel is cancelled ("cancelled"); FailedPrecondition for a line
+  // longer than options.max_line_bytes.
+  Status Stream(const Request& request, const StreamOptions& options,
+                const std::function<bool(std::string_view line)>& on_line);
 
   class Impl;  // the TLS context and credentials (rest.cc)
 

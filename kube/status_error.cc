@@ -170,6 +170,17 @@ Status ApiError::ToStatus(const std::string& context) const {
   return Status(code, std::move(m)).WithProtocolCode(http_code);
 }
 
+std::optional<int> RetryAfterOf(const Status& status) {
+  if (HttpCodeOf(status) == 0) return std::nullopt;
+  static const std::string kMark = " (retry after ";
+  const std::string& m = status.message();
+  const size_t at = m.rfind(kMark);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t end = m.find(" s)", at);
+  if (end == std::string::npos) return std::nullopt;
+  return ParseSeconds(std::string_view(m).substr(at + kMark.size(), end - at - kMark.size()));
+}
+
 int HttpCodeOf(const Status& status) { return status.protocol_code().value_or(0); }
 bool IsNotFound(const Status& status) { return HttpCodeOf(status) == 404; }
 bool IsConflict(const Status& status) { return HttpCodeOf(status) == 409; }

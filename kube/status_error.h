@@ -67,6 +67,9 @@ ApiError ApiErrorFromStatusObject(const nlohmann::json& status);
 
 // The HTTP code a Status from ApiError::ToStatus carries, or 0.
 int HttpCodeOf(const Status& status);
+// The Retry-After seconds a Status from ApiError::ToStatus carries (read back from its
+// message's "(retry after N s)"), or nullopt.
+std::optional<int> RetryAfterOf(const Status& status);
 // Predicates on such a Status, by HTTP code.
 bool IsNotFound(const Status& status);
 bool IsConflict(const Status& status);

@@ -3,10 +3,18 @@
 // time. Written from the API documentation (docs: shared reference "kube-api-and-dra.md").
 //
 // It serves an in-memory object store under /api/v1/... and /apis/<group>/<version>/...
-// (namespaced or cluster-scoped): GET (object or LIST), POST (name or generateName; 409
-// AlreadyExists), PUT (409 Conflict on a stale metadata.resourceVersion), PATCH (merge,
-// JSON patch, server-side apply treated as a merge that needs fieldManager) and DELETE
-// (preconditions.resourceVersion). Every error is a Status object. On demand it answers the
+// (namespaced or cluster-scoped, a namespaced kind also listed across namespaces): GET
+// (object or LIST), POST (name or generateName; 409 AlreadyExists), PUT (409 Conflict on a
+// stale metadata.resourceVersion), PATCH (merge, JSON patch, server-side apply treated as a
+// merge that needs fieldManager) and DELETE (preconditions.resourceVersion). Every change
+// takes the next value of one global resourceVersion counter. LIST takes `limit` and
+// `continue` (tokens expire on demand: 410), `labelSelector` (k=v terms) and `fieldSelector`
+// (metadata.name, metadata.namespace). WATCH (`?watch=1`) answers with a chunked stream of
+// one JSON event a line: the changes after `resourceVersion` (kept for the last 1000
+// changes; an older one is "too old": an ERROR event with a 410 Status, or an HTTP 410 on
+// demand), or, without one, ADDED for every object first; BOOKMARKs on demand; the stream
+// ends after `timeoutSeconds`, or on demand, or is cut inside an event. Every error is a
+// Status object. On demand it answers the
 // next requests with an injected error (e.g. 429 with Retry-After, 410, 500), reads requests
 // and never answers (for client timeouts), or demands a client certificate. It checks the
 // bearer token. One I/O thread; thread-safe.
@@ -14,6 +22,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +76,8 @@ class FakeApiServer {
   // Stores `object` at `collection` (e.g. "/api/v1/namespaces/a/configmaps") under its
   // metadata.name, filling resourceVersion and uid.
   void Seed(const std::string& collection, nlohmann::json object);
+  // Deletes a stored object (as a DELETE would, watchers told); false when absent.
+  bool Delete(const std::string& collection, const std::string& name);
   // The stored object, or null.
   nlohmann::json Get(const std::string& collection, const std::string& name) const;
   // Answers the next `count` requests with `code` (a Status body of `reason`) and, when
@@ -77,6 +88,30 @@ class FakeApiServer {
   void SetWarning(const std::string& warning);
   // While on, requests are read but never answered (the connection stays open).
   void SetStall(bool stall);
+  // The global resourceVersion (that of the latest change).
+  int64_t resource_version() const;
+
+  // LIST: every continue token handed out so far is expired (410 Expired).
+  void ExpireContinueTokens();
+  // WATCH: forgets the change history; a watch from an older resourceVersion than the
+  // current one is too old (410).
+  void CompactHistory();
+  // WATCH: too old as an HTTP 410 answer (true) or as a 200 with an ERROR event (default).
+  void SetGoneAsHttp(bool http);
+  // WATCH: CompactHistory() past the current version, and an ERROR event (410 Expired) on
+  // every open watch, which then ends.
+  void ExpireWatches();
+  // WATCH: a BOOKMARK with the current resourceVersion on every open watch that allows them.
+  void SendBookmarks();
+  // WATCH: the next change goes out as half an event line to each open watch, whose
+  // connection is then closed (a stream cut mid-event). The change stays in the history.
+  void CutNextEvent();
+  // WATCH: ends every open watch as the server's timeout does (last chunk, close).
+  void EndWatches();
+  // Watches open now, and started so far (a too-old one as an HTTP 410 not counted).
+  size_t open_watches() const;
+  size_t watches_started() const;
+
   // Requests seen so far (the last 100).
   std::vector<SeenRequest> Requests() const;
   // Connections accepted so far (a TLS handshake that failed counts).

@@ -1,4 +1,5 @@
-// Helpers shared by the kube_* tests: files in a temporary directory and a test PKI.
+// Helpers shared by the kube_* tests: files in a temporary directory, a test PKI, and a fake
+// API server with a client for it.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +9,9 @@
 #include <string>
 
 #include "common/temp_dir.h"
+#include "kube/config.h"
+#include "kube/rest.h"
+#include "testing/fake_apiserver.h"
 #include "testing/test_pki.h"
 
 namespace hcashare::testing {
@@ -50,6 +54,34 @@ inline fake::TestPki& SharedPki() {
     return std::move(*p);
   }();
   return *pki;
+}
+
+// A fake API server on loopback with the shared PKI (null, with a failure, when it fails).
+inline std::unique_ptr<fake::FakeApiServer> StartFakeApiServer(
+    fake::FakeApiServerOptions options = {}) {
+  auto s = fake::FakeApiServer::Start(&SharedPki(), std::move(options));
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+// A config for `server` trusting the shared test CA, with the server's default token.
+inline kube::ClusterConfig ConfigFor(const fake::FakeApiServer& server) {
+  kube::ClusterConfig c;
+  c.server = server.url();
+  c.url = kube::ParseServerUrl(c.server, "test").value();
+  c.ca_pem = SharedPki().ca_pem();
+  c.token = "test-token";
+  c.source = "test";
+  return c;
+}
+
+// A client for `server` without the client-side rate limit.
+inline std::unique_ptr<kube::RestClient> UnlimitedClient(const fake::FakeApiServer& server) {
+  kube::RestOptions o;
+  o.qps = 0;
+  auto c = kube::RestClient::Create(ConfigFor(server), o);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? std::move(*c) : nullptr;
 }
 
 }  // namespace hcashare::testing
