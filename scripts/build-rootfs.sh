@@ -7,6 +7,8 @@
 #   /usr/local/bin/hcashare-device-plugin   the daemon (statically linked)
 #   /usr/local/bin/hcashare-cni             the CNI plugin (statically linked)
 #   /usr/local/bin/hcashare                 the operator CLI (dynamically linked)
+#   /usr/local/bin/hcashare-webhook         the network resources injector (dynamically
+#                                           linked; OpenSSL statically)
 #   /usr/local/bin/hcashare-install-cni     scripts/install-cni.sh (the init container)
 #   /usr/bin/{bash,cp,mv,rm,mkdir,chmod,sync}  what the installer runs
 #   libibverbs and its providers (when the CLI loads libibverbs, for `hcashare doctor`)
@@ -15,7 +17,7 @@
 #
 # Usage: scripts/build-rootfs.sh --out DIR [--bin-dir DIR] [--no-strip]
 #   --out      the tree to (re)create; must be absent, empty, or a tree made by this script
-#   --bin-dir  where the three binaries are (default: build/bin)
+#   --bin-dir  where the four binaries are (default: build/bin)
 #   --no-strip keep debug information (the default strips our binaries)
 set -euo pipefail
 
@@ -42,13 +44,13 @@ done
 [ -n "$out" ] || { usage >&2; exit 2; }
 
 # What the image runs, and what the CNI installer runs.
-BINARIES=(hcashare-device-plugin hcashare-cni hcashare)
+BINARIES=(hcashare-device-plugin hcashare-cni hcashare hcashare-webhook)
 INSTALLER_TOOLS=(bash cp mv rm mkdir chmod sync)
 # Debian packages whose code is linked statically into the binaries (their copyright
 # files go into the tree too; the dynamic ones are found with dpkg).
 STATIC_PACKAGES=(libc6-dev libstdc++-12-dev libgcc-12-dev libgrpc++-dev libgrpc-dev
   libprotobuf-dev libabsl-dev libc-ares-dev libre2-dev zlib1g-dev libnl-3-dev
-  libnl-route-3-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev)
+  libnl-route-3-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libboost1.74-dev libssl-dev)
 
 for b in "${BINARIES[@]}"; do
   [ -x "$bin_dir/$b" ] || die "$bin_dir/$b is missing (build it first: scripts/build.sh build)"

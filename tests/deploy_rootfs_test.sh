@@ -26,7 +26,8 @@ fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
 bash "$repo/scripts/build-rootfs.sh" --bin-dir "$bin_dir" --out "$out"
 
 for f in usr/local/bin/hcashare-device-plugin usr/local/bin/hcashare-cni \
-  usr/local/bin/hcashare usr/local/bin/hcashare-install-cni usr/bin/bash; do
+  usr/local/bin/hcashare usr/local/bin/hcashare-webhook usr/local/bin/hcashare-install-cni \
+  usr/bin/bash; do
   if [ -x "$out/$f" ]; then ok "/$f is in the tree"; else fail "/$f is missing"; fi
 done
 
@@ -89,6 +90,19 @@ if got=$(in_tree hcashare --version 2>&1) && [[ $got == "hcashare "* ]]; then
   ok "hcashare runs: $got"
 else
   fail "hcashare --version in the tree: $got"
+fi
+if got=$(in_tree hcashare-webhook --version 2>&1) && [[ $got == "hcashare-webhook "* ]]; then
+  ok "hcashare-webhook runs: $got"
+else
+  fail "hcashare-webhook --version in the tree: $got"
+fi
+# Past the command line it reads its certificate (OpenSSL linked in): a clear error, exit 1.
+got=$(in_tree hcashare-webhook --tls-cert-file=/tmp/none.crt --tls-private-key-file=/tmp/none.key \
+  --kubeconfig=/tmp/none.yaml 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 1 ] && [[ $got == *none.yaml* ]]; then
+  ok "hcashare-webhook starts in the tree and says what is missing"
+else
+  fail "hcashare-webhook in the tree (exit $rc): $got"
 fi
 cp "$repo/deploy/examples/config-with-vf-pool.json" "$out/tmp/config.json"
 if got=$(in_tree hcashare validate /tmp/config.json 2>&1); then

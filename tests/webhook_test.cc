@@ -245,8 +245,8 @@ TEST_F(WebhookProcessTest, MetricsCountRequestsAndTheCache) {
 // Not an AdmissionReview: 400, and the webhook goes on.
 TEST_F(WebhookProcessTest, GarbageBodiesGet400) {
   Start();
-  for (const std::string body : {"", "{", "[]", R"({"kind":"AdmissionReview"})",
-                                 std::string(100000, '[')}) {
+  for (const std::string& body : std::vector<std::string>{
+           "", "{", "[]", R"({"kind":"AdmissionReview"})", std::string(100000, '[')}) {
     kube::Request r;
     r.verb = kube::Verb::kPost;
     r.path = "/mutate";
