@@ -30,8 +30,8 @@ namespace hcashare {
 namespace {
 
 using json = nlohmann::json;
-using ::testing::HasSubstr;
 using std::chrono::milliseconds;
+using ::testing::HasSubstr;
 
 constexpr char kNads[] = "/apis/k8s.cni.cncf.io/v1/namespaces/%s/network-attachment-definitions";
 
@@ -56,7 +56,8 @@ json Pod(const std::string& networks) {
               {"kind", "Pod"},
               {"metadata", {{"name", "trainer"}, {"namespace", "team-a"}}},
               {"spec", {{"containers", json::array({{{"name", "main"}, {"image", "x"}}})}}}};
-  if (!networks.empty()) pod["metadata"]["annotations"] = {{"k8s.v1.cni.cncf.io/networks", networks}};
+  if (!networks.empty())
+    pod["metadata"]["annotations"] = {{"k8s.v1.cni.cncf.io/networks", networks}};
   return pod;
 }
 
@@ -92,8 +93,8 @@ class WebhookProcessTest : public ::testing::Test {
   std::string Kubeconfig() const {
     return "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
            "clusters:\n- name: fake\n  cluster:\n    server: " +
-           api_->url() + "\n    certificate-authority-data: " +
-           testing::Base64(testing::SharedPki().ca_pem()) +
+           api_->url() +
+           "\n    certificate-authority-data: " + testing::Base64(testing::SharedPki().ca_pem()) +
            "\nusers:\n- name: u\n  user:\n    token: test-token\n"
            "contexts:\n- name: test\n  context: {cluster: fake, user: u}\n";
   }
@@ -234,8 +235,10 @@ TEST_F(WebhookProcessTest, MetricsCountRequestsAndTheCache) {
   Admit(Review(Pod("absent")));
   auto m = client_->Do({kube::Verb::kGet, "/metrics", "", "", milliseconds(0)});
   ASSERT_TRUE(m.ok());
-  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_requests_total{result=\"patched\"}"), 1);
-  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_requests_total{result=\"allowed\"}"), 1);
+  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_requests_total{result=\"patched\"}"),
+            1);
+  EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_requests_total{result=\"allowed\"}"),
+            1);
   EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_requests_total{result=\"denied\"}"), 1);
   EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_nad_cache_objects"), 3);
   EXPECT_EQ(testing::SampleValue(m->body, "hcashare_webhook_nad_cache_synced"), 1);

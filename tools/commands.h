@@ -44,11 +44,16 @@ int RunTopo(const TopoOptions& opts);
 struct DoctorOptions {
   std::string host_root = "/";
   bool json = false;
+  std::string pod;         // NAMESPACE/NAME: check that pod's networks instead of this host
+  std::string kubeconfig;  // with pod: the cluster; else $KUBECONFIG, ~/.kube/config, in-cluster
 };
 
-// `hcashare doctor`: the RDMA/NCCL readiness checks, for this process's environment.
-// 0 when no check FAILs, 1 otherwise.
+// `hcashare doctor`: the RDMA/NCCL readiness checks, for this process's environment; with
+// --pod, whether a pod requests the resource of every network it names (asks the API
+// server). 0 when no check FAILs, 1 otherwise (2 when the cluster cannot be asked).
 int RunDoctor(const DoctorOptions& opts);
+// `hcashare doctor --pod`: RunDoctor's answer when opts.pod is set.
+int RunPodDoctor(const DoctorOptions& opts);
 
 struct DiscoverOptions {
   std::string config;  // the device-plugin config file

@@ -30,6 +30,7 @@ std::map<std::string, std::string> Environment() {
 }  // namespace
 
 int RunDoctor(const DoctorOptions& opts) {
+  if (!opts.pod.empty()) return RunPodDoctor(opts);
   auto host = NewRootedHost(opts.host_root);
   auto verbs = doctor::NewLibibverbs();
   auto rdma = NewRdmaNetlink();

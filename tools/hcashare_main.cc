@@ -71,6 +71,12 @@ int main(int argc, char** argv) {
                          "exit 1 on any FAIL");
   doctor->add_flag("--json", doctor_opts.json, "print the results as JSON");
   doctor->add_option("--host-root", doctor_opts.host_root, kHostRootHelp);
+  doctor->add_option("--pod", doctor_opts.pod,
+                     "NAMESPACE/NAME: does this pod request the RDMA resource of every network "
+                     "it names, and what would hcashare-webhook add (asks the API server)");
+  doctor->add_option("--kubeconfig", doctor_opts.kubeconfig,
+                     "with --pod: kubeconfig file (default $KUBECONFIG, ~/.kube/config, else "
+                     "the in-cluster config)");
 
   cli::DiscoverOptions discover_opts;
   auto* discover = app.add_subcommand(

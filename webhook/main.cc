@@ -200,13 +200,14 @@ int Run(int argc, char** argv) {
   int sig = 0;
   while (sigwait(&sigs, &sig) != 0) {
   }
-  LogInfo("shutting down", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"},
-                            {"delay_seconds", f.shutdown_delay}});
+  LogInfo("shutting down",
+          {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}, {"delay_seconds", f.shutdown_delay}});
   stopping = true;
   // Serving on while the endpoint is removed: a bounded wait for what cannot be observed
   // from here (the API server's view of the endpoints), cut short by a second signal.
-  timespec delay{static_cast<time_t>(f.shutdown_delay),
-                 static_cast<long>((f.shutdown_delay - static_cast<time_t>(f.shutdown_delay)) * 1e9)};
+  timespec delay{
+      static_cast<time_t>(f.shutdown_delay),
+      static_cast<long>((f.shutdown_delay - static_cast<time_t>(f.shutdown_delay)) * 1e9)};
   sigtimedwait(&sigs, nullptr, &delay);
   server->reset();
   informer.Stop();

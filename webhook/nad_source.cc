@@ -23,8 +23,8 @@ json SlimNad(json nad) {
   auto ann = meta->find("annotations");
   if (ann != meta->end() && ann->is_object()) {
     json kept = json::object();
-    for (const char* key : {injector::kResourceNameAnnotation,
-                            injector::kResourceContainerAnnotation}) {
+    for (const char* key :
+         {injector::kResourceNameAnnotation, injector::kResourceContainerAnnotation}) {
       if (ann->contains(key)) kept[key] = std::move((*ann)[key]);
     }
     if (!kept.empty()) slim_meta["annotations"] = std::move(kept);
@@ -57,8 +57,8 @@ Result<injector::NadInfo> NadSource::Find(const std::string& ns, const std::stri
     }
   }
   kube::Request get;
-  get.path = "/apis/k8s.cni.cncf.io/v1/namespaces/" + ns + "/network-attachment-definitions/" +
-             name;
+  get.path =
+      "/apis/k8s.cni.cncf.io/v1/namespaces/" + ns + "/network-attachment-definitions/" + name;
   get.timeout = get_timeout_;
   Result<kube::Response> r = client_->Call(get);
   if (!r.ok()) {
@@ -72,7 +72,8 @@ Result<injector::NadInfo> NadSource::Find(const std::string& ns, const std::stri
   Result<json> nad = jsonin::ParseJson(r->body, {/*max_depth=*/kMaxNadDepth});
   if (!nad.ok() || !nad->is_object()) {
     Lookups("api", "error").Inc();
-    return Status::Unavailable("cannot read " + what + ": the API server's answer is not an object");
+    return Status::Unavailable("cannot read " + what +
+                               ": the API server's answer is not an object");
   }
   Lookups("api", "found").Inc();
   return injector::NadInfoFromObject(*nad);

@@ -30,8 +30,8 @@ class NadSource : public injector::NadLookup {
  public:
   // `informer` may be null (GETs only); both must outlive this. Lookups are counted in
   // `registry` by source (cache, api) and result (found, missing, error).
-  NadSource(const kube::Informer* informer, kube::RestClient* client,
-            metrics::Registry& registry, std::chrono::milliseconds get_timeout);
+  NadSource(const kube::Informer* informer, kube::RestClient* client, metrics::Registry& registry,
+            std::chrono::milliseconds get_timeout);
 
   // The injector's lookup: the cache, else a GET. NotFound when the API server says so;
   // Unavailable (naming the NAD) when it cannot be asked.

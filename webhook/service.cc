@@ -71,7 +71,7 @@ HttpResponse WebhookService::Mutate(const HttpRequest& request) {
   const char* result = !reply->allowed ? "denied" : reply->patch_ops > 0 ? "patched" : "allowed";
   Count(result);
   // Pods with nothing to add are the common case: logged only at debug level.
-  const LogLevel level = !reply->allowed          ? LogLevel::kWarn
+  const LogLevel level = !reply->allowed        ? LogLevel::kWarn
                          : reply->patch_ops > 0 ? LogLevel::kInfo
                                                 : LogLevel::kDebug;
   Log(level, "admission",

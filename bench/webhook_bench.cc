@@ -1,0 +1,249 @@
+// webhook_bench: hcashare-webhook under admission load (issue 26's targets: p99 under 5 ms at
+// 200 requests/s with a warm cache; memory under the Deployment's limit with 10,000 NADs).
+//
+// Starts the fake API server (in this process, HTTPS) holding --nads NADs over 100
+// namespaces, each with a CNI config as a real NAD carries, then the real hcashare-webhook
+// against it, and waits until /readyz says the cache is synced. Then it sends
+// AdmissionReviews open-loop: request i is due at start + i/rate, whatever happened to the
+// earlier ones, and its latency counts from when it was due (so a stall delays every request
+// behind it, as the API server would see). Each request is a new TLS connection, as the
+// webhook closes every connection, and names two random NADs of its namespace.
+//
+// --no-cache runs the same load with the cache turned off (--nad-cache-max-objects 1: every
+// lookup is a GET to the API server), the cost a cold or failed informer has, and what an
+// injector without one pays on every pod.
+//
+// Prints one line: webhook nads=N rate=R requests=N errors=N p50_ms= p90_ms= p99_ms= max_ms=
+// sync_ms= rss_kib= hwm_kib= (the webhook's VmRSS after the load and its peak, VmHWM).
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/bench_util.h"
+#include "common/process.h"
+#include "common/temp_dir.h"
+#include "injector/admission.h"
+#include "kube/rest.h"
+#include "testing/fake_apiserver.h"
+#include "testing/test_pki.h"
+
+namespace hcashare {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  int nads = 10000;
+  double rate = 200;
+  double seconds = 10;
+  int threads = 4;
+  bool no_cache = false;
+};
+
+std::string Review(int ns, int a, int b, int uid) {
+  json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", "trainer-" + std::to_string(uid)},
+        {"namespace", "ns-" + std::to_string(ns)},
+        {"annotations",
+         {{"k8s.v1.cni.cncf.io/networks",
+           "nad-" + std::to_string(a) + ", nad-" + std::to_string(b) + "@net2"}}}}},
+      {"spec",
+       {{"containers", json::array({{{"name", "main"},
+                                     {"image", "registry.example/train:1"},
+                                     {"resources", {{"limits", {{"nvidia.com/gpu", "8"}}}}}}})}}}};
+  json r = {{"apiVersion", "admission.k8s.io/v1"},
+            {"kind", "AdmissionReview"},
+            {"request",
+             {{"uid", "uid-" + std::to_string(uid)},
+              {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+              {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+              {"namespace", "ns-" + std::to_string(ns)},
+              {"operation", "CREATE"},
+              {"object", pod}}}};
+  return r.dump();
+}
+
+int Run(const Args& args) {
+  TempDir dir;
+  auto pki = fake::TestPki::Create("bench-ca");
+  if (!pki.ok()) return 1;
+  auto api = fake::FakeApiServer::Start(pki->get());
+  if (!api.ok()) {
+    std::fprintf(stderr, "fake API server: %s\n", api.status().ToString().c_str());
+    return 1;
+  }
+  const int per_ns = std::max(1, args.nads / 100);
+  for (int i = 0; i < args.nads; ++i) {
+    const int ns = i / per_ns;
+    json nad = {
+        {"apiVersion", "k8s.cni.cncf.io/v1"},
+        {"kind", "NetworkAttachmentDefinition"},
+        {"metadata",
+         {{"name", "nad-" + std::to_string(i % per_ns)},
+          {"annotations",
+           {{"k8s.v1.cni.cncf.io/resourceName", "rdma/vfs_" + std::to_string(i % 8)}}}}},
+        {"spec",
+         {{"config",
+           R"({"cniVersion":"1.0.0","name":"rdma-net","type":"hcashare-cni","vlan":100,)"
+           R"("ipam":{"type":"whereabouts","range":"192.168.0.0/16","exclude":["192.168.0.1/32"]}})"}}}};
+    (*api)->Seed("/apis/k8s.cni.cncf.io/v1/namespaces/ns-" + std::to_string(ns) +
+                     "/network-attachment-definitions",
+                 nad);
+  }
+  std::ofstream(dir.path() + "/kubeconfig")
+      << "apiVersion: v1\nkind: Config\ncurrent-context: b\nclusters:\n- name: f\n  cluster:\n"
+         "    server: "
+      << (*api)->url()
+      << "\n    certificate-authority-data: " << injector::EncodeBase64((*pki)->ca_pem())
+      << "\nusers:\n- name: u\n  user:\n    token: test-token\n"
+         "contexts:\n- name: b\n  context: {cluster: f, user: u}\n";
+  auto pair = (*pki)->IssueServer("hcashare-injector", {"IP:127.0.0.1"});
+  if (!pair.ok()) return 1;
+  std::ofstream(dir.path() + "/tls.crt") << pair->cert_pem;
+  std::ofstream(dir.path() + "/tls.key") << pair->key_pem;
+
+  const std::string bin = SelfDir() + "/hcashare-webhook";
+  std::vector<std::string> argv = {bin,
+                                   "--tls-cert-file=" + dir.path() + "/tls.crt",
+                                   "--tls-private-key-file=" + dir.path() + "/tls.key",
+                                   "--listen-address=127.0.0.1:0",
+                                   "--kubeconfig=" + dir.path() + "/kubeconfig",
+                                   "--shutdown-delay-seconds=0"};
+  if (args.no_cache) argv.push_back("--nad-cache-max-objects=1");
+  const std::string log_path = dir.path() + "/webhook.log";
+  const auto started = Clock::now();
+  auto proc = Subprocess::Spawn(argv, log_path);
+  if (!proc.ok()) {
+    std::fprintf(stderr, "%s\n", proc.status().ToString().c_str());
+    return 1;
+  }
+  // The port from the start-up line.
+  int port = 0;
+  const std::regex port_re("serving .*port=([0-9]+)");
+  kube::ClusterConfig c;
+  c.ca_pem = (*pki)->ca_pem();
+  c.source = "bench";
+  std::unique_ptr<kube::RestClient> client;
+  for (int i = 0; i < 6000 && client == nullptr; ++i) {
+    std::ifstream in(log_path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::smatch m;
+    const std::string log = ss.str();
+    if (std::regex_search(log, m, port_re)) {
+      port = std::stoi(m[1]);
+      c.server = "https://127.0.0.1:" + std::to_string(port);
+      c.url = kube::ParseServerUrl(c.server, "bench").value();
+      kube::RestOptions o;
+      o.qps = 0;
+      o.timeout = std::chrono::milliseconds(5000);
+      client = std::move(kube::RestClient::Create(c, o)).value();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling the log file
+  }
+  if (client == nullptr) {
+    std::fprintf(stderr, "the webhook did not start\n");
+    return 1;
+  }
+  for (;;) {
+    auto r = client->Do({kube::Verb::kGet, "/readyz", "", "", std::chrono::milliseconds(0)});
+    if (r.ok() && r->status == 200) break;
+    if (Clock::now() - started > std::chrono::seconds(120)) {
+      std::fprintf(stderr, "not ready after 120 s\n");
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling readiness
+  }
+  const double sync_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+
+  const int total = static_cast<int>(args.rate * args.seconds);
+  std::vector<double> latency(static_cast<size_t>(total), 0);
+  std::atomic<int> errors{0};
+  const auto t0 = Clock::now() + std::chrono::milliseconds(100);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < args.threads; ++t) {
+    threads.emplace_back([&, t] {
+      kube::RestOptions o;
+      o.qps = 0;
+      o.timeout = std::chrono::milliseconds(5000);
+      auto cl = std::move(kube::RestClient::Create(c, o)).value();
+      std::mt19937 rng(static_cast<unsigned>(t + 1));
+      for (int i = t; i < total; i += args.threads) {
+        const auto due = t0 + std::chrono::nanoseconds(static_cast<long long>(i * 1e9 / args.rate));
+        std::this_thread::sleep_until(due);  // the load's schedule
+        const int ns = static_cast<int>(rng() % 100);
+        const int a = static_cast<int>(rng() % static_cast<unsigned>(per_ns));
+        const int b = static_cast<int>(rng() % static_cast<unsigned>(per_ns));
+        kube::Request req;
+        req.verb = kube::Verb::kPost;
+        req.path = "/mutate?timeout=5s";
+        req.body = Review(ns, a, b, i);
+        auto r = cl->Do(req);
+        latency[static_cast<size_t>(i)] =
+            std::chrono::duration<double, std::milli>(Clock::now() - due).count();
+        if (!r.ok() || r->status != 200 || r->body.find("\"patch\"") == std::string::npos) {
+          ++errors;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const long rss = bench::ProcStatusKib(proc->pid(), "VmRSS:");
+  const long hwm = bench::ProcStatusKib(proc->pid(), "VmHWM:");
+  (void)proc->Signal(SIGTERM);
+  (void)proc->Wait(std::chrono::milliseconds(5000));
+  std::printf(
+      "webhook nads=%d cache=%s rate=%.0f requests=%d errors=%d p50_ms=%.2f p90_ms=%.2f "
+      "p99_ms=%.2f max_ms=%.2f sync_ms=%.0f rss_kib=%ld hwm_kib=%ld\n",
+      args.nads, args.no_cache ? "off" : "on", args.rate, total, errors.load(),
+      bench::Percentile(latency, 0.5), bench::Percentile(latency, 0.9),
+      bench::Percentile(latency, 0.99), bench::Percentile(latency, 1.0), sync_ms, rss, hwm);
+  return errors.load() == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace hcashare
+
+int main(int argc, char** argv) {
+  hcashare::Args args;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--nads") {
+      args.nads = std::atoi(next().c_str());
+    } else if (a == "--rate") {
+      args.rate = std::atof(next().c_str());
+    } else if (a == "--seconds") {
+      args.seconds = std::atof(next().c_str());
+    } else if (a == "--threads") {
+      args.threads = std::atoi(next().c_str());
+    } else if (a == "--no-cache") {
+      args.no_cache = true;
+    } else {
+      std::fprintf(stderr,
+                   "usage: webhook_bench [--nads N] [--rate R] [--seconds S] [--threads T] "
+                   "[--no-cache]\n");
+      return 2;
+    }
+  }
+  if (args.nads < 100 || args.rate <= 0 || args.seconds <= 0 || args.threads < 1) return 2;
+  return hcashare::Run(args);
+}
