@@ -5,7 +5,9 @@
 # (ListAndWatch streams under publish bursts and cancels), uevent_test (the uevent
 # sources), daemon_test (the TSan-built daemon process: signals, restarts, overlap),
 # http_server_test (the Asio I/O thread and the worker) and probe_test (probes beside a
-# stuck control loop).
+# stuck control loop); for the cluster side, https_server_test (TLS sessions, certificate
+# reload), kube_watch_test and kube_informer_test (the informer's thread beside readers) and
+# webhook_test (the TSan-built hcashare-webhook process).
 # Builds them with -DHCASHARE_SANITIZE=thread into build-tsan and runs them.
 #
 # Debian's gRPC, protobuf and abseil are not instrumented, so TSan cannot see how gRPC
@@ -20,12 +22,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tsan}
 all_tests=(server_test config_watch_test list_watch_test uevent_test daemon_test http_server_test
-  probe_test)
+  probe_test https_server_test kube_watch_test kube_informer_test webhook_test)
 read -r -a tests <<<"${TSAN_TESTS:-${all_tests[*]}}"
 
 echo "== build (ThreadSanitizer) into $build: ${tests[*]}"
 bash scripts/build.sh "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHCASHARE_SANITIZE=thread \
-  -DHCASHARE_BUILD_BENCH=OFF -- "${tests[@]}" hcashare-device-plugin
+  -DHCASHARE_BUILD_BENCH=OFF -- "${tests[@]}" hcashare-device-plugin hcashare-webhook
 
 echo "== tests under ThreadSanitizer"
 build=$(cd "$build" && pwd)
