@@ -12,7 +12,7 @@ namespace hcashare {
 
 // The RDMA device names a resource grants: "HCASHARE_RDMA_DEVICES_<suffix>". Without a
 // suffix it is the generic variable of earlier releases, set only by a resource with
-// `setRdmaDevicesEnv` (README "What a pod gets").
+// `setRdmaDevicesEnv` (docs/device-plugin.md, "What a pod gets").
 inline constexpr const char* kRdmaDevicesEnv = "HCASHARE_RDMA_DEVICES";
 
 // The suffix of a resource's variables: `full_name` ("rdma/hca_shared_devices_a")

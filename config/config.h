@@ -87,7 +87,7 @@ struct ResourceConfig {
   bool topology_aware = false;  // `topologyAware` (shared only): IDs spread over NUMA nodes
   bool exclude_topology = false;  // `excludeTopology`: advertise no NUMA TopologyInfo
   std::string cdi_kind;  // `cdiKind`: the CDI kind of this resource's spec; "" = FullName()
-  // Exclusive only, both default false (see README "Exclusive mode"):
+  // Exclusive only, both default false (see docs/device-plugin.md, "Exclusive mode"):
   bool allow_pf_with_vfs = false;  // `allowPfWithVfs`: offer PFs whose VFs are enabled
   bool allow_host_uplink = false;  // `allowHostUplink`: offer the netdev of the default route
   // `setNcclIbHca`: Allocate also sets NCCL_IB_HCA to the granted RDMA devices as an exact

@@ -20,7 +20,7 @@ std::string SharedNameWarning(const std::string& var, const std::string& first,
          ": in a container that holds both resources the kubelet keeps one of the two values "
          "(\"conflicting setting\"), so the container does not see the other resource's "
          "devices; use " +
-         own + " (README \"What a pod gets\")";
+         own + " (docs/device-plugin.md, \"What a pod gets\")";
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ void CheckPciVar(const DoctorInputs& in, const std::string& var, const std::stri
 }
 
 // The advice for an NCCL_IB_HCA that misses devices: compose it from every resource's
-// variable (README "What a pod gets").
+// variable (docs/device-plugin.md, "What a pod gets").
 constexpr const char* kNcclIbHcaFix =
     "compose it from every resource's devices in the container's command: "
     "NCCL_IB_HCA==$(env | sed -n 's/^HCASHARE_RDMA_DEVICES_[A-Z0-9_]*=//p' | paste -sd, -)";

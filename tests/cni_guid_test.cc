@@ -288,7 +288,7 @@ TEST_F(CniRebindTest, ASymlinkedDriversDirectoryGetsNoWrite) {
   ExpectGuids(kBefore, "after the refused ADD");
 }
 
-// GUIDs are unique on the node (issue 24). Before: two pods with the README's NAD (one
+// GUIDs are unique on the node (issue 24). Before: two pods with docs/cni.md's NAD (one
 // fixed `guid`) both got rc 0 and the same node and port GUID on one fabric; so did a
 // runtimeConfig.infinibandGUID given twice. The adversary is a NAD author or a runtime
 // that repeats a GUID: the second ADD is refused (code 7) naming the holder, unchanged.

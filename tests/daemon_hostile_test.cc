@@ -101,7 +101,7 @@ TEST_F(DaemonHostileTest, BadMetricsAddressExitsTwoBeforeAnySideEffect) {
                !std::filesystem::is_empty(kubelet_->DevicePluginDir()));
 }
 
-// `--pool-info-dir=` (the README's way to turn pool files off) no longer takes the next
+// `--pool-info-dir=` (docs/device-plugin.md's way to turn pool files off) no longer takes the next
 // argument as its value.
 TEST_F(DaemonHostileTest, EmptyEqualsValueDoesNotSwallowTheNextArgument) {
   const std::string out = tmp_.path() + "/version.txt";

@@ -1,8 +1,8 @@
 // The environment of a container that holds two hcashare resources (issue 25): the kubelet
 // merges the Allocate responses' envs by name and keeps one value when two resources set the
-// same name, so each resource's variables must be its own; the README's and the NCCL
-// example's NCCL_IB_HCA snippet, run by a shell on that environment, names both resources'
-// RDMA devices.
+// same name, so each resource's variables must be its own; the NCCL_IB_HCA snippet of the
+// README, docs/device-plugin.md and the NCCL example, run by a shell on that environment,
+// names both resources' RDMA devices.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -25,7 +25,7 @@ namespace hcashare::deploy {
 namespace {
 
 // A shared pool on the PF HCA mlx5_0 and an exclusive pool of its VFs (mlx5_2, mlx5_3),
-// as in the README's "Exclusive mode" next to a shared pool.
+// as in docs/device-plugin.md's "Exclusive mode" next to a shared pool.
 constexpr const char* kTwoResources = R"({"configList": [
   {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 10, "selectors": {"ifNames": ["ib0"]}},
   {"resourceName": "vf_pool_a", "mode": "exclusive",
@@ -140,8 +140,8 @@ TEST_F(ContainerEnvTest, SharedAndExclusiveResourcesDoNotConflict) {
   EXPECT_EQ(merged.env.at("HCASHARE_RDMA_DEVICES_RDMA_VF_POOL_A"), "mlx5_2");
 }
 
-// The README's snippet and the NCCL example's make NCCL use both resources' devices,
-// as an exact match.
+// The snippet of the README and docs/device-plugin.md and the NCCL example's make NCCL use
+// both resources' devices, as an exact match.
 TEST_F(ContainerEnvTest, NcclIbHcaSnippetsNameEveryResourcesDevices) {
   const MergedEnv merged = ContainerEnv();
   const std::vector<json> job = LoadYamlFile(Src("deploy/examples/nccl-allreduce-job.yaml"));
@@ -150,6 +150,7 @@ TEST_F(ContainerEnvTest, NcclIbHcaSnippetsNameEveryResourcesDevices) {
       (*Find(job, "Job"))["spec"]["template"]["spec"]["containers"][0]["args"][0];
   const std::map<std::string, std::string> sources = {
       {"README.md", NcclSnippet(testing::ReadTextFile(Src("README.md")))},
+      {"docs/device-plugin.md", NcclSnippet(testing::ReadTextFile(Src("docs/device-plugin.md")))},
       {"nccl-allreduce-job.yaml", NcclSnippet(job_script)}};
   for (const auto& [file, snippet] : sources) {
     ASSERT_FALSE(snippet.empty()) << file << " sets no NCCL_IB_HCA";

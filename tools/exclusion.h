@@ -1,7 +1,7 @@
 // Why a device is not in a resource's pool — the answer to "why does my resource show 0?".
 //
 // Selection is re-run one selector at a time with deviceplugin's own matcher
-// (dp::Matches), in the order the README lists the selectors, so the explanation can
+// (dp::Matches), in the order docs/config-reference.md lists the selectors, so the explanation can
 // never disagree with what the daemon does; discovery's own reasons are read from its
 // record. Pure functions.
 #pragma once

@@ -1,6 +1,6 @@
 // Renderings of a TopoReport for `hcashare topo --format table|json|dot`. Pure functions.
 //
-// JSON schema (stable; documented in README.md):
+// JSON schema (stable; documented in docs/cli.md):
 //   devices      list of {pci, kind ("gpu"|"nic"), name, numa (int or null), cpus (string
 //                or null)}, GPUs first, each kind by PCI address
 //   matrix       {pci: {pci: "X"|"PIX"|"PXB"|"PHB"|"NODE"|"SYS"}}
