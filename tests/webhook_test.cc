@@ -213,6 +213,61 @@ TEST_F(WebhookProcessTest, MissingNadWarnsWhenToldTo) {
   EXPECT_THAT(review["response"]["warnings"][0].get<std::string>(), HasSubstr("team-a/absent"));
 }
 
+// The issue's cases through the process: each pod's exact patch (or refusal), the patched
+// pod admitted again without a patch.
+TEST_F(WebhookProcessTest, CasesThroughTheProcess) {
+  Start();
+  struct Case {
+    const char* what;
+    json pod;
+    bool allowed;
+    json patch;           // when allowed
+    const char* message;  // a part of the refusal
+  };
+  json existing = Pod("rdma-a, rdma-a");
+  existing["spec"]["containers"][0]["resources"] = {{"requests", {{"rdma/vfs_a", "3"}}},
+                                                    {"limits", {{"rdma/vfs_a", "3"}}}};
+  json smaller = Pod("rdma-a, rdma-a");
+  smaller["spec"]["containers"][0]["resources"] = {{"requests", {{"rdma/vfs_a", "1"}}},
+                                                   {"limits", {{"rdma/vfs_a", "1"}}}};
+  json init = Pod("rdma-a");
+  init["spec"]["initContainers"] = json::array({{{"name", "setup"}, {"image", "x"}}});
+  init["metadata"]["annotations"]["hcashare.io/resource-container"] = "setup";
+  json no_containers = Pod("rdma-a");
+  no_containers["spec"]["containers"] = json::array();
+  const std::vector<Case> cases = {
+      {"JSON form, cross-namespace", Pod(R"([{"name":"rdma-b","namespace":"shared"}])"), true,
+       json::parse(R"([{"op":"add","path":"/spec/containers/0/resources","value":{
+         "limits":{"rdma/vfs_b":"1"},"requests":{"rdma/vfs_b":"1"}}}])"),
+       ""},
+      {"a larger request is kept", existing, true, json::array(), ""},
+      {"a smaller request is raised", smaller, true,
+       json::parse(
+           R"([{"op":"replace","path":"/spec/containers/0/resources/requests/rdma~1vfs_a","value":"2"},
+                       {"op":"replace","path":"/spec/containers/0/resources/limits/rdma~1vfs_a","value":"2"}])"),
+       ""},
+      {"an init container named", init, false, json(), "setup"},
+      {"no containers", no_containers, false, json(), "container"},
+      {"a 1 MiB annotation", Pod("rdma-a," + std::string(1 << 20, 'x')), false, json(), "networks"},
+      {"an annotation of invalid JSON", Pod("[{\"name\":"), false, json(), "networks"},
+  };
+  int uid = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    json review = Admit(Review(c.pod, "case-" + std::to_string(++uid)));
+    ASSERT_TRUE(review.is_object());
+    ASSERT_EQ(review["response"]["allowed"].get<bool>(), c.allowed) << review.dump().substr(0, 500);
+    if (!c.allowed) {
+      EXPECT_THAT(review["response"]["status"]["message"].get<std::string>(), HasSubstr(c.message));
+      continue;
+    }
+    const json patch = PatchOf(review);
+    EXPECT_EQ(patch, c.patch);
+    json again = Admit(Review(c.pod.patch(patch), "again-" + std::to_string(uid)));
+    EXPECT_EQ(PatchOf(again), json::array());
+  }
+}
+
 // NADs made and removed while the webhook runs are seen: a new one at once (from the watch,
 // or a GET on the cache miss), a deleted one once the watch delivers the deletion.
 TEST_F(WebhookProcessTest, FollowsNadsCreatedAndDeleted) {
