@@ -114,14 +114,8 @@ class DoctorPodCommandTest : public ::testing::Test {
                {{"metadata",
                  {{"name", "rdma-a"},
                   {"annotations", {{"k8s.v1.cni.cncf.io/resourceName", "rdma/vfs_a"}}}}}});
-    testing::WriteText(
-        dir_.path() + "/kubeconfig",
-        "apiVersion: v1\nkind: Config\ncurrent-context: t\nclusters:\n- name: f\n  cluster:\n"
-        "    server: " +
-            api_->url() +
-            "\n    certificate-authority-data: " + testing::Base64(testing::SharedPki().ca_pem()) +
-            "\nusers:\n- name: u\n  user:\n    token: test-token\n"
-            "contexts:\n- name: t\n  context: {cluster: f, user: u}\n");
+    testing::WriteText(dir_.path() + "/kubeconfig",
+                       testing::KubeconfigFor(api_->url(), testing::SharedPki().ca_pem()));
   }
 
   ExecOutput Doctor(const std::string& pod) {

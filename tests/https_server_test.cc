@@ -71,17 +71,7 @@ class HttpsServerTest : public ::testing::Test {
 
   // A client that trusts `ca_pem` only.
   std::unique_ptr<kube::RestClient> Client(const std::string& ca_pem) {
-    kube::ClusterConfig c;
-    c.server = "https://127.0.0.1:" + std::to_string(server_->port());
-    c.url = kube::ParseServerUrl(c.server, "test").value();
-    c.ca_pem = ca_pem;
-    c.source = "test";
-    kube::RestOptions o;
-    o.qps = 0;
-    o.timeout = milliseconds(3000);
-    auto client = kube::RestClient::Create(c, o);
-    EXPECT_TRUE(client.ok()) << client.status().ToString();
-    return client.ok() ? std::move(client).value() : nullptr;
+    return testing::LoopbackClient(server_->port(), ca_pem, milliseconds(3000));
   }
 
   static Result<kube::Response> Post(kube::RestClient* client, const std::string& body) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -64,15 +65,44 @@ inline std::unique_ptr<fake::FakeApiServer> StartFakeApiServer(
   return s.ok() ? std::move(*s) : nullptr;
 }
 
-// A config for `server` trusting the shared test CA, with the server's default token.
-inline kube::ClusterConfig ConfigFor(const fake::FakeApiServer& server) {
+// A config for the HTTPS server at `url` trusting `ca_pem` only, with `token` ("" for none).
+inline kube::ClusterConfig ConfigForUrl(const std::string& url, const std::string& ca_pem,
+                                        const std::string& token = "") {
   kube::ClusterConfig c;
-  c.server = server.url();
+  c.server = url;
   c.url = kube::ParseServerUrl(c.server, "test").value();
-  c.ca_pem = SharedPki().ca_pem();
-  c.token = "test-token";
+  c.ca_pem = ca_pem;
+  c.token = token;
   c.source = "test";
   return c;
+}
+
+// A config for `server` trusting the shared test CA, with the server's default token.
+inline kube::ClusterConfig ConfigFor(const fake::FakeApiServer& server) {
+  return ConfigForUrl(server.url(), SharedPki().ca_pem(), "test-token");
+}
+
+// A client of the HTTPS server on 127.0.0.1:`port` that trusts `ca_pem` only, without the
+// client-side rate limit, with `timeout` per call.
+inline std::unique_ptr<kube::RestClient> LoopbackClient(int port, const std::string& ca_pem,
+                                                        std::chrono::milliseconds timeout) {
+  kube::RestOptions o;
+  o.qps = 0;
+  o.timeout = timeout;
+  auto c = kube::RestClient::Create(
+      ConfigForUrl("https://127.0.0.1:" + std::to_string(port), ca_pem), o);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? std::move(*c) : nullptr;
+}
+
+// A kubeconfig naming the HTTPS server at `url` (its CA inline) and a bearer token.
+inline std::string KubeconfigFor(const std::string& url, const std::string& ca_pem,
+                                 const std::string& token = "test-token") {
+  return "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+         "clusters:\n- name: fake\n  cluster:\n    server: " +
+         url + "\n    certificate-authority-data: " + Base64(ca_pem) +
+         "\nusers:\n- name: u\n  user:\n    token: " + token +
+         "\ncontexts:\n- name: test\n  context: {cluster: fake, user: u}\n";
 }
 
 // A client for `server` without the client-side rate limit.

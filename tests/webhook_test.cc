@@ -83,20 +83,12 @@ class WebhookProcessTest : public ::testing::Test {
     api_->Seed(NadCollection("team-a"), Nad("team-a", "rdma-a", "rdma/vfs_a"));
     api_->Seed(NadCollection("shared"), Nad("shared", "rdma-b", "rdma/vfs_b"));
     api_->Seed(NadCollection("team-a"), Nad("team-a", "plain", ""));
-    testing::WriteText(dir_.path() + "/kubeconfig", Kubeconfig());
+    testing::WriteText(dir_.path() + "/kubeconfig",
+                       testing::KubeconfigFor(api_->url(), testing::SharedPki().ca_pem()));
     auto pair = testing::SharedPki().IssueServer("hcashare-injector", {"IP:127.0.0.1"});
     ASSERT_TRUE(pair.ok());
     testing::WriteText(dir_.path() + "/tls.crt", pair->cert_pem);
     testing::WriteText(dir_.path() + "/tls.key", pair->key_pem);
-  }
-
-  std::string Kubeconfig() const {
-    return "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-           "clusters:\n- name: fake\n  cluster:\n    server: " +
-           api_->url() +
-           "\n    certificate-authority-data: " + testing::Base64(testing::SharedPki().ca_pem()) +
-           "\nusers:\n- name: u\n  user:\n    token: test-token\n"
-           "contexts:\n- name: test\n  context: {cluster: fake, user: u}\n";
   }
 
   std::vector<std::string> Argv(const std::vector<std::string>& extra = {}) const {
@@ -130,17 +122,8 @@ class WebhookProcessTest : public ::testing::Test {
       port_ = std::stoi(m[1]);
       return true;
     })) << Log();
-    kube::ClusterConfig c;
-    c.server = "https://127.0.0.1:" + std::to_string(port_);
-    c.url = kube::ParseServerUrl(c.server, "test").value();
-    c.ca_pem = testing::SharedPki().ca_pem();
-    c.source = "test";
-    kube::RestOptions o;
-    o.qps = 0;
-    o.timeout = milliseconds(5000);
-    auto client = kube::RestClient::Create(c, o);
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(client).value();
+    client_ = testing::LoopbackClient(port_, testing::SharedPki().ca_pem(), milliseconds(5000));
+    ASSERT_NE(client_, nullptr);
     ASSERT_TRUE(testing::WaitUntil([&] {
       auto r = client_->Do({kube::Verb::kGet, "/readyz", "", "", milliseconds(0)});
       return r.ok() && r->status == 200;
