@@ -34,7 +34,7 @@ struct Flags {
   std::string kubeconfig;
   std::string missing_network = "refuse";
   bool downward_api_volume = false;
-  size_t cache_max_objects = 100000;
+  size_t cache_max_objects = 50000;  // 73 MiB RSS measured, under the 128 MiB limit
   double shutdown_delay = 5;
   std::string log_level = "info";
   std::string log_format = "text";
