@@ -75,6 +75,7 @@ wh_p50=$(field "$out/webhook" webhook p50_ms)
 wh_p99=$(field "$out/webhook" webhook p99_ms)
 wh_rss=$(field "$out/webhook" webhook hwm_kib)
 wh_sync=$(field "$out/webhook" webhook sync_ms)
+wh_hostile=$(field "$out/webhook" webhook hostile_hwm_kib)
 wh_base_p99=$(field "$out/webhook_nocache" webhook p99_ms)
 
 # row WHAT TARGET_TEXT TARGET MEASURED_TEXT MEASURED: a table row with ratio and status.
@@ -109,3 +110,4 @@ row "SIGTERM → exit, first ListAndWatch of 8 × 50,000 IDs" "p99 < 100 ms" 100
 row "/healthz with 100 stalled connections" "p99 < 100 ms" 100 "p50 ${probe_p50} ms, p99 ${probe_p99} ms" "$probe_p99"
 row "webhook admission, 200/s, 10,000 NADs cached" "p99 < 5 ms" 5 "p50 ${wh_p50} ms, p99 ${wh_p99} ms (every lookup a GET: p99 ${wh_base_p99} ms at 8/s)" "$wh_p99"
 row "webhook peak RSS, 10,000 NADs cached" "< 128 MiB (its limit)" 131072 "${wh_rss} KiB (cache synced in ${wh_sync} ms)" "$wh_rss"
+row "webhook peak RSS, then 8 hostile 3 MiB bodies at once" "< 128 MiB (its limit)" 131072 "${wh_hostile} KiB" "$wh_hostile"

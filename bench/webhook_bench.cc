@@ -15,7 +15,8 @@
 //
 // Prints one line: webhook nads=N rate=R requests=N errors=N p50_ms= p90_ms= p99_ms= max_ms=
 // decision_mean_us= (the webhook's own histogram: body in, answer out) sync_ms= rss_kib=
-// hwm_kib= (the webhook's VmRSS after the load and its peak, VmHWM).
+// hwm_kib= (the webhook's VmRSS after the load and its peak, VmHWM) hostile_hwm_kib= (its
+// peak after 8 bodies at the cap at once, each a million empty objects).
 #include <signal.h>
 
 #include <atomic>
@@ -221,15 +222,36 @@ int Run(const Args& args) {
   }
   const long rss = bench::ProcStatusKib(proc->pid(), "VmRSS:");
   const long hwm = bench::ProcStatusKib(proc->pid(), "VmHWM:");
+  // Then the worst a client can send: 8 bodies at once, each at the cap and made of the
+  // values that cost the most once parsed (empty objects). Their answers do not matter
+  // (400, 503, or the connection closed); the webhook's peak memory does.
+  std::string hostile =
+      R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","junk":[{})";
+  while (hostile.size() + 8 < injector::kMaxAdmissionReviewBytes) hostile += ",{}";
+  hostile += "]}";
+  std::vector<std::thread> attackers;
+  for (int t = 0; t < 8; ++t) {
+    attackers.emplace_back([&] {
+      kube::RestOptions o;
+      o.qps = 0;
+      o.timeout = std::chrono::milliseconds(20000);
+      auto cl = std::move(kube::RestClient::Create(c, o)).value();
+      (void)cl->Do({kube::Verb::kPost, "/mutate", hostile, "application/json",
+                    std::chrono::milliseconds(0)});
+    });
+  }
+  for (auto& th : attackers) th.join();
+  const long hostile_hwm = bench::ProcStatusKib(proc->pid(), "VmHWM:");
   (void)proc->Signal(SIGTERM);
   (void)proc->Wait(std::chrono::milliseconds(5000));
   std::printf(
       "webhook nads=%d cache=%s rate=%.0f requests=%d errors=%d p50_ms=%.2f p90_ms=%.2f "
-      "p99_ms=%.2f max_ms=%.2f decision_mean_us=%.0f sync_ms=%.0f rss_kib=%ld hwm_kib=%ld\n",
+      "p99_ms=%.2f max_ms=%.2f decision_mean_us=%.0f sync_ms=%.0f rss_kib=%ld hwm_kib=%ld "
+      "hostile_hwm_kib=%ld\n",
       args.nads, args.no_cache ? "off" : "on", args.rate, total, errors.load(),
       bench::Percentile(latency, 0.5), bench::Percentile(latency, 0.9),
       bench::Percentile(latency, 0.99), bench::Percentile(latency, 1.0), decision_us, sync_ms, rss,
-      hwm);
+      hwm, hostile_hwm);
   return errors.load() == 0 ? 0 : 1;
 }
 

@@ -21,6 +21,10 @@ constexpr char kApiVersion[] = "admission.k8s.io/v1";
 constexpr char kKind[] = "AdmissionReview";
 // Nesting accepted in a request body (a pod is some 10 levels deep).
 constexpr int kMaxReviewDepth = 64;
+// kMaxAdmissionReviewValues: a pod has a few hundred values; one of etcd's largest (1.5
+// MiB) could have tens of thousands. A value costs tens of bytes once parsed whatever its
+// text, so this bounds a request's tree where the body's cap alone would not (3 MiB of "{},"
+// is a million objects, ~80 MiB parsed).
 
 Status NotAReview(const std::string& why) {
   return Status::InvalidArgument("not an admission.k8s.io/v1 AdmissionReview: " + why);
@@ -83,7 +87,8 @@ Result<AdmissionReply> ReviewAdmission(std::string_view body, NadLookup& nads,
     return NotAReview("the body is " + std::to_string(body.size()) + " bytes, more than the " +
                       std::to_string(kMaxAdmissionReviewBytes) + " accepted");
   }
-  Result<json> parsed = jsonin::ParseJson(body, {/*max_depth=*/kMaxReviewDepth});
+  Result<json> parsed = jsonin::ParseJson(
+      body, {/*max_depth=*/kMaxReviewDepth, /*duplicate_keys=*/nullptr, kMaxAdmissionReviewValues});
   if (!parsed.ok()) return NotAReview("the body is not JSON (" + parsed.status().message() + ")");
   const json& review = *parsed;
   if (!review.is_object())

@@ -20,9 +20,12 @@
 
 namespace hcashare::injector {
 
-// The largest request body accepted: far above any pod the API server can store (etcd's
-// default object limit is 1.5 MiB), so only garbage is refused.
-inline constexpr size_t kMaxAdmissionReviewBytes = size_t{8} << 20;
+// The largest request body accepted: twice the largest pod the API server can store (etcd's
+// default object limit is 1.5 MiB) with room for the envelope, so only garbage is refused.
+// hcashare-webhook's HTTPS server takes no larger body.
+inline constexpr size_t kMaxAdmissionReviewBytes = size_t{3} << 20;
+// The most JSON values one request may hold (see admission.cc).
+inline constexpr size_t kMaxAdmissionReviewValues = 200000;
 // Warnings sent back, at most, and the bytes of each (the API server cuts longer ones).
 inline constexpr size_t kMaxWarnings = 16;
 inline constexpr size_t kMaxWarningBytes = 256;

@@ -59,6 +59,10 @@ class TreeBuilder : public nlohmann::json_sax<json> {
 
   // Stores `v` as the next element of the innermost container (or as the root).
   json* Put(json v) {
+    if (options_.max_values > 0 && ++values_ > options_.max_values) {
+      error_ = "more than " + std::to_string(options_.max_values) + " values";
+      return nullptr;
+    }
     if (open_.empty()) {
       root_ = std::move(v);
       return &root_;
@@ -78,7 +82,9 @@ class TreeBuilder : public nlohmann::json_sax<json> {
       error_ = "nested deeper than " + std::to_string(options_.max_depth) + " levels";
       return false;
     }
-    open_.push_back({Put(std::move(container)), {}});
+    json* slot = Put(std::move(container));
+    if (slot == nullptr) return false;
+    open_.push_back({slot, {}});
     return true;
   }
 
@@ -100,6 +106,7 @@ class TreeBuilder : public nlohmann::json_sax<json> {
   const JsonParseOptions& options_;
   json root_;
   std::vector<Frame> open_;
+  size_t values_ = 0;  // stored so far
   std::optional<std::string> error_;
 };
 

@@ -28,10 +28,14 @@ struct JsonParseOptions {
   // When set, each key that occurs twice in one object is added here as an issue at the
   // key's path ("$.a[0].b"); the last value is kept, as nlohmann does.
   IssueList* duplicate_keys = nullptr;
+  // Most values (scalars, arrays and objects, the root included) accepted; 0: no limit. A
+  // parsed value costs tens of bytes however short its text ("{}" is 2 bytes, its object
+  // ~64), so this, not the text's size, bounds the tree's memory.
+  size_t max_values = 0;
 };
 
 // Parses `text` as one JSON value. Errors (InvalidArgument): the parser's message for a
-// syntax error, or "nested deeper than N levels". Never throws.
+// syntax error, "nested deeper than N levels" or "more than N values". Never throws.
 Result<nlohmann::json> ParseJson(std::string_view text, const JsonParseOptions& options = {});
 
 }  // namespace hcashare::jsonin

@@ -160,6 +160,16 @@ TEST(InjectorAdmissionTest, OtherRequestsAreAdmittedUnchanged) {
   EXPECT_TRUE(nads.calls.empty()) << "no NAD is looked up for requests that are not mutated";
 }
 
+// An AdmissionReview whose pod carries `n` empty objects besides its other values: more
+// than `n` values, in 3 bytes each.
+std::string ManyValues(size_t n) {
+  std::string junk = "[";
+  for (size_t i = 0; i < n; ++i) junk += i == 0 ? "{}" : ",{}";
+  junk += "]";
+  std::string body = Review(NetPod("net-a")).dump();
+  return body.insert(body.rfind('}'), ",\"junk\":" + junk);
+}
+
 TEST(InjectorAdmissionTest, BodiesThatAreNotAdmissionReviewsAreHttpErrors) {
   MapNadLookup nads = Nads();
   const json good = Review(NetPod("net-a"));
@@ -183,7 +193,8 @@ TEST(InjectorAdmissionTest, BodiesThatAreNotAdmissionReviewsAreHttpErrors) {
       {no_uid.dump(), "request.uid is missing"},
       {empty_uid.dump(), "request.uid is missing"},
       {std::string(100, '[') + std::string(100, ']'), "nested deeper"},
-      {std::string(kMaxAdmissionReviewBytes + 1, ' '), "more than the 8388608 accepted"},
+      {std::string(kMaxAdmissionReviewBytes + 1, ' '), "more than the 3145728 accepted"},
+      {ManyValues(kMaxAdmissionReviewValues), "more than 200000 values"},
   };
   for (const auto& [body, why] : bad) {
     const Result<AdmissionReply> reply = ReviewAdmission(body, nads);
@@ -197,7 +208,7 @@ TEST(InjectorAdmissionTest, BodiesThatAreNotAdmissionReviewsAreHttpErrors) {
 TEST(InjectorAdmissionTest, LargeBodyUnderTheCapIsRead) {
   MapNadLookup nads = Nads();
   json pod = NetPod("net-a");
-  pod["metadata"]["annotations"]["filler"] = std::string(size_t{3} << 20, 'x');
+  pod["metadata"]["annotations"]["filler"] = std::string(kMaxAdmissionReviewBytes - 4096, 'x');
   const json response = ResponseOf(ReviewAdmission(Review(pod).dump(), nads));
   EXPECT_EQ(response.at("allowed"), true);
   EXPECT_TRUE(response.contains("patch"));

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "json/parse.h"
+
 namespace hcashare::jsonin {
 namespace {
 
@@ -33,6 +35,22 @@ TEST(JsonFields, JsonPointerStyleCountsNullAsAWrongType) {
   EXPECT_EQ(issues.listed()[0].ToString(), "/name: must be a string, got null");
   EXPECT_EQ(in.PathOfElement(in.PathOf("list"), 1), "/list/1");
   EXPECT_EQ(in.At(kDoc["map"], in.PathOf("map")).PathOf("a b"), "/map/a b");
+}
+
+// max_values counts every value, containers and the root included, and stops the parse at
+// the first one too many (a tree's memory follows its values, not its text).
+TEST(JsonParse, MaxValuesBoundsTheTree) {
+  JsonParseOptions o;
+  o.max_values = 4;
+  EXPECT_TRUE(ParseJson(R"({"a": [1, 2]})", o).ok());  // object, array, 1, 2
+  Result<nlohmann::json> over = ParseJson(R"({"a": [1, 2, {}]})", o);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(over.status().message(), "more than 4 values");
+  o.max_values = 0;  // no limit
+  std::string many = "[0";
+  for (int i = 0; i < 20000; ++i) many += ",0";
+  EXPECT_TRUE(ParseJson(many + "]", o).ok());
 }
 
 }  // namespace

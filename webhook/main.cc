@@ -50,7 +50,7 @@ HttpServerOptions ServerOptions() {
   o.worker_threads = 2;
   o.io_timeout = std::chrono::milliseconds(10000);
   o.max_connections = 128;
-  o.max_body_bytes = size_t{3} << 20;
+  o.max_body_bytes = injector::kMaxAdmissionReviewBytes;
   o.max_body_bytes_in_flight = size_t{12} << 20;
   return o;
 }
