@@ -22,12 +22,12 @@
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/flags.h"
-#include "metrics/registry.h"
 #include "deviceplugin/plugin_manager.h"
 #include "deviceplugin/probes.h"
 #include "deviceplugin/published_files.h"
 #include "http/server.h"
 #include "interop/pool_info.h"
+#include "metrics/registry.h"
 #include "nl/rdma_netlink.h"
 
 namespace hcashare::dp {

@@ -10,9 +10,9 @@
 #include <chrono>
 #include <string>
 
-#include "metrics/registry.h"
 #include "deviceplugin/plugin_manager.h"
 #include "http/server.h"
+#include "metrics/registry.h"
 
 namespace hcashare::dp {
 

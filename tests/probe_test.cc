@@ -15,8 +15,8 @@
 #include "tests/server_fixture.h"
 #include "tests/test_util.h"
 
-#include "metrics/registry.h"
 #include "http/server.h"
+#include "metrics/registry.h"
 
 namespace hcashare::dp {
 namespace {

@@ -15,9 +15,9 @@
 #include "common/owned_files.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/cdi.h"
-#include "metrics/registry.h"
 #include "deviceplugin/pool_info_writer.h"
 #include "deviceplugin/published_files.h"
+#include "metrics/registry.h"
 #include "tests/metrics_test_util.h"
 #include "tests/test_util.h"
 
