@@ -57,6 +57,12 @@ inline void Drain(tcp::socket& socket) {
   for (int i = 0; i < 16 && !ec; ++i) socket.read_some(asio::buffer(buf), ec);
 }
 
+// The bytes of request bodies a server holds at once (HttpServerOptions).
+inline size_t BodyBudget(const HttpServerOptions& o) {
+  if (o.max_body_bytes_in_flight > 0) return o.max_body_bytes_in_flight;
+  return o.max_body_bytes * o.max_connections;
+}
+
 template <class Transport>
 class ServerCore {
  public:
@@ -112,9 +118,7 @@ class ServerCore {
   std::optional<asio::thread_pool> workers_;  // with worker_paths
   std::list<std::weak_ptr<Session>> live_;    // open connections, oldest first (I/O thread)
   // Request bodies: the most that may be held at once, and what sessions hold (I/O thread).
-  const size_t body_budget_ = options_.max_body_bytes_in_flight > 0
-                                  ? options_.max_body_bytes_in_flight
-                                  : options_.max_body_bytes* options_.max_connections;
+  const size_t body_budget_ = BodyBudget(options_);
   size_t body_bytes_reserved_ = 0;
   int port_ = 0;
   std::thread io_thread_;
