@@ -62,7 +62,8 @@ std::vector<CheckResult> CheckPodNetworks(const json& pod, injector::NadLookup& 
   if (!m.allowed) {
     return {Result("pod-networks", Verdict::kFail, m.message,
                    "fix the pod's networks annotation or create the NetworkAttachmentDefinition "
-                   "it names; hcashare-webhook refuses such a pod at creation")};
+                   "it names; hcashare-webhook refuses such a pod at creation (unless run with "
+                   "--missing-network=warn), and Multus fails its sandbox")};
   }
   std::vector<CheckResult> out;
   out.push_back(Result("pod-networks", Verdict::kPass,

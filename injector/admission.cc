@@ -63,6 +63,26 @@ std::string NotMutated(const json& request) {
   return "";
 }
 
+// "ns/name" of the request's object for logs: request.namespace and request.name, else
+// the object's metadata (a generateName pod has no name yet: "ns/prefix*").
+std::string PodName(const json& request) {
+  std::string ns = StringMember(request, "namespace");
+  std::string name = StringMember(request, "name");
+  const auto object = request.find("object");
+  if (object != request.end() && object->is_object()) {
+    const auto meta = object->find("metadata");
+    if (meta != object->end() && meta->is_object()) {
+      if (ns.empty()) ns = StringMember(*meta, "namespace");
+      if (name.empty()) name = StringMember(*meta, "name");
+      if (name.empty()) {
+        const std::string prefix = StringMember(*meta, "generateName");
+        if (!prefix.empty()) name = prefix + "*";
+      }
+    }
+  }
+  return Truncated(ns + "/" + name, 512);
+}
+
 }  // namespace
 
 std::string EncodeBase64(std::string_view bytes) {
@@ -105,6 +125,7 @@ Result<AdmissionReply> ReviewAdmission(std::string_view body, NadLookup& nads,
   AdmissionReply reply;
   reply.uid = StringMember(*request, "uid");
   if (reply.uid.empty()) return NotAReview("request.uid is missing");
+  reply.pod = PodName(*request);
 
   json patch = json::array();
   int code = 400;
@@ -141,7 +162,14 @@ Result<AdmissionReply> ReviewAdmission(std::string_view body, NadLookup& nads,
   if (reply.warnings.size() > kMaxWarnings) reply.warnings.resize(kMaxWarnings);
   for (std::string& w : reply.warnings) w = Truncated(std::move(w), kMaxWarningBytes);
   if (!reply.warnings.empty()) response["warnings"] = reply.warnings;
-  if (!reply.allowed) response["status"] = {{"code", code}, {"message", reply.message}};
+  if (!reply.allowed) {
+    // The reason is the Status reason of the code, which kubectl prints: "(BadRequest)".
+    response["status"] = {{"code", code},
+                          {"reason", code == 503   ? "ServiceUnavailable"
+                                     : code == 500 ? "InternalError"
+                                                   : "BadRequest"},
+                          {"message", reply.message}};
+  }
   const json out = {
       {"apiVersion", kApiVersion}, {"kind", kKind}, {"response", std::move(response)}};
   reply.body = out.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -33,6 +33,7 @@ inline constexpr size_t kMaxWarningBytes = 256;
 // The answer to one AdmissionReview, and what the server may log about it.
 struct AdmissionReply {
   std::string uid;                    // request.uid, echoed
+  std::string pod;                    // "ns/name" (or "ns/generateName*") for logs
   bool allowed = true;                // response.allowed
   std::string message;                // Mutate's message (the refusal's text when refused)
   size_t patch_ops = 0;               // operations in the patch sent (0: none sent)

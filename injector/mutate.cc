@@ -315,6 +315,7 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
   if (refs->empty()) return Admit("the networks annotation names no network");
 
   // One lookup per distinct NAD; all missing ones are reported together.
+  std::vector<std::string> warnings;
   std::map<std::string, NadInfo> found;
   std::vector<std::string> missing;
   for (const NetworkRef& ref : *refs) {
@@ -339,7 +340,9 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
                              (missing.size() > 1 ? "them" : "it") + " or fix the pod's " +
                              kNetworksAnnotation + " annotation";
     if (options.refuse_missing) throw Refusal{what};
-    return Admit("admitted unchanged", {what + "; the pod gets no network resources"});
+    // Tolerated: the networks that exist still get their resources.
+    warnings.push_back(what + "; the pod gets no resource for " +
+                       (missing.size() > 1 ? "them" : "it"));
   }
 
   const std::optional<std::string> pod_choice =
@@ -353,7 +356,9 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
   std::set<std::string> injected;
   std::optional<ContainerIndex> index_cache;
   for (const NetworkRef& ref : *refs) {
-    const NadInfo& nad = found.at(ref.Key());
+    const auto it = found.find(ref.Key());
+    if (it == found.end()) continue;  // missing, tolerated above
+    const NadInfo& nad = it->second;
     if (nad.resource_name.empty()) continue;
     const Status name_ok = CheckExtendedResourceName(nad.resource_name);
     if (!name_ok.ok()) {
@@ -365,9 +370,10 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
     injected.insert(nad.resource_name);
     ++counts[index][nad.resource_name];
   }
-  if (counts.empty()) return Admit("no network of the pod names a resource");
+  if (counts.empty()) return Admit("no network of the pod names a resource", warnings);
 
   MutateResult result;
+  result.warnings = std::move(warnings);
   std::vector<size_t> chosen;
   const json& containers = spec->at("containers");
   const auto asked_by = AskedBy(containers, injected);

@@ -68,8 +68,9 @@ class NadLookup {
 
 // How Mutate treats problems and what it adds besides resources.
 struct MutateOptions {
-  // false: a missing NAD or a malformed networks annotation admits the pod unchanged, with a
-  // warning, instead of refusing it.
+  // false: instead of refusing the pod, a missing NAD gets a warning and no resource (the
+  // networks that exist still get theirs), and a malformed networks annotation a warning and
+  // no change at all.
   bool refuse_missing = true;
   // true: when the pod needs at least one network resource, add (once) the downward-API
   // volume kPodNetInfoVolume exposing the network-status annotation as file

@@ -95,14 +95,17 @@ TEST(InjectorAdmissionTest, RefusalCarriesStatusAndNoPatch) {
   EXPECT_EQ(response.at("allowed"), false);
   EXPECT_FALSE(response.contains("patch"));
   EXPECT_EQ(response.at("status").at("code"), 400);
+  EXPECT_EQ(response.at("status").at("reason"), "BadRequest");
   EXPECT_TRUE(Contains(response.at("status").at("message"), "ml/gone does not exist"))
       << response.dump();
   EXPECT_EQ(reply->message, response.at("status").at("message"));
+  EXPECT_EQ(reply->pod, "ml/p");
 
   nads.Fail("ml", "net-a", Status::Unavailable("timed out"));
   const json failed = ResponseOf(ReviewAdmission(Review(NetPod("net-a")).dump(), nads));
   EXPECT_EQ(failed.at("allowed"), false);
   EXPECT_EQ(failed.at("status").at("code"), 503);
+  EXPECT_EQ(failed.at("status").at("reason"), "ServiceUnavailable");
 }
 
 TEST(InjectorAdmissionTest, ToleratedProblemsBecomeWarnings) {

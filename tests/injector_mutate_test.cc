@@ -214,12 +214,20 @@ TEST(InjectorMutateTest, MissingNadRefusesOrWarns) {
   EXPECT_TRUE(Contains(refused.message, "create them or fix")) << refused.message;
   EXPECT_EQ(nads.calls["ml/gone"], 1);
 
-  MutateResult warned = Mutate(pod, "", nads, {/*refuse_missing=*/false});
-  EXPECT_TRUE(warned.allowed);
-  EXPECT_EQ(warned.patch, json::array());
+  // Tolerated: net-a, which exists, still gets its resource; the missing ones none.
+  json want_pod = pod;
+  want_pod["spec"]["containers"][0]["resources"] = {{"limits", {{"rdma/vfs_a", "1"}}},
+                                                    {"requests", {{"rdma/vfs_a", "1"}}}};
+  MutateResult warned =
+      ExpectMutation(pod, nads,
+                     json::array({{{"op", "add"},
+                                   {"path", "/spec/containers/0/resources"},
+                                   {"value", want_pod["spec"]["containers"][0]["resources"]}}}),
+                     want_pod, {/*refuse_missing=*/false});
   ASSERT_EQ(warned.warnings.size(), 1u);
-  EXPECT_TRUE(Contains(warned.warnings[0], "ml/gone")) << warned.warnings[0];
-  EXPECT_TRUE(Contains(warned.warnings[0], "gets no network resources")) << warned.warnings[0];
+  EXPECT_TRUE(Contains(warned.warnings[0], "ml/gone, other/also-gone do not exist"))
+      << warned.warnings[0];
+  EXPECT_TRUE(Contains(warned.warnings[0], "gets no resource for them")) << warned.warnings[0];
 }
 
 TEST(InjectorMutateTest, LookupFailureRefusesEvenWhenMissingIsTolerated) {

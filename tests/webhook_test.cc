@@ -92,12 +92,13 @@ class WebhookProcessTest : public ::testing::Test {
   }
 
   std::vector<std::string> Argv(const std::vector<std::string>& extra = {}) const {
-    std::vector<std::string> argv = {testing::BinDir() + "/hcashare-webhook",
-                                     "--tls-cert-file=" + dir_.path() + "/tls.crt",
-                                     "--tls-private-key-file=" + dir_.path() + "/tls.key",
-                                     "--listen-address=127.0.0.1:0",
-                                     "--kubeconfig=" + dir_.path() + "/kubeconfig",
-                                     "--shutdown-delay-seconds=0"};
+    std::vector<std::string> argv = {
+        testing::BinDir() + "/hcashare-webhook", "--tls-cert-file=" + dir_.path() + "/tls.crt",
+        "--tls-private-key-file=" + dir_.path() + "/tls.key", "--listen-address=127.0.0.1:0",
+        "--kubeconfig=" + dir_.path() + "/kubeconfig"};
+    bool delay = false;
+    for (const auto& e : extra) delay = delay || e.rfind("--shutdown-delay-seconds", 0) == 0;
+    if (!delay) argv.push_back("--shutdown-delay-seconds=0");  // tests stop it at once
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
@@ -330,6 +331,24 @@ TEST_F(WebhookProcessTest, SigtermEndsItWithZero) {
   auto code = proc_->Wait(milliseconds(10000));
   ASSERT_TRUE(code.ok()) << code.status().ToString();
   EXPECT_EQ(*code, 0) << Log();
+}
+
+// During --shutdown-delay-seconds it says not ready and still admits (the Service drops it
+// meanwhile); a second signal ends the wait at once.
+TEST_F(WebhookProcessTest, ShutdownDelayIsNotReadyAndASecondSignalEndsIt) {
+  Start({"--shutdown-delay-seconds=60"});
+  ASSERT_TRUE(proc_->Signal(SIGTERM).ok());
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    auto r = client_->Do({kube::Verb::kGet, "/readyz", "", "", milliseconds(0)});
+    return r.ok() && r->status == 503 && r->body.find("shutting down") != std::string::npos;
+  })) << Log();
+  EXPECT_TRUE(Admit(Review(Pod("rdma-a")))["response"]["allowed"].get<bool>());
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(proc_->Signal(SIGTERM).ok());
+  auto code = proc_->Wait(milliseconds(10000));
+  ASSERT_TRUE(code.ok()) << code.status().ToString();
+  EXPECT_EQ(*code, 0) << Log();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(5000));
 }
 
 // Start-up errors: a bad flag (2), a certificate that is not there or a cluster that is not

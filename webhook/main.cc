@@ -76,9 +76,11 @@ int Run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--kubeconfig", f.kubeconfig,
                  "kubeconfig file (its current context); the in-cluster config when absent");
-  app.add_option("--missing-network", f.missing_network,
-                 "a pod naming a NetworkAttachmentDefinition that does not exist, or a "
-                 "malformed networks annotation: refuse, or warn (admit it unchanged)")
+  app.add_option(
+         "--missing-network", f.missing_network,
+         "a pod naming a NetworkAttachmentDefinition that does not exist, or a "
+         "malformed networks annotation: refuse, or warn (admit it with a warning; the NADs that "
+         "exist still get their resources)")
       ->capture_default_str()
       ->check(CLI::IsMember({"refuse", "warn"}));
   app.add_flag("--downward-api-volume", f.downward_api_volume,

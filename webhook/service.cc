@@ -76,6 +76,7 @@ HttpResponse WebhookService::Mutate(const HttpRequest& request) {
                                                 : LogLevel::kDebug;
   Log(level, "admission",
       {{"uid", reply->uid},
+       {"pod", reply->pod},
        {"result", result},
        {"patch_ops", reply->patch_ops},
        {"message", reply->message},
