@@ -10,7 +10,8 @@
 // connections cannot lock out the probes. Handlers of `worker_paths` (those that may take
 // long, such as rendering every metric) run on a worker thread, one at a time, so the
 // other paths never wait behind them. GET and HEAD are served, and POST when
-// `max_body_bytes` allows a body (others get 405); every response closes its connection.
+// `max_body_bytes` allows a body (others get 405); a response closes its connection unless
+// `keep_alive` is on.
 // HttpsServer (http/tls_server.h) is the same server over TLS.
 #pragma once
 
@@ -57,6 +58,10 @@ struct HttpServerOptions {
   size_t max_body_bytes_in_flight = 0;
   // Threads that run the worker paths' handlers (each runs one request at a time).
   size_t worker_threads = 1;
+  // HTTP keep-alive: after an answer the connection waits (within `io_timeout`) for the
+  // client's next request, unless the client said "Connection: close". Off: every answer
+  // closes its connection.
+  bool keep_alive = false;
 };
 
 class HttpServer {

@@ -130,12 +130,7 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
  public:
   Session(ServerCore* server, tcp::socket socket)
       : server_(server), conn_(std::move(socket), server->transport_) {
-    parser_.header_limit(kMaxRequestHead);
-    // Without POST no body is ever read: the limit must not refuse a Content-Length (a 405
-    // or a plain answer is due). Not boost::none: Boost 1.74 compares a length with an
-    // empty limit as exceeding it.
-    parser_.body_limit(server->options_.max_body_bytes > 0 ? server->options_.max_body_bytes
-                                                           : UINT64_MAX);
+    NewParser();
   }
 
   // Handshakes, then reads the request; `self` is this session's place in server_->live_.
@@ -144,16 +139,14 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
     Lowest().expires_after(server_->options_.io_timeout);
     Transport::Handshake(conn_, [s = this->shared_from_this()](error_code ec) {
       if (ec) return s->Finish();
-      bhttp::async_read_header(s->conn_.stream, s->buffer_, s->parser_,
-                               [s](error_code ec, size_t) { s->OnHead(ec); });
+      s->ReadHead();
     });
   }
 
   // Closes the connection (at once, also when evicted) and leaves server_->live_; the
   // pending operation, if any, ends with an error. Idempotent.
   void Finish() {
-    server_->body_bytes_reserved_ -= reserved_;
-    reserved_ = 0;
+    Release();
     error_code ignored;
     Lowest().socket().close(ignored);
     if (self_) server_->live_.erase(*self_);
@@ -162,6 +155,38 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
 
  private:
   beast::tcp_stream& Lowest() { return beast::get_lowest_layer(conn_.stream); }
+
+  // A parser for the next request (a parser reads one message).
+  void NewParser() {
+    parser_.emplace();
+    parser_->header_limit(kMaxRequestHead);
+    // Without POST no body is ever read: the limit must not refuse a Content-Length (a 405
+    // or a plain answer is due). Not boost::none: Boost 1.74 compares a length with an
+    // empty limit as exceeding it.
+    parser_->body_limit(server_->options_.max_body_bytes > 0 ? server_->options_.max_body_bytes
+                                                             : UINT64_MAX);
+  }
+
+  void ReadHead() {
+    bhttp::async_read_header(
+        conn_.stream, buffer_, *parser_,
+        [s = this->shared_from_this()](error_code ec, size_t) { s->OnHead(ec); });
+  }
+
+  // Gives this request's body bytes back to the server's budget.
+  void Release() {
+    server_->body_bytes_reserved_ -= reserved_;
+    reserved_ = 0;
+  }
+
+  // Keep-alive: the answer is out; wait (within the deadline) for the next request.
+  void Next() {
+    Release();
+    res_ = {};
+    NewParser();
+    Lowest().expires_after(server_->options_.io_timeout);
+    ReadHead();
+  }
 
   // A read failed: answer what deserves an answer, drop the rest.
   void OnReadError(error_code ec) {
@@ -178,7 +203,7 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
 
   void OnHead(error_code ec) {
     if (ec) return OnReadError(ec);
-    const auto& req = parser_.get();
+    const auto& req = parser_->get();
     if (req.version() / 10 != 1) return Write(Plain(505, "HTTP version not supported\n"), false);
     const bool head = req.method() == bhttp::verb::head;
     const bool post = req.method() == bhttp::verb::post && server_->options_.max_body_bytes > 0;
@@ -192,7 +217,7 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
     if (!post) return Dispatch(head);
     // The body's bytes count against the server's budget from now until the connection
     // ends: the announced length, or the cap for a chunked body.
-    const auto announced = parser_.content_length();  // within body_limit: fits a size_t
+    const auto announced = parser_->content_length();  // within body_limit: fits a size_t
     const size_t want =
         announced ? static_cast<size_t>(*announced) : server_->options_.max_body_bytes;
     if (server_->body_bytes_reserved_ + want > server_->body_budget_) {
@@ -200,7 +225,7 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
     }
     reserved_ = want;
     server_->body_bytes_reserved_ += want;
-    bhttp::async_read(conn_.stream, buffer_, parser_,
+    bhttp::async_read(conn_.stream, buffer_, *parser_,
                       [s = this->shared_from_this()](error_code ec, size_t) {
                         if (ec) return s->OnReadError(ec);
                         s->Dispatch(false);
@@ -209,7 +234,9 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
 
   // Hands the whole request to the handler, on this thread or a worker.
   void Dispatch(bool head) {
-    auto& req = parser_.get();
+    auto& req = parser_->get();
+    // Keep-alive only where the options allow it and the client asks (HTTP/1.1's default).
+    const bool keep = server_->options_.keep_alive && req.keep_alive();
     const std::string_view target(req.target().data(), req.target().size());
     const size_t q = target.find_first_of("?#");
     HttpRequest r;
@@ -221,21 +248,26 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
     auto ct = req.find(bhttp::field::content_type);
     if (ct != req.end()) r.content_type = std::string(ct->value());
     r.body = std::move(req.body());
-    if (!server_->options_.worker_paths.count(r.path)) return Write(server_->Answer(r), head);
+    if (!server_->options_.worker_paths.count(r.path)) {
+      return Write(server_->Answer(r), head, keep);
+    }
     // A worker computes the answer; the I/O thread writes it.
-    asio::post(*server_->workers_,
-               [s = this->shared_from_this(), r = std::move(r), head]() mutable {
-                 HttpResponse out = s->server_->Answer(r);
-                 ServerCore* server = s->server_;
-                 // The session moves on: the worker keeps no reference, so the I/O thread alone
-                 // ends (and destroys) it.
-                 asio::post(server->io_, [s = std::move(s), out = std::move(out), head]() mutable {
-                   s->Write(std::move(out), head);
-                 });
-               });
+    asio::post(
+        *server_->workers_, [s = this->shared_from_this(), r = std::move(r), head, keep]() mutable {
+          HttpResponse out = s->server_->Answer(r);
+          ServerCore* server = s->server_;
+          // The session moves on: the worker keeps no reference, so the I/O thread alone
+          // ends (and destroys) it.
+          asio::post(server->io_, [s = std::move(s), out = std::move(out), head, keep]() mutable {
+            s->Write(std::move(out), head, keep);
+          });
+        });
   }
 
-  void Write(HttpResponse r, bool head) {
+  // Writes the answer; then, with `keep`, reads the next request, else ends the connection.
+  // Answers to requests the server refused (4xx/5xx before the handler) never keep it: their
+  // body may be unread.
+  void Write(HttpResponse r, bool head, bool keep = false) {
     if (!self_) return;  // evicted while a worker answered
     const int status = r.status >= 100 && r.status <= 999 ? r.status : 500;
     res_.result(static_cast<unsigned>(status));
@@ -249,20 +281,22 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
       res_.set(bhttp::field::allow,
                server_->options_.max_body_bytes > 0 ? "GET, HEAD, POST" : "GET, HEAD");
     }
-    res_.keep_alive(false);
+    res_.keep_alive(keep);
     res_.content_length(r.body.size());
     if (!head) res_.body() = std::move(r.body);
     Lowest().expires_after(server_->options_.io_timeout);
-    bhttp::async_write(conn_.stream, res_, [s = this->shared_from_this()](error_code ec, size_t) {
-      if (ec) return s->Finish();
-      Transport::Close(s->conn_, [s] { s->Finish(); });
-    });
+    bhttp::async_write(conn_.stream, res_,
+                       [s = this->shared_from_this(), keep](error_code ec, size_t) {
+                         if (ec) return s->Finish();
+                         if (keep) return s->Next();
+                         Transport::Close(s->conn_, [s] { s->Finish(); });
+                       });
   }
 
   ServerCore* const server_;
   typename Transport::Conn conn_;
   beast::flat_buffer buffer_{kMaxRequestHead + 1};
-  bhttp::request_parser<bhttp::string_body> parser_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;  // this request's
   bhttp::response<bhttp::string_body> res_;
   std::optional<typename std::list<std::weak_ptr<Session>>::iterator> self_;
   size_t reserved_ = 0;  // of server_->body_bytes_reserved_

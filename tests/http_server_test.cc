@@ -472,5 +472,48 @@ TEST(HttpServerPostTest, BodiesAreCappedAndBudgeted) {
   EXPECT_TRUE(testing::WaitUntil([&] { return Exchange(port, post(50000, 50000)).status == 200; }));
 }
 
+// Keep-alive (the webhook's API server reuses connections): requests on one connection are
+// answered in turn, a request's body budget is given back before the next one is read, and
+// the connection ends on "Connection: close". Without the option the first answer closes it.
+TEST(HttpServerPostTest, KeepAliveServesRequestsInTurn) {
+  for (bool keep : {true, false}) {
+    std::atomic<int> handled{0};
+    HttpServerOptions opts;
+    opts.max_body_bytes = 1000;
+    opts.max_body_bytes_in_flight = 1000;  // one body at a time
+    opts.keep_alive = keep;
+    auto s = HttpServer::Start(
+        "127.0.0.1:0",
+        [&](const HttpRequest& r) {
+          ++handled;
+          HttpResponse out;
+          out.body = r.method + " " + r.path + " " + std::to_string(r.body.size()) + "\n";
+          return out;
+        },
+        opts);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    const std::string body(1000, 'x');
+    const std::string post =
+        "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" + body;
+    Reply r = Exchange((*s)->port(), post + post + "GET /last HTTP/1.1\r\nHost: x\r\n" +
+                                         "Connection: close\r\n\r\n");
+    size_t answers = 0;
+    for (size_t at = r.raw.find("HTTP/1.1 200"); at != std::string::npos;
+         at = r.raw.find("HTTP/1.1 200", at + 1)) {
+      ++answers;
+    }
+    if (keep) {
+      EXPECT_EQ(answers, 3u) << r.raw;
+      EXPECT_EQ(handled.load(), 3);
+      EXPECT_NE(r.raw.find("POST /mutate 1000\nHTTP/1.1 200"), std::string::npos) << r.raw;
+      EXPECT_NE(r.raw.find("GET /last 0\n"), std::string::npos) << r.raw;
+    } else {
+      EXPECT_EQ(answers, 1u) << r.raw;
+      EXPECT_EQ(handled.load(), 1);
+      EXPECT_NE(r.raw.find("Connection: close"), std::string::npos) << r.raw;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hcashare

@@ -10,6 +10,12 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -177,6 +183,40 @@ TEST_F(HttpsServerTest, BrokenRotationKeepsThePreviousPair) {
         return r.ok() && r->status == 200 && server_->reloads() == 1;
       },
       milliseconds(5000)));
+}
+
+// With keep-alive, one TLS connection carries request after request (as the API server
+// sends them), each answered in turn: one handshake, not one per request.
+TEST_F(HttpsServerTest, KeepAliveCarriesSeveralRequestsOverOneHandshake) {
+  HttpServerOptions o = Options();
+  o.keep_alive = true;
+  Start(o);
+  namespace asio = boost::asio;
+  namespace beast = boost::beast;
+  namespace bhttp = beast::http;
+  asio::io_context io;
+  asio::ssl::context ctx(asio::ssl::context::tls_client);
+  ctx.add_certificate_authority(asio::buffer(testing::SharedPki().ca_pem()));
+  ctx.set_verify_mode(asio::ssl::verify_peer);
+  beast::ssl_stream<beast::tcp_stream> stream(io, ctx);
+  beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(10));
+  beast::get_lowest_layer(stream).connect(asio::ip::tcp::endpoint(
+      asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(server_->port())));
+  stream.handshake(asio::ssl::stream_base::client);
+  beast::flat_buffer buffer;
+  for (int i = 0; i < 3; ++i) {
+    bhttp::request<bhttp::string_body> req(bhttp::verb::post, "/mutate", 11);
+    req.set(bhttp::field::host, "127.0.0.1");
+    req.body() = std::string(10 + i, 'x');
+    req.prepare_payload();
+    bhttp::write(stream, req);
+    bhttp::response<bhttp::string_body> res;
+    bhttp::read(stream, buffer, res);
+    EXPECT_EQ(res.result_int(), 200);
+    EXPECT_EQ(res.body(), "POST /mutate   " + std::to_string(10 + i));
+    EXPECT_TRUE(res.keep_alive());
+  }
+  EXPECT_EQ(handled_.load(), 3);
 }
 
 // Plain HTTP and random bytes on the TLS port get the connection closed, not an answer.
