@@ -49,7 +49,8 @@ std::string WithoutJsonExceptionId(const std::string& what) {
 }
 
 Result<json> DecodeJson(std::string_view text, std::string_view what) {
-  Result<json> value = ParseJson(text, {/*max_depth=*/kMaxJsonDepth});
+  Result<json> value =
+      ParseJson(text, {/*max_depth=*/kMaxJsonDepth, /*duplicate_keys=*/nullptr, kMaxJsonValues});
   if (value.ok()) return value;
   return Status::InvalidArgument("cannot decode " + std::string(what))
       .WithDetails(value.status().message());

@@ -29,9 +29,14 @@ struct Issue {
 
 // Deepest nesting of arrays and objects DecodeJson accepts.
 inline constexpr int kMaxJsonDepth = 64;
+// Most values DecodeJson accepts: a CNI configuration with its prevResult has a few hundred;
+// a parsed value costs tens of bytes whatever its text (1 MiB of "{}," is 350,000 objects,
+// ~25 MiB once parsed).
+inline constexpr size_t kMaxJsonValues = 100000;
 
-// Parses `text` as JSON. A syntax error or nesting deeper than kMaxJsonDepth ->
-// InvalidArgument with message "cannot decode <what>" and the parser's message as details.
+// Parses `text` as JSON. A syntax error, nesting deeper than kMaxJsonDepth or more than
+// kMaxJsonValues values -> InvalidArgument with message "cannot decode <what>" and the
+// parser's message as details.
 Result<nlohmann::json> DecodeJson(std::string_view text, std::string_view what);
 
 // `what` of a nlohmann::json exception without its "[json.exception.parse_error.101] " prefix.

@@ -193,6 +193,16 @@ TEST(CniNetConfTest, DecodeFailuresAreCode6) {
   for (int i = 0; i < 70; ++i) at = &(*at)["x"];
   *at = 1;
   EXPECT_TRUE(FailsWith(Parse(nested), 6, "nested deeper than 64 levels"));
+  // A tenant's NAD config of a million values is refused before it is built (issue 26's
+  // value count, now also for the CNI's inputs); a large but ordinary one is fine.
+  json wide = BaseConf();
+  wide["runtimeConfig"]["x"] = json::array();
+  for (size_t i = 0; i < jsonin::kMaxJsonValues; ++i)
+    wide["runtimeConfig"]["x"].push_back(json::object());
+  EXPECT_TRUE(FailsWith(Parse(wide), 6, "more than 100000 values"));
+  json ordinary = BaseConf();
+  for (int i = 0; i < 2000; ++i) ordinary["runtimeConfig"]["y"].push_back(i);
+  EXPECT_TRUE(Parse(ordinary).ok());
   // Moderate nesting is fine.
   json shallow = BaseConf();
   shallow["runtimeConfig"]["a"]["b"]["c"] = 1;
