@@ -131,13 +131,18 @@ class WebhookProcessTest : public ::testing::Test {
     })) << Log();
   }
 
-  // POSTs `body` to /mutate; the AdmissionReview answer.
-  json Admit(const std::string& body) {
+  // POSTs `body` to /mutate, as the API server does; the HTTP answer, whatever its code.
+  Result<kube::Response> PostMutate(const std::string& body) {
     kube::Request r;
     r.verb = kube::Verb::kPost;
     r.path = "/mutate?timeout=5s";
     r.body = body;
-    auto resp = client_->Do(r);
+    return client_->Do(r);
+  }
+
+  // POSTs `body` to /mutate; the AdmissionReview answer.
+  json Admit(const std::string& body) {
+    auto resp = PostMutate(body);
     EXPECT_TRUE(resp.ok()) << resp.status().ToString();
     if (!resp.ok()) return json();
     EXPECT_EQ(resp->status, 200) << resp->body;
@@ -289,11 +294,7 @@ TEST_F(WebhookProcessTest, GarbageBodiesGet400) {
   Start();
   for (const std::string& body : std::vector<std::string>{
            "", "{", "[]", R"({"kind":"AdmissionReview"})", std::string(100000, '[')}) {
-    kube::Request r;
-    r.verb = kube::Verb::kPost;
-    r.path = "/mutate";
-    r.body = body;
-    auto resp = client_->Do(r);
+    auto resp = PostMutate(body);
     ASSERT_TRUE(resp.ok()) << resp.status().ToString();
     EXPECT_EQ(resp->status, 400) << body.substr(0, 40);
   }
@@ -310,11 +311,7 @@ TEST_F(WebhookProcessTest, HostileClientsDoNotBlockAdmission) {
     ASSERT_TRUE(fd.valid());
     stalled.push_back(std::move(fd));
   }
-  kube::Request big;
-  big.verb = kube::Verb::kPost;
-  big.path = "/mutate";
-  big.body = std::string((size_t{3} << 20) + 1, ' ');
-  auto refused = client_->Do(big);
+  auto refused = PostMutate(std::string((size_t{3} << 20) + 1, ' '));
   if (refused.ok()) {
     EXPECT_EQ(refused->status, 413);
   }
