@@ -35,9 +35,10 @@ class ListWatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     events_.stream_changed = [this](int delta, bool by_peer) {
-      open_ += delta;
+      // The end counters first: WaitOpen(0) must see them once the stream count drops.
       if (delta < 0 && by_peer) ++ended_by_peer_;
       if (delta < 0 && !by_peer) ++ended_by_plugin_;
+      open_ += delta;
     };
     events_.registration_status = [](bool, const std::string&) {};
     service_ = std::make_unique<DevicePluginService>(state_, *host_, events_, tmp_.path(),
