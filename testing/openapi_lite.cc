@@ -17,37 +17,17 @@ const char kRefPrefix[] = "#/components/schemas/";
   throw std::invalid_argument("OpenAPI schema at " + where + ": " + what);
 }
 
-const std::set<std::string> kAnnotations = {"description",
-                                            "title",
-                                            "default",
-                                            "example",
-                                            "deprecated",
-                                            "x-kubernetes-map-type",
-                                            "x-kubernetes-patch-merge-key",
-                                            "x-kubernetes-patch-strategy",
-                                            "x-kubernetes-group-version-kind",
-                                            "x-kubernetes-list-map-keys"};
-const std::set<std::string> kAssertions = {"type",
-                                           "format",
-                                           "enum",
-                                           "properties",
-                                           "required",
-                                           "additionalProperties",
-                                           "items",
-                                           "allOf",
-                                           "oneOf",
-                                           "nullable",
-                                           "minItems",
-                                           "maxItems",
-                                           "minLength",
-                                           "maxLength",
-                                           "pattern",
-                                           "minimum",
-                                           "maximum",
-                                           "$ref",
-                                           "x-kubernetes-list-type",
-                                           "x-kubernetes-preserve-unknown-fields",
-                                           "x-kubernetes-int-or-string"};
+// clang-format off
+const std::set<std::string> kAnnotations = {
+    "description", "title", "default", "example", "deprecated", "x-kubernetes-map-type",
+    "x-kubernetes-patch-merge-key", "x-kubernetes-patch-strategy",
+    "x-kubernetes-group-version-kind", "x-kubernetes-list-map-keys"};
+const std::set<std::string> kAssertions = {
+    "type", "format", "enum", "properties", "required", "additionalProperties", "items",
+    "allOf", "oneOf", "nullable", "minItems", "maxItems", "minLength", "maxLength", "pattern",
+    "minimum", "maximum", "$ref", "x-kubernetes-list-type",
+    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-int-or-string"};
+// clang-format on
 const std::set<std::string> kTypes = {"object", "array", "string", "integer", "number", "boolean"};
 // The formats checked, by the type they apply to.
 const std::set<std::string> kIntegerFormats = {"int32", "int64"};

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "testing/openapi_lite.h"
+#include "testing/resource_slice_rules.h"
 
 #ifndef HCASHARE_OPENAPI_DIR
 #error "HCASHARE_OPENAPI_DIR (tests/data/openapi) must be defined by the build"
@@ -103,6 +104,8 @@ std::vector<std::string> ValidateResourceSlice(const json& slice, SliceSchemaExt
     problems.insert(problems.begin(), "kind: " + slice.value("kind", json()).dump() + " is not " +
                                           gvk["kind"].dump());
   }
+  // The server's own rules, on a slice of the right shape.
+  if (problems.empty()) problems = ResourceSliceRuleProblems(slice);
   return problems;
 }
 

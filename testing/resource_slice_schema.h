@@ -26,7 +26,9 @@ enum class SliceSchemaExtension {
 // Every way `slice` breaks the ResourceSlice schema of its apiVersion
 // ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1"), one line
 // each ("spec.devices[0].basic: unknown field"); a missing or other apiVersion, or a kind
-// other than ResourceSlice, is a problem too. Empty when valid. Throws std::runtime_error
+// other than ResourceSlice, is a problem too. A slice that matches the schema is then held
+// to the server's rules the schema cannot say (ResourceSliceRuleProblems in
+// testing/resource_slice_rules.h). Empty when valid. Throws std::runtime_error
 // when the vendored schema files cannot be read (a broken checkout, not a bad slice).
 std::vector<std::string> ValidateResourceSlice(
     const nlohmann::json& slice, SliceSchemaExtension extension = SliceSchemaExtension::kNone);
