@@ -40,8 +40,10 @@ json Load(const std::string& version) {
 
 // KEP-5491's `ints` on the v1 DeviceAttribute (1.36 alpha), absent from v1.34.9.
 json WithListAttributes(json doc) {
-  json& props =
-      doc["components"]["schemas"]["io.k8s.api.resource.v1.DeviceAttribute"]["properties"];
+  json& props = doc.at("components")
+                    .at("schemas")
+                    .at("io.k8s.api.resource.v1.DeviceAttribute")
+                    .at("properties");  // throws when a refresh renamed it
   if (props.contains("ints")) {
     // The vendored schema was regenerated from a server that has it: drop the extension.
     throw std::runtime_error("the vendored v1 DeviceAttribute already has \"ints\"");
