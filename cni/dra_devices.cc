@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "cni/podresources_devices.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "dra/checkpoint.h"
 
 namespace hcashare::cni {
 
@@ -34,6 +37,36 @@ std::vector<std::string> ResolveDraDevices(const std::string& driver,
     }
   }
   return unknown;
+}
+
+Status ResolveDraDevicesFromCheckpoint(const std::string& driver,
+                                       const std::string& checkpoint_path,
+                                       DevicesByResource* granted) {
+  bool any = false;
+  for (const auto& [key, ids] : *granted) any = any || key.rfind(kDraKeyPrefix, 0) == 0;
+  if (!any) return Status::Ok();
+  std::optional<dra::Checkpoint> checkpoint;
+  if (granted->count(DraResourceKey(driver)) != 0) {
+    Result<dra::Checkpoint> loaded = dra::Checkpoint::Load(checkpoint_path);
+    if (!loaded.ok()) {
+      return Status(loaded.status().code(), "cannot read the DRA driver's checkpoint " +
+                                                checkpoint_path + ": " + loaded.status().message());
+    }
+    checkpoint = std::move(loaded).value();
+  }
+  std::vector<std::string> unknown = ResolveDraDevices(
+      driver,
+      [&](const std::string& pool, const std::string& device) -> std::optional<DraDeviceInfo> {
+        const dra::PreparedDevice* d = checkpoint ? checkpoint->FindDevice(pool, device) : nullptr;
+        if (d == nullptr) return std::nullopt;
+        return DraDeviceInfo{d->pci_address, d->resource};
+      },
+      granted);
+  if (!unknown.empty()) {
+    LogWarn("DRA devices of the pod that the driver's checkpoint does not name",
+            {{"driver", driver}, {"devices", Join(unknown)}, {"checkpoint", checkpoint_path}});
+  }
+  return Status::Ok();
 }
 
 }  // namespace hcashare::cni

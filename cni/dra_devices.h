@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cni/checkpoint.h"
+#include "common/status.h"
 
 namespace hcashare::cni {
 
@@ -32,5 +33,12 @@ using DraDeviceResolver =
 std::vector<std::string> ResolveDraDevices(const std::string& driver,
                                            const DraDeviceResolver& resolve,
                                            DevicesByResource* granted);
+
+// The pod's devices of `driver` in `granted` resolved through the driver's checkpoint at
+// `checkpoint_path` (dra/checkpoint.h; read only when the pod holds one). Devices it does
+// not know are logged and left out; an unreadable checkpoint is an error naming it.
+Status ResolveDraDevicesFromCheckpoint(const std::string& driver,
+                                       const std::string& checkpoint_path,
+                                       DevicesByResource* granted);
 
 }  // namespace hcashare::cni

@@ -70,6 +70,7 @@ PreparedDevice ReadDevice(Reader& r, const json& d, const std::string& path) {
   dev.pool = r.String(d, "pool", path);
   dev.device = r.String(d, "device", path);
   dev.pci_address = r.String(d, "pciAddress", path, false);
+  dev.resource = r.String(d, "resource", path, false);
   dev.rdma_devices = r.Strings(d, "rdmaDevices", path);
   dev.cdi_device_ids = r.Strings(d, "cdiDeviceIds", path);
   if (d.contains("shareId")) dev.share_id = r.String(d, "shareId", path);
@@ -101,12 +102,10 @@ PreparedClaim ReadClaim(Reader& r, const std::string& uid, const json& c, const 
 }
 
 json DeviceJson(const PreparedDevice& d) {
-  json j = {{"requests", d.request_names},
-            {"pool", d.pool},
-            {"device", d.device},
-            {"pciAddress", d.pci_address},
-            {"rdmaDevices", d.rdma_devices},
-            {"cdiDeviceIds", d.cdi_device_ids}};
+  json j = {
+      {"requests", d.request_names},     {"pool", d.pool},         {"device", d.device},
+      {"pciAddress", d.pci_address},     {"resource", d.resource}, {"rdmaDevices", d.rdma_devices},
+      {"cdiDeviceIds", d.cdi_device_ids}};
   if (d.share_id) j["shareId"] = *d.share_id;
   return j;
 }
@@ -115,7 +114,7 @@ json DeviceJson(const PreparedDevice& d) {
 
 bool PreparedDevice::operator==(const PreparedDevice& o) const {
   return request_names == o.request_names && pool == o.pool && device == o.device &&
-         pci_address == o.pci_address && rdma_devices == o.rdma_devices &&
+         pci_address == o.pci_address && resource == o.resource && rdma_devices == o.rdma_devices &&
          cdi_device_ids == o.cdi_device_ids && share_id == o.share_id;
 }
 
@@ -133,6 +132,7 @@ Result<Checkpoint> Checkpoint::Load(const std::string& path) {
   SafeReadOptions opts;
   opts.max_bytes = kMaxCheckpointBytes;
   opts.what = "DRA checkpoint";
+  opts.root_owned = true;  // hcashare-cni trusts it for PCI addresses: only root may write it
   Result<std::string> text = ReadFileSafely(path, opts);
   if (!text.ok()) {
     if (text.status().IsNotFound()) return cp;
@@ -170,14 +170,21 @@ Status Checkpoint::Erase(const std::string& uid) {
   return Status::Ok();
 }
 
-std::optional<std::string> Checkpoint::PciAddressOf(const std::string& pool,
-                                                    const std::string& device) const {
+const PreparedDevice* Checkpoint::FindDevice(const std::string& pool,
+                                             const std::string& device) const {
   for (const auto& [uid, claim] : claims_) {
     for (const auto& d : claim.devices) {
-      if (d.pool == pool && d.device == device && !d.pci_address.empty()) return d.pci_address;
+      if (d.pool == pool && d.device == device) return &d;
     }
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::optional<std::string> Checkpoint::PciAddressOf(const std::string& pool,
+                                                    const std::string& device) const {
+  const PreparedDevice* d = FindDevice(pool, device);
+  if (d == nullptr || d->pci_address.empty()) return std::nullopt;
+  return d->pci_address;
 }
 
 Status Checkpoint::Save(const std::map<std::string, PreparedClaim>& claims) const {

@@ -29,6 +29,7 @@ struct PreparedDevice {
   std::string pool;
   std::string device;
   std::string pci_address;                // PCI address or device ID the CNI takes
+  std::string resource;                   // the config's "<prefix>/<name>" it belongs to
   std::vector<std::string> rdma_devices;  // "mlx5_0", ...
   std::vector<std::string> cdi_device_ids;
   std::optional<std::string> share_id;  // the result's shareID (consumable capacity)
@@ -71,6 +72,8 @@ class Checkpoint {
   // is unchanged.
   Status Erase(const std::string& uid);
 
+  // Device `device` of pool `pool` in any prepared claim, or null.
+  const PreparedDevice* FindDevice(const std::string& pool, const std::string& device) const;
   // The PCI address of device `device` of pool `pool` in any prepared claim, or nullopt.
   std::optional<std::string> PciAddressOf(const std::string& pool, const std::string& device) const;
 

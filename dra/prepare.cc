@@ -246,6 +246,7 @@ Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
     pd.pool = opts_.pool;
     pd.device = r.device;
     pd.pci_address = dev->pci_address;
+    pd.resource = dev->resource_name;
     pd.rdma_devices = dev->rdma_devices;
     pd.cdi_device_ids.push_back(ClaimCdiDeviceId(opts_.driver, ref.uid, r.device));
     pd.share_id = r.share_id;
