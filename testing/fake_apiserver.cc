@@ -122,6 +122,7 @@ std::optional<Reply> FakeApiServer::Impl::Answer(SeenRequest req, bool client_ce
   const size_t q = req.target.find('?');
   const std::string path = req.target.substr(0, q);
   const std::string query = q == std::string::npos ? "" : req.target.substr(q + 1);
+  if (std::optional<Reply> group = Groups(req.method, path)) return group;
   std::optional<Target> t = ParseTarget(path);
   if (!t) return Error(404, "NotFound", "the server could not find the requested resource");
   if (t->name.empty() && req.method == "GET") {
@@ -179,6 +180,7 @@ Reply FakeApiServer::Impl::List(const Target& t, const std::string& query) {
 Reply FakeApiServer::Impl::Collection(const Target& t, const SeenRequest& req,
                                       const std::string& query) {
   if (req.method == "GET") return List(t, query);
+  if (req.method == "DELETE") return DeleteCollection(t, query);
   if (req.method != "POST") return Error(405, "MethodNotAllowed", req.method + " on a collection");
   json obj = json::parse(req.body, nullptr, false);
   if (!obj.is_object()) return Error(400, "BadRequest", "the body is not a JSON object");
@@ -194,6 +196,7 @@ Reply FakeApiServer::Impl::Collection(const Target& t, const SeenRequest& req,
   }
   meta["name"] = name;
   if (!t.ns.empty()) meta["namespace"] = t.ns;
+  if (std::optional<Reply> refused = Admit(t, obj, nullptr)) return *refused;
   return {201, Store(t.collection, std::move(obj)), std::nullopt};
 }
 
@@ -212,9 +215,16 @@ Reply FakeApiServer::Impl::Object(const Target& t, const SeenRequest& req,
   const std::string current =
       it == objects.end() ? "" : it->second["metadata"].value("resourceVersion", "");
   if (req.method == "DELETE") {
-    const std::string want = body.is_object() && body.contains("preconditions")
-                                 ? body["preconditions"].value("resourceVersion", current)
-                                 : current;
+    const json pre =
+        body.is_object() && body.contains("preconditions") ? body["preconditions"] : json::object();
+    if (!pre.is_object()) return Error(400, "BadRequest", "preconditions must be an object");
+    const std::string uid = it->second["metadata"].value("uid", "");
+    if (pre.value("uid", json(uid)) != uid) {
+      return Error(409, "Conflict",
+                   "precondition failed: UID in precondition: " + pre.value("uid", json()).dump() +
+                       ", UID in object meta: " + uid);
+    }
+    const json want = pre.value("resourceVersion", json(current));
     if (want != current) return Error(409, "Conflict", "precondition failed: resourceVersion");
     json gone;
     Remove(t.collection, t.name, &gone);
@@ -229,6 +239,7 @@ Reply FakeApiServer::Impl::Object(const Target& t, const SeenRequest& req,
                    "version and try again");
     }
     body["metadata"]["name"] = t.name;
+    if (std::optional<Reply> refused = Admit(t, body, &it->second)) return *refused;
     return {200, Store(t.collection, std::move(body)), std::nullopt};
   }
   if (req.method != "PATCH") return Error(405, "MethodNotAllowed", req.method);
@@ -248,6 +259,10 @@ Reply FakeApiServer::Impl::Object(const Target& t, const SeenRequest& req,
     return Error(415, "UnsupportedMediaType", "content type " + req.content_type);
   }
   patched["metadata"]["name"] = t.name;
+  if (std::optional<Reply> refused =
+          Admit(t, patched, it == objects.end() ? nullptr : &it->second)) {
+    return *refused;
+  }
   return {it == objects.end() ? 201 : 200, Store(t.collection, std::move(patched)), std::nullopt};
 }
 
@@ -313,6 +328,15 @@ json FakeApiServer::Get(const std::string& collection, const std::string& name) 
   return o == c->second.end() ? json(nullptr) : o->second;
 }
 
+std::vector<json> FakeApiServer::List(const std::string& collection) const {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  std::vector<json> out;
+  auto c = impl_->store_.find(collection);
+  if (c == impl_->store_.end()) return out;
+  for (const auto& [name, object] : c->second) out.push_back(object);
+  return out;
+}
+
 void FakeApiServer::InjectError(int code, const std::string& reason, int count,
                                 std::optional<int> retry_after) {
   std::lock_guard<std::mutex> lock(impl_->mu_);
@@ -333,6 +357,11 @@ void FakeApiServer::SetStall(bool stall) {
 std::vector<SeenRequest> FakeApiServer::Requests() const {
   std::lock_guard<std::mutex> lock(impl_->mu_);
   return {impl_->seen_.begin(), impl_->seen_.end()};
+}
+
+void FakeApiServer::ClearRequests() {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  impl_->seen_.clear();
 }
 
 size_t FakeApiServer::connections() const {

@@ -18,6 +18,16 @@
 // next requests with an injected error (e.g. 429 with Retry-After, 410, 500), reads requests
 // and never answers (for client timeouts), or demands a client certificate. It checks the
 // bearer token. One I/O thread; thread-safe.
+//
+// API groups and DRA (fake_apiserver_groups.cc, fake_apiserver_slices.cc): discovery
+// `GET /apis/<group>` answers an APIGroup of the versions served (resource.k8s.io serves v1
+// unless told otherwise; 404 when it serves none), and requests to a version not served get
+// 404. ResourceSlices are validated as the API server does (422 Invalid naming the field;
+// immutable spec.driver, spec.pool.name, spec.nodeName), stricter in two points: a device in
+// the other version's shape (`basic` or not) and a body whose apiVersion is not the path's
+// are refused rather than converted. LIST and WATCH of slices take the field selectors the
+// API server accepts on them (spec.nodeName, spec.driver), and DELETE on the collection
+// with a fieldSelector deletes what it selects (the kubelet's wipe of a node's slices).
 #pragma once
 
 #include <chrono>
@@ -78,8 +88,24 @@ class FakeApiServer {
   void Seed(const std::string& collection, nlohmann::json object);
   // Deletes a stored object (as a DELETE would, watchers told); false when absent.
   bool Delete(const std::string& collection, const std::string& name);
+  // Deletes every object of `collection` (e.g. "/apis/resource.k8s.io/v1/resourceslices")
+  // that `field_selector` selects ("" selects all), as `DELETE <collection>?fieldSelector=`
+  // does, watchers told; the number deleted. InvalidArgument for a selector the kind does not
+  // serve.
+  Result<size_t> DeleteCollection(const std::string& collection,
+                                  const std::string& field_selector = "");
+  // The versions of API group `group` served, in preference order (discovery answers them,
+  // the first preferred; other versions of the group get 404). Empty: the group is not
+  // served at all (discovery 404). resource.k8s.io serves {"v1"} until told otherwise.
+  void SetServedVersions(const std::string& group, std::vector<std::string> versions);
+  // False: the server does not know consumable capacity (before Kubernetes 1.36): it drops
+  // allowMultipleAllocations and capacity requestPolicy from the ResourceSlices it stores, as
+  // a server drops fields it does not serve. True by default.
+  void SetConsumableCapacity(bool served);
   // The stored object, or null.
   nlohmann::json Get(const std::string& collection, const std::string& name) const;
+  // Every object stored in `collection`, in name order.
+  std::vector<nlohmann::json> List(const std::string& collection) const;
   // Answers the next `count` requests with `code` (a Status body of `reason`) and, when
   // given, a Retry-After header.
   void InjectError(int code, const std::string& reason, int count = 1,
@@ -114,6 +140,8 @@ class FakeApiServer {
 
   // Requests seen so far (the last 100).
   std::vector<SeenRequest> Requests() const;
+  // Forgets the requests seen so far.
+  void ClearRequests();
   // Connections accepted so far (a TLS handshake that failed counts).
   size_t connections() const;
 

@@ -50,6 +50,8 @@ struct Target {
 
 // /api/v1/[namespaces/<ns>/]<res>[/<name>] and /apis/<g>/<v>/...; nullopt for anything else.
 std::optional<Target> ParseTarget(const std::string& path);
+// True for a collection of ResourceSlices (/apis/resource.k8s.io/<version>/resourceslices).
+bool IsResourceSlices(const Target& t);
 // `text` cut at every `sep` (empty pieces kept).
 std::vector<std::string> SplitOn(const std::string& text, char sep);
 // The value of `key` in a query string, percent-decoded ("" when absent).
@@ -60,9 +62,13 @@ struct Selection {
   std::string kind_key;
   std::string ns;                                           // "" = every namespace
   std::vector<std::pair<std::string, std::string>> labels;  // k=v, all must hold
-  std::vector<std::pair<std::string, std::string>> fields;  // metadata.name / .namespace
+  // metadata.name / .namespace, and spec.nodeName / spec.driver for ResourceSlices
+  std::vector<std::pair<std::string, std::string>> fields;
   // Parses labelSelector and fieldSelector of `query`; an error message or "".
   std::string Parse(const Target& t, const std::string& query);
+  // The same from the two selectors' texts.
+  std::string ParseSelectors(const Target& t, const std::string& label_selector,
+                             const std::string& field_selector);
   // True when the object stored in `collection` is selected.
   bool Matches(const std::string& collection, const nlohmann::json& object) const;
 };
@@ -88,6 +94,18 @@ class FakeApiServer::Impl {
   // absent. Under mu_.
   bool Remove(const std::string& collection, const std::string& name, nlohmann::json* gone);
 
+  // API groups (fake_apiserver_groups.cc), under mu_: discovery of a group, or 404 for a
+  // version not served; nullopt for requests that go on to the store.
+  std::optional<Reply> Groups(const std::string& method, const std::string& path);
+  // DELETE on a collection: every object the query's selectors select.
+  Reply DeleteCollection(const Target& t, const std::string& query);
+  // Removes every object `sel` selects (watchers told); the objects removed.
+  nlohmann::json RemoveSelected(const Selection& sel);
+  // Admission of a write to `t` (fake_apiserver_slices.cc): for ResourceSlices validates
+  // `object` (against `old` for PUT/PATCH, null for POST) and drops the fields the server does
+  // not serve; nullopt to go on, else the error to answer. Other kinds pass.
+  std::optional<Reply> Admit(const Target& t, nlohmann::json& object, const nlohmann::json* old);
+
   // The watch parts (fake_apiserver_watch.cc), all under mu_.
   // Starts a watch on `session`: HTTP 410 as a reply, or nullopt when streaming.
   std::optional<Reply> StartWatch(const Target& t, const std::string& query,
@@ -108,6 +126,9 @@ class FakeApiServer::Impl {
   int injected_count_ = 0;
   bool stall_ = false;
   std::string warning_;
+  // Served versions by API group (Groups()); a group absent here is not gated.
+  std::map<std::string, std::vector<std::string>> served_{{"resource.k8s.io", {"v1"}}};
+  bool consumable_capacity_ = true;
 
   // LIST pages: tokens of an older generation are expired (410).
   int continue_generation_ = 0;

@@ -96,19 +96,31 @@ std::string QueryParam(const std::string& query, const std::string& key) {
   return "";
 }
 
+bool IsResourceSlices(const Target& t) {
+  return t.kind_key.rfind("/apis/resource.k8s.io/", 0) == 0 && t.kind_key.size() > 15 &&
+         t.kind_key.compare(t.kind_key.size() - 15, 15, "/resourceslices") == 0;
+}
+
 std::string Selection::Parse(const Target& t, const std::string& query) {
+  return ParseSelectors(t, QueryParam(query, "labelSelector"), QueryParam(query, "fieldSelector"));
+}
+
+std::string Selection::ParseSelectors(const Target& t, const std::string& label_selector,
+                                      const std::string& field_selector) {
   kind_key = t.kind_key;
   ns = t.ns;
-  if (!ParseEqualities(QueryParam(query, "labelSelector"), &labels)) {
+  if (!ParseEqualities(label_selector, &labels)) {
     return "labelSelector: only k=v terms are served";
   }
-  if (!ParseEqualities(QueryParam(query, "fieldSelector"), &fields)) {
+  if (!ParseEqualities(field_selector, &fields)) {
     return "fieldSelector: only k=v terms are served";
   }
+  // The field labels the API server converts: every kind's two, and ResourceSlice's own.
+  const bool slices = IsResourceSlices(t);
   for (const auto& [k, v] : fields) {
-    if (k != "metadata.name" && k != "metadata.namespace") {
-      return "fieldSelector: field label not supported: " + k;
-    }
+    if (k == "metadata.name" || k == "metadata.namespace") continue;
+    if (slices && (k == "spec.nodeName" || k == "spec.driver")) continue;
+    return "fieldSelector: field label not supported: " + k;
   }
   return "";
 }
@@ -122,7 +134,18 @@ bool Selection::Matches(const std::string& collection, const json& object) const
     if (l == meta.end() || !l->is_object() || l->value(k, std::string("\x01")) != v) return false;
   }
   for (const auto& [k, v] : fields) {
-    const std::string have = k == "metadata.name" ? meta.value("name", "") : t->ns;
+    std::string have;
+    if (k == "metadata.name") {
+      have = meta.value("name", "");
+    } else if (k == "metadata.namespace") {
+      have = t->ns;
+    } else {  // spec.nodeName, spec.driver
+      const auto spec = object.find("spec");
+      if (spec != object.end() && spec->is_object()) {
+        const auto f = spec->find(k.substr(5));
+        if (f != spec->end() && f->is_string()) have = f->get<std::string>();
+      }
+    }
     if (have != v) return false;
   }
   return true;
