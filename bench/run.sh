@@ -42,6 +42,7 @@ echo "running benchmarks (quick=$quick); this takes a few minutes" >&2
 "$bin/webhook_bench" --nads 10000 --rate 8 --seconds 10 --no-cache >"$out/webhook_nocache" 2>&1 || true
 # Issue 27: NodePrepareResources with a warm API client (128 claims: a node's pods' worth).
 "$bin/dra_prepare_bench" --claims 128 >"$out/dra_prepare" 2>&1 || true
+"$bin/dra_publish_bench" --rounds "$([ "$quick" = 1 ] && echo 50 || echo 200)" >"$out/dra_publish" 2>&1 || true
 
 # field FILE LINE_PREFIX KEY: the value of KEY=VALUE on the line starting with LINE_PREFIX.
 field() { grep "^$2" "$1" | head -1 | tr ' ' '\n' | sed -n "s/^$3=//p" | head -1; }
@@ -86,6 +87,10 @@ wh_keep_p99=$(field "$out/webhook_keep" webhook p99_ms)
 dra_p50=$(field "$out/dra_prepare" prepare_first p50_ms)
 dra_p99=$(field "$out/dra_prepare" prepare_first p99_ms)
 dra_again_p99=$(field "$out/dra_prepare" prepare_again p99_ms)
+dra_pub_p50=$(field "$out/dra_publish" dra_publish in_place_p50_ms)
+dra_pub_p99=$(field "$out/dra_publish" dra_publish in_place_p99_ms)
+dra_pub_bump_p99=$(field "$out/dra_publish" dra_publish bump_p99_ms)
+dra_pub_first=$(field "$out/dra_publish" dra_publish first_publish_ms)
 
 # row WHAT TARGET_TEXT TARGET MEASURED_TEXT MEASURED: a table row with ratio and status.
 row() {
@@ -122,3 +127,6 @@ row "webhook admission, 200/s, 10,000 NADs cached, a TLS handshake each" "p99 < 
 row "webhook peak RSS, 10,000 NADs cached" "< 128 MiB (its limit)" 131072 "${wh_rss} KiB (cache synced in ${wh_sync} ms)" "$wh_rss"
 row "DRA NodePrepareResources, warm API client, 128 claims" "p99 < 10 ms" 10 "p50 ${dra_p50} ms, p99 ${dra_p99} ms (prepared again: p99 ${dra_again_p99} ms)" "$dra_p99"
 row "webhook peak RSS, then 8 hostile 3 MiB bodies at once" "< 128 MiB (its limit)" 131072 "${wh_hostile} KiB" "$wh_hostile"
+row "DRA slice change → acknowledged, in place, warm client" "p99 < 100 ms" 100 "p50 ${dra_pub_p50} ms, p99 ${dra_pub_p99} ms" "$dra_pub_p99"
+row "DRA slice change → acknowledged, generation bump (128 ↔ 129 devices)" "p99 < 100 ms" 100 "p99 ${dra_pub_bump_p99} ms" "$dra_pub_bump_p99"
+row "DRA start → first publication (discovery, Node, list, watch, POST)" "< 100 ms" 100 "${dra_pub_first} ms" "$dra_pub_first"
