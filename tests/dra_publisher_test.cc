@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kube/status_error.h"
+#include "testing/resource_slice_schema.h"
 #include "tests/kube_test_util.h"
 #include "tests/test_util.h"
 
@@ -90,6 +91,26 @@ class DraPublisherTest : public ::testing::Test {
     ASSERT_NE(client_, nullptr);
   }
 
+  void TearDown() override {
+    if (server_) CheckSent();
+  }
+
+  // Every slice POSTed or PUT since the log was last cleared matches the OpenAPI schema of
+  // its version and the API server's rules (testing/resource_slice_schema.h).
+  void CheckSent() {
+    for (const auto& r : server_->Requests()) {
+      if ((r.method != "POST" && r.method != "PUT") ||
+          r.target.find("/resourceslices") == std::string::npos) {
+        continue;
+      }
+      std::vector<std::string> problems =
+          testing::ValidateResourceSlice(json::parse(r.body, nullptr, false));
+      EXPECT_TRUE(problems.empty())
+          << r.method << " " << r.target << ": " << ::testing::PrintToString(problems);
+      ++checked_;
+    }
+  }
+
   PublisherOptions Options() {
     PublisherOptions o;
     o.node_name = kNode;
@@ -113,6 +134,7 @@ class DraPublisherTest : public ::testing::Test {
     auto p = Started(pool);
     EXPECT_TRUE(p->WaitPublished(milliseconds(10000))) << p->status().last_error.ToString();
     EXPECT_TRUE(WaitUntil([&] { return server_->open_watches() == 1; }));
+    CheckSent();
     server_->ClearRequests();
     return p;
   }
@@ -141,6 +163,7 @@ class DraPublisherTest : public ::testing::Test {
 
   std::unique_ptr<fake::FakeApiServer> server_;
   std::unique_ptr<kube::RestClient> client_;
+  size_t checked_ = 0;  // slices checked against the schema
 };
 
 TEST_F(DraPublisherTest, FirstPublishHasTheShapeAndTheNodeAsOwner) {
@@ -181,6 +204,8 @@ TEST_F(DraPublisherTest, FirstPublishHasTheShapeAndTheNodeAsOwner) {
   EXPECT_GT(st.last_latency.count(), 0);
   EXPECT_EQ(SliceWrites(server_->Requests()),
             std::vector<std::string>{"POST " + std::string(kSlices)});
+  CheckSent();  // the shared device's fields too
+  EXPECT_EQ(checked_, 1u);
 }
 
 TEST_F(DraPublisherTest, ContentChangeIsOnePutInPlaceKeepingTheGeneration) {
