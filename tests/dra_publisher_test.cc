@@ -529,6 +529,16 @@ TEST(SlicePlanTest, OneChangedSliceOfThreeIsAnUpdateInPlace) {
   EXPECT_EQ(wiped.creates.size(), 3u);
 }
 
+TEST_F(DraPublisherTest, StopIsPromptWhileDiscoveryStalls) {
+  server_->SetStall(true);
+  auto p = Started(Pool(3));
+  ASSERT_TRUE(WaitUntil([&] { return !server_->Requests().empty(); }));
+  const auto t0 = Clock::now();
+  p->Stop();
+  EXPECT_LT(MsSince(t0), 500);
+  EXPECT_EQ(server_->Requests().size(), 1u);  // the discovery, never answered
+}
+
 TEST_F(DraPublisherTest, BadNamesAndForeignPoolsAreRefused) {
   PublisherOptions o = Options();
   o.driver = "RDMA_driver";
