@@ -38,6 +38,9 @@ std::string EventLine(const std::string& type, const json& object) {
 
 FakeApiServer::Impl::Session::Session(Impl* server, tcp::socket socket, ssl::context& ctx)
     : server_(server), stream_(std::move(socket), ctx) {
+  // Answers and events go out as written, as the API server's do (Go sets TCP_NODELAY).
+  error_code ignored;
+  beast::get_lowest_layer(stream_).socket().set_option(tcp::no_delay(true), ignored);
   parser_.header_limit(16 * 1024);
   parser_.body_limit(kMaxRequestBody);
 }
