@@ -4,14 +4,15 @@
 //
 // Starts a SlicePublisher with its client already made (a warm client: TLS context and
 // credentials loaded) and measures the first publication from Start() (discovery, the Node,
-// LIST, WATCH, POST). Then --rounds changes of one device's attribute (each an update in
-// place: one PUT), and --rounds changes of the device count across 128 (129 <-> 128 devices:
-// a generation bump, a POST or a DELETE and a PUT), each time from Update() to the server's
-// answer to the last write (PublisherStatus::last_latency). The client's rate limit is off:
-// a node's changes are rare, the limit would measure itself.
+// LIST, WATCH, POST). Then --rounds changes of one device's attribute among --devices
+// (default 128, a full slice: the largest PUT; each an update in place), and --rounds changes of
+// the device count across 128 (129 <-> 128 devices: a generation bump, a POST or a DELETE and a
+// PUT), each time from Update() to the server's answer to the last write
+// (PublisherStatus::last_latency). The client's rate limit is off: a node's changes are rare, the
+// limit would measure itself.
 //
 // Prints: dra_publish devices=N rounds=N in_place_p50_ms= in_place_p99_ms= in_place_max_ms=
-// bump_p50_ms= bump_p99_ms= bump_max_ms= first_publish_ms= errors=N
+// bump_p50_ms= bump_p99_ms= bump_max_ms= first_publish_ms= generation= errors=N
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -127,7 +128,7 @@ int Run(int devices, int rounds) {
 }  // namespace hcashare
 
 int main(int argc, char** argv) {
-  int devices = 64;
+  int devices = 128;  // a full slice: the largest PUT
   int rounds = 200;
   if (argc % 2 == 0) {
     std::fprintf(stderr, "usage: dra_publish_bench [--devices N] [--rounds N]\n");
