@@ -6,9 +6,12 @@
 #include <boost/beast/http.hpp>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "common/log.h"
 #include "common/version.h"
@@ -196,11 +199,22 @@ class RestClient::Impl {
     return deadline;
   }
 
-  bhttp::request<bhttp::string_body> Prepare(const Request& request,
-                                             const std::string& token) const;
-  // One connection: connect, handshake, request, response, close.
+  bhttp::request<bhttp::string_body> Prepare(const Request& request, const std::string& token,
+                                             bool keep_alive) const;
+  // One call: on a kept connection when there is one (again on a new one when the server had
+  // closed it and the verb may be repeated), else on a new connection; the connection is
+  // kept for the next call when the server allows it.
   Result<Response> Exchange(const Request& request, const std::string& token,
                             const std::string& what, const Deadline& deadline);
+  // Request and response on `conn`. `*stale` is set when the exchange failed before any
+  // byte of an answer arrived (a kept connection the server had closed).
+  Result<Response> ExchangeOn(internal::TlsConnection& conn, const Request& request,
+                              const std::string& token, const std::string& what,
+                              const Deadline& deadline, bool* stale);
+  // A kept connection (not idle past its timeout), or null.
+  std::unique_ptr<internal::TlsConnection> TakeIdle();
+  // Keeps `conn` for the next call, or closes it when enough are kept.
+  void Park(std::unique_ptr<internal::TlsConnection> conn);
   // One connection of Stream(); `*code` is the answer's HTTP code (0 when none came).
   Status StreamOnce(const Request& request, const std::string& token, const std::string& what,
                     const Deadline& deadline, const StreamOptions& options,
@@ -212,11 +226,18 @@ class RestClient::Impl {
   std::optional<TokenFile> token_file_;
   RateLimiter limiter_{options_.qps, options_.burst};
   std::string host_header_;
+  struct Idle {
+    std::unique_ptr<internal::TlsConnection> conn;
+    Clock::time_point since;
+  };
+  std::mutex idle_mu_;
+  std::vector<Idle> idle_;  // guarded by idle_mu_; most recently parked last
 };
 
 // A request for `request` with the client's headers.
 bhttp::request<bhttp::string_body> RestClient::Impl::Prepare(const Request& request,
-                                                             const std::string& token) const {
+                                                             const std::string& token,
+                                                             bool keep_alive) const {
   bhttp::request<bhttp::string_body> req(BeastVerb(request.verb),
                                          config_.url.base_path + request.path, 11);
   req.set(bhttp::field::host, host_header_);
@@ -227,23 +248,45 @@ bhttp::request<bhttp::string_body> RestClient::Impl::Prepare(const Request& requ
     req.set(bhttp::field::content_type, request.content_type);
     req.body() = request.body;
   }
-  req.keep_alive(false);
+  req.keep_alive(keep_alive);
   req.prepare_payload();
   return req;
 }
 
-Result<Response> RestClient::Impl::Exchange(const Request& request, const std::string& token,
-                                            const std::string& what, const Deadline& deadline) {
-  const std::string where = what + " (" + config_.server + ")";
-  internal::TlsConnection conn(ctx_, where, request.cancel);
-  RETURN_IF_ERROR(conn.Open(config_, deadline));
-  bhttp::request<bhttp::string_body> req = Prepare(request, token);
-  RETURN_IF_ERROR(conn.Write(req, deadline));
+std::unique_ptr<internal::TlsConnection> RestClient::Impl::TakeIdle() {
+  std::lock_guard<std::mutex> lock(idle_mu_);
+  while (!idle_.empty()) {
+    Idle idle = std::move(idle_.back());
+    idle_.pop_back();
+    if (Clock::now() - idle.since < options_.idle_connection_timeout) return std::move(idle.conn);
+    idle.conn->Close();
+  }
+  return nullptr;
+}
 
+void RestClient::Impl::Park(std::unique_ptr<internal::TlsConnection> conn) {
+  std::lock_guard<std::mutex> lock(idle_mu_);
+  if (idle_.size() >= options_.max_idle_connections) {
+    conn->Close();  // no TLS close_notify: the call is over
+    return;
+  }
+  idle_.push_back({std::move(conn), Clock::now()});
+}
+
+Result<Response> RestClient::Impl::ExchangeOn(internal::TlsConnection& conn, const Request& request,
+                                              const std::string& token, const std::string& what,
+                                              const Deadline& deadline, bool* stale) {
+  const std::string where = what + " (" + config_.server + ")";
+  conn.SetWhere(where);
+  bhttp::request<bhttp::string_body> req =
+      Prepare(request, token, request.cancel == nullptr && options_.max_idle_connections > 0);
+  *stale = true;
+  RETURN_IF_ERROR(conn.Write(req, deadline));
   bhttp::response_parser<bhttp::string_body> parser;
   parser.header_limit(kMaxResponseHead);
   parser.body_limit(options_.max_response_bytes);
   Status read = conn.Read(parser, deadline);
+  *stale = !read.ok() && !parser.got_some();
   if (read.code() == StatusCode::kFailedPrecondition) {
     return Status::FailedPrecondition(
         where + (parser.is_header_done()
@@ -253,10 +296,37 @@ Result<Response> RestClient::Impl::Exchange(const Request& request, const std::s
                            " bytes"));
   }
   RETURN_IF_ERROR(read);
-  conn.Close();  // no TLS close_notify: the call is over
   Response out = Head(parser.get(), what);
+  const bool keep = parser.get().keep_alive();
   out.body = std::move(parser.release().body());
+  *stale = !keep;  // the caller parks the connection only when the server keeps it
   return out;
+}
+
+Result<Response> RestClient::Impl::Exchange(const Request& request, const std::string& token,
+                                            const std::string& what, const Deadline& deadline) {
+  const bool poolable = request.cancel == nullptr && options_.max_idle_connections > 0;
+  // Repeating a request the server never answered is safe unless it creates or patches.
+  const bool repeatable = request.verb != Verb::kPost && request.verb != Verb::kPatch;
+  bool stale = false;
+  if (poolable && repeatable) {
+    if (std::unique_ptr<internal::TlsConnection> kept = TakeIdle()) {
+      Result<Response> r = ExchangeOn(*kept, request, token, what, deadline, &stale);
+      if (r.ok() && !stale) Park(std::move(kept));
+      if (r.ok() || !stale) return r;
+      // The server closed the kept connection before answering: once more on a new one.
+    }
+  }
+  const std::string where = what + " (" + config_.server + ")";
+  auto conn = std::make_unique<internal::TlsConnection>(ctx_, where, request.cancel);
+  RETURN_IF_ERROR(conn->Open(config_, deadline));
+  Result<Response> r = ExchangeOn(*conn, request, token, what, deadline, &stale);
+  if (r.ok() && poolable && !stale) {
+    Park(std::move(conn));
+  } else {
+    conn->Close();  // no TLS close_notify: the call is over
+  }
+  return r;
 }
 
 Status RestClient::Impl::StreamOnce(const Request& request, const std::string& token,
@@ -267,7 +337,7 @@ Status RestClient::Impl::StreamOnce(const Request& request, const std::string& t
   const std::string where = what + " (" + config_.server + ")";
   internal::TlsConnection conn(ctx_, where, request.cancel);
   RETURN_IF_ERROR(conn.Open(config_, deadline));
-  bhttp::request<bhttp::string_body> req = Prepare(request, token);
+  bhttp::request<bhttp::string_body> req = Prepare(request, token, /*keep_alive=*/false);
   RETURN_IF_ERROR(conn.Write(req, deadline));
   bhttp::response_parser<bhttp::buffer_body> parser;
   parser.header_limit(kMaxResponseHead);

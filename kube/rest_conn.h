@@ -51,6 +51,8 @@ class TlsConnection {
                   std::chrono::milliseconds idle);
   // Closes the socket (no TLS close_notify).
   void Close();
+  // Names the next request in messages (a kept connection serves several).
+  void SetWhere(std::string where) { where_ = std::move(where); }
 
  private:
   // Runs the operation `start` begins until its handler runs or `at` passes; the error.
@@ -64,7 +66,7 @@ class TlsConnection {
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
   boost::asio::ip::tcp::resolver resolver_{io_};
   boost::beast::flat_buffer buffer_;
-  const std::string where_;
+  std::string where_;
   StreamCancel* const cancel_;
   bool attached_ = false;
 };

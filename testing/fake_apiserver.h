@@ -53,6 +53,12 @@ struct FakeApiServerOptions {
   // When not empty, clients must present a certificate signed by this CA (PEM); a request
   // that does so needs no token.
   std::string client_ca_pem;
+  // Answers say "Connection: keep-alive" to a client that asks for it and the connection
+  // serves its next request (the real API server does); false closes after each answer.
+  bool keep_alive = false;
+  // With keep_alive: after this many answers the connection is closed although the last
+  // answer said keep-alive (a server's idle or request limit racing the client); 0: never.
+  int max_requests_per_connection = 0;
 };
 
 // One request as the server saw it.

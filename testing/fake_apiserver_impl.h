@@ -164,8 +164,9 @@ class FakeApiServer::Impl {
   std::thread thread_;
 };
 
-// One connection: handshake, one request, then one answer, none while stalling, or a watch
-// stream (chunked, one JSON event a line) fed by the store's changes.
+// One connection: handshake, one request, then one answer (more in turn with keep-alive),
+// none while stalling, or a watch stream (chunked, one JSON event a line) fed by the
+// store's changes.
 class FakeApiServer::Impl::Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Impl* server, boost::asio::ip::tcp::socket socket, boost::asio::ssl::context& ctx);
@@ -194,6 +195,8 @@ class FakeApiServer::Impl::Session : public std::enable_shared_from_this<Session
   };
   void Read();
   void OnRead(boost::system::error_code ec);
+  // After an answer: the next request on a kept connection, else the connection closed.
+  void AfterAnswer(bool keep);
   void Queue(Frame frame);
   void Pump();        // I/O thread
   void WatchClose();  // I/O thread
@@ -202,7 +205,9 @@ class FakeApiServer::Impl::Session : public std::enable_shared_from_this<Session
   Impl* const server_;
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
   boost::beast::flat_buffer buffer_;
-  boost::beast::http::request_parser<boost::beast::http::string_body> parser_;
+  // One parser per request (a Beast parser is not reusable).
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  int answered_ = 0;  // requests answered on this connection
   boost::beast::http::response<boost::beast::http::string_body> res_;
   // The watch stream.
   std::mutex frames_mu_;

@@ -41,8 +41,6 @@ FakeApiServer::Impl::Session::Session(Impl* server, tcp::socket socket, ssl::con
   // Answers and events go out as written, as the API server's do (Go sets TCP_NODELAY).
   error_code ignored;
   beast::get_lowest_layer(stream_).socket().set_option(tcp::no_delay(true), ignored);
-  parser_.header_limit(16 * 1024);
-  parser_.body_limit(kMaxRequestBody);
 }
 
 void FakeApiServer::Impl::Session::Start() {
@@ -52,13 +50,16 @@ void FakeApiServer::Impl::Session::Start() {
 }
 
 void FakeApiServer::Impl::Session::Read() {
-  bhttp::async_read(stream_, buffer_, parser_,
+  parser_.emplace();
+  parser_->header_limit(16 * 1024);
+  parser_->body_limit(kMaxRequestBody);
+  bhttp::async_read(stream_, buffer_, *parser_,
                     [s = shared_from_this()](error_code ec, size_t) { s->OnRead(ec); });
 }
 
 void FakeApiServer::Impl::Session::OnRead(error_code ec) {
   if (ec) return;
-  const auto& r = parser_.get();
+  const auto& r = parser_->get();
   SeenRequest req{std::string(r.method_string()),
                   std::string(r.target()),
                   std::string(r[bhttp::field::authorization]),
@@ -75,6 +76,12 @@ void FakeApiServer::Impl::Session::OnRead(error_code ec) {
     WatchReadForClose();
     return;
   }
+  const FakeApiServerOptions& opts = server_->options_;
+  const bool keep = opts.keep_alive && r.keep_alive();
+  ++answered_;
+  const bool last = !keep || (opts.max_requests_per_connection > 0 &&
+                              answered_ >= opts.max_requests_per_connection);
+  res_ = {};
   res_.result(static_cast<unsigned>(reply->code));
   res_.version(11);
   res_.set(bhttp::field::content_type, "application/json");
@@ -83,13 +90,21 @@ void FakeApiServer::Impl::Session::OnRead(error_code ec) {
     res_.insert(bhttp::field::warning, reply->warning);
     res_.insert(bhttp::field::warning, reply->warning + " (again)");
   }
-  res_.keep_alive(false);
+  res_.keep_alive(keep);
   res_.body() = reply->body.dump();
   res_.prepare_payload();
-  bhttp::async_write(stream_, res_, [s = shared_from_this()](error_code, size_t) {
-    error_code ignored;
-    beast::get_lowest_layer(s->stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+  bhttp::async_write(stream_, res_, [s = shared_from_this(), last](error_code ec, size_t) {
+    s->AfterAnswer(!ec && !last);
   });
+}
+
+void FakeApiServer::Impl::Session::AfterAnswer(bool keep) {
+  if (keep) {
+    Read();
+    return;
+  }
+  error_code ignored;
+  beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
 }
 
 void FakeApiServer::Impl::Session::SendHead() {

@@ -367,5 +367,66 @@ TEST_F(KubeRestTest, NoServerIsUnavailable) {
   EXPECT_THAT(r.status().message(), HasSubstr("connect"));
 }
 
+// HTTP keep-alive: calls after the first skip the TCP and TLS handshakes on a kept
+// connection; a kept connection the server closed is replaced for a repeatable call, and
+// POST always goes on a new connection (it must not be sent twice).
+class KubeKeepAliveTest : public KubeRestTest {
+ protected:
+  void Start(int max_requests_per_connection) {
+    fake::FakeApiServerOptions o;
+    o.keep_alive = true;
+    o.max_requests_per_connection = max_requests_per_connection;
+    server_ = StartServer(o);
+    ASSERT_TRUE(server_);
+    server_->Seed(kConfigMaps, ConfigMap("a", "1"));
+  }
+};
+
+TEST_F(KubeKeepAliveTest, AKeptConnectionServesTheNextCalls) {
+  Start(0);
+  auto client = Client();
+  ASSERT_TRUE(client);
+  for (int i = 0; i < 5; ++i) {
+    Result<Response> got = client->Get(std::string(kConfigMaps) + "/a");
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(Body(got)["data"]["k"], "1");
+  }
+  EXPECT_EQ(server_->connections(), 1u);
+  // A client that keeps none opens one a call.
+  RestOptions none = Unlimited();
+  none.max_idle_connections = 0;
+  auto fresh = Client(ConfigFor(*server_), none);
+  ASSERT_TRUE(fresh->Get(std::string(kConfigMaps) + "/a").ok());
+  ASSERT_TRUE(fresh->Get(std::string(kConfigMaps) + "/a").ok());
+  EXPECT_EQ(server_->connections(), 3u);
+}
+
+TEST_F(KubeKeepAliveTest, AConnectionTheServerClosedIsReplaced) {
+  Start(1);  // the server says keep-alive, then closes after each answer
+  auto client = Client();
+  ASSERT_TRUE(client);
+  for (int i = 0; i < 3; ++i) {
+    Result<Response> got = client->Get(std::string(kConfigMaps) + "/a");
+    ASSERT_TRUE(got.ok()) << i << ": " << got.status().ToString();
+  }
+  // Each GET after the first found its kept connection closed and went on a new one.
+  EXPECT_EQ(server_->connections(), 3u);
+  size_t gets = 0;
+  for (const auto& r : server_->Requests()) gets += r.method == "GET";
+  EXPECT_EQ(gets, 3u);  // each answered once
+}
+
+TEST_F(KubeKeepAliveTest, PostNeverTakesAKeptConnection) {
+  Start(0);
+  auto client = Client();
+  ASSERT_TRUE(client);
+  ASSERT_TRUE(client->Get(std::string(kConfigMaps) + "/a").ok());
+  ASSERT_TRUE(client->Post(kConfigMaps, ConfigMap("b", "2").dump()).ok());
+  EXPECT_EQ(server_->connections(), 2u);
+  // The POST's connection is kept in turn: the GET after it opens none.
+  ASSERT_TRUE(client->Get(std::string(kConfigMaps) + "/b").ok());
+  EXPECT_EQ(server_->connections(), 2u);
+}
+
 }  // namespace
 }  // namespace hcashare::kube
