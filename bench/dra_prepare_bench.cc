@@ -53,7 +53,9 @@ int Run(int claims) {
   SetLogLevel(LogLevel::kWarn);  // a line per claim would be timed too
   auto pki = fake::TestPki::Create("bench-ca");
   if (!pki.ok()) return std::fprintf(stderr, "%s\n", pki.status().ToString().c_str()), 1;
-  auto api = fake::FakeApiServer::Start(pki->get());
+  fake::FakeApiServerOptions server_options;
+  server_options.keep_alive = true;  // as the real API server: the client's connection is kept
+  auto api = fake::FakeApiServer::Start(pki->get(), server_options);
   if (!api.ok()) return std::fprintf(stderr, "%s\n", api.status().ToString().c_str()), 1;
   kube::ClusterConfig c;
   c.server = (*api)->url();

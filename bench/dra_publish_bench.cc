@@ -61,7 +61,9 @@ double Publish(dra::SlicePublisher& p, dra::PoolContent pool) {
 int Run(int devices, int rounds) {
   auto pki = fake::TestPki::Create("bench-ca");
   if (!pki.ok()) return 1;
-  auto api = fake::FakeApiServer::Start(pki->get());
+  fake::FakeApiServerOptions server_options;
+  server_options.keep_alive = true;  // as the real API server: the client's connection is kept
+  auto api = fake::FakeApiServer::Start(pki->get(), server_options);
   if (!api.ok()) {
     std::fprintf(stderr, "fake API server: %s\n", api.status().ToString().c_str());
     return 1;
