@@ -5,7 +5,8 @@
 namespace hcashare::dp {
 
 HttpResponse ProbeEndpoint(const std::string& path, const metrics::Registry& registry,
-                           const PluginManager& manager, std::chrono::milliseconds stall_limit) {
+                           const PluginManager& manager, std::chrono::milliseconds stall_limit,
+                           const ExtraReadiness& extra) {
   HttpResponse r;
   if (path == "/metrics") {
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -26,9 +27,11 @@ HttpResponse ProbeEndpoint(const std::string& path, const metrics::Registry& reg
     for (const auto& [name, info] : servers) {
       if (!info.registered) missing += name + (info.standby ? " (standby)" : "") + "\n";
     }
-    if (servers.empty()) missing = "starting\n";  // no resource served yet
+    const std::optional<std::string> more = extra ? extra() : std::nullopt;
+    if (servers.empty() && !more) missing = "starting\n";  // no resource served yet
+    if (more) missing += *more;
     r.status = missing.empty() ? 200 : 503;
-    r.body = missing.empty() ? "ready\n" : "not registered:\n" + missing;
+    r.body = missing.empty() ? "ready\n" : "not ready:\n" + missing;
   } else {
     r.status = 404;
     r.body = "not found\n";

@@ -7,6 +7,10 @@
 // (ProbeServerOptions).
 #pragma once
 
+#include <functional>
+#include <optional>
+#include <string>
+
 #include <chrono>
 #include <string>
 
@@ -23,9 +27,15 @@ inline constexpr std::chrono::seconds kDefaultLivenessStall{20};
 
 // Answers `path`: /metrics (Prometheus text of `registry`), /healthz (200, or 503 naming
 // the step the loop has been stuck in for more than `stall_limit`), /readyz (200 when every
-// resource is registered with the kubelet; 503 lists the ones that are not), else 404.
+// resource is registered with the kubelet and `extra` is ready; 503 lists what is not), else
+// 404.
+// Readiness beyond the device-plugin servers (the DRA driver): nullopt while there is none,
+// "" when it is ready, else what it waits for, a line each. Must not block.
+using ExtraReadiness = std::function<std::optional<std::string>()>;
+
 HttpResponse ProbeEndpoint(const std::string& path, const metrics::Registry& registry,
-                           const PluginManager& manager, std::chrono::milliseconds stall_limit);
+                           const PluginManager& manager, std::chrono::milliseconds stall_limit,
+                           const ExtraReadiness& extra = {});
 
 // The HttpServer options for ProbeEndpoint: /metrics on the worker thread.
 HttpServerOptions ProbeServerOptions();

@@ -1,0 +1,143 @@
+#include "dra/driver.h"
+
+#include <utility>
+
+#include "common/log.h"
+#include "dra/node_server.h"
+#include "dra/publisher.h"
+#include "kube/config.h"
+#include "kube/rest.h"
+
+namespace hcashare::dra {
+namespace {
+
+// Claims read with the resource.k8s.io version the publisher found the server to serve.
+class DiscoveredClaimSource final : public ClaimSource {
+ public:
+  DiscoveredClaimSource(kube::RestClient* client, const SlicePublisher* publisher)
+      : client_(client), publisher_(publisher) {}
+  Result<std::string> GetClaim(const std::string& ns, const std::string& name) override {
+    const ApiVersion v = publisher_->status().version.value_or(ApiVersion::kV1);
+    // 10 s per GET: the kubelet gives a whole Prepare call 45 s.
+    return RestClaimSource(client_, ApiVersionName(v)).GetClaim(ns, name);
+  }
+
+ private:
+  kube::RestClient* const client_;
+  const SlicePublisher* const publisher_;
+};
+
+}  // namespace
+
+DraDriver::DraDriver(DriverOptions options) : opts_(std::move(options)) {}
+
+DraDriver::~DraDriver() { Stop(); }
+
+Result<std::unique_ptr<DraDriver>> DraDriver::Create(DriverOptions options) {
+  if (options.node_name.empty()) {
+    return Status::InvalidArgument(
+        "DRA resources need this node's name: set --node-name, or NODE_NAME (the DaemonSet "
+        "sets it from spec.nodeName)");
+  }
+  std::unique_ptr<DraDriver> d(new DraDriver(std::move(options)));
+  ASSIGN_OR_RETURN(kube::ClusterConfig cluster, kube::LoadClusterConfig(d->opts_.kubeconfig, ""));
+  kube::RestOptions rest;
+  rest.user_agent = kube::UserAgent("hcashare-device-plugin");
+  // A node's pods starting at once each GET their claims; the publisher's writes share it.
+  rest.qps = 20;
+  rest.burst = 40;
+  ASSIGN_OR_RETURN(d->client_, kube::RestClient::Create(cluster, rest));
+  PublisherOptions po;
+  po.driver = d->opts_.driver;
+  po.node_name = d->opts_.node_name;
+  d->publisher_ = std::make_unique<SlicePublisher>(d->client_.get(), po);
+  d->claims_ = std::make_unique<DiscoveredClaimSource>(d->client_.get(), d->publisher_.get());
+  PreparerOptions prep;
+  prep.driver = d->opts_.driver;
+  prep.pool = d->opts_.node_name;
+  prep.cdi_dir = d->opts_.cdi_dir;
+  prep.checkpoint_path = CheckpointPath(d->opts_.kubelet_root, d->opts_.driver);
+  prep.owner = d->opts_.owner.empty() ? d->opts_.kubelet_root : d->opts_.owner;
+  DraDriver* self = d.get();
+  ASSIGN_OR_RETURN(d->preparer_,
+                   Preparer::Create(prep, d->claims_.get(),
+                                    [self](const std::string& pool, const std::string& device) {
+                                      return self->Lookup(pool, device);
+                                    }));
+  NodeServerOptions so;
+  so.kubelet_root = d->opts_.kubelet_root;
+  so.driver = d->opts_.driver;
+  so.serve_health = d->opts_.serve_health;
+  d->server_ = std::make_unique<NodeServer>(so, *d->preparer_, d->health_);
+  return d;
+}
+
+Status DraDriver::Start() {
+  RETURN_IF_ERROR(publisher_->Start());
+  Status served = server_->Start();
+  if (!served.ok()) {
+    publisher_->Stop();
+    return served;
+  }
+  LogInfo("DRA driver started", {{"driver", opts_.driver},
+                                 {"node", opts_.node_name},
+                                 {"endpoint", server_->DraSocketPath()}});
+  return Status::Ok();
+}
+
+void DraDriver::Stop() {
+  if (server_) server_->Stop();
+  if (publisher_) publisher_->Stop();
+}
+
+void DraDriver::Update(PoolContent pool, std::vector<PreparableDevice> devices,
+                       std::vector<DeviceHealthEntry> health) {
+  auto table = std::make_shared<std::map<std::string, PreparableDevice>>();
+  for (auto& d : devices) {
+    std::string name = d.name;
+    table->emplace(std::move(name), std::move(d));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    devices_ = std::move(table);
+  }
+  health_.Publish(std::move(health));
+  if (Status st = publisher_->Update(std::move(pool)); !st.ok()) {
+    LogError("cannot publish the DRA pool", {{"driver", opts_.driver}, {"error", st.ToString()}});
+  }
+}
+
+std::optional<PreparableDevice> DraDriver::Lookup(const std::string& pool,
+                                                  const std::string& device) const {
+  if (pool != opts_.node_name) return std::nullopt;
+  std::shared_ptr<const std::map<std::string, PreparableDevice>> table;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    table = devices_;
+  }
+  if (!table) return std::nullopt;
+  auto it = table->find(device);
+  if (it == table->end()) return std::nullopt;
+  return it->second;
+}
+
+DriverState DraDriver::State() const {
+  DriverState s;
+  const RegistrationState reg = server_->registration();
+  const PublisherStatus pub = publisher_->status();
+  s.registered = reg.registered;
+  s.published = pub.published;
+  s.generation = pub.generation;
+  s.publish_latency = pub.last_latency;
+  if (!pub.shared_refused.ok()) s.shared_refused = pub.shared_refused.message();
+  if (!s.registered) {
+    s.why_not = reg.notifications == 0 ? "the kubelet has not registered the DRA driver yet"
+                                       : "the kubelet refused the DRA driver: " + reg.error;
+  } else if (!s.published) {
+    s.why_not = pub.last_error.ok() ? "ResourceSlices not published yet"
+                                    : "ResourceSlices not published: " + pub.last_error.message();
+  }
+  return s;
+}
+
+}  // namespace hcashare::dra

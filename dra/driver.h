@@ -1,0 +1,98 @@
+// DraDriver: the DRA front-end of hcashare-device-plugin (issue 27), beside the device
+// plugin's servers in the same daemon, on the same config and host model.
+//
+// It owns the API client (kubeconfig, or the in-cluster config), the ResourceSlice publisher
+// (dra/publisher.h), the Preparer (dra/prepare.h) and the kubelet-facing sockets
+// (dra/node_server.h). The daemon's control loop hands it each new view of the host
+// (Update): the pool to publish, the devices Prepare may hand out and their health; readers
+// (Prepare, the health stream) never wait for the loop. Nothing contacts the API server
+// before Start(), and the daemon creates no DraDriver without DRA resources.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "dra/health.h"
+#include "dra/prepare.h"
+#include "dra/slices.h"
+
+namespace hcashare::kube {
+class RestClient;
+}
+
+namespace hcashare::dra {
+
+class NodeServer;
+class SlicePublisher;
+
+// Where and as whom the driver runs.
+struct DriverOptions {
+  std::string driver = kDefaultDriver;  // the config's draDriver
+  std::string node_name;                // --node-name, else $NODE_NAME
+  std::string kubeconfig;               // "" for the in-cluster config
+  std::string kubelet_root = "/var/lib/kubelet";
+  std::string cdi_dir = "/var/run/cdi";
+  // Names the CDI files' ledger (the canonical kubelet root, as the device plugin's).
+  std::string owner;
+  bool serve_health = true;
+};
+
+// What the probes and metrics report.
+struct DriverState {
+  bool registered = false;     // the kubelet accepted our registration
+  bool published = false;      // the API server holds the pool last given
+  std::string why_not;         // what readiness waits for; "" when ready
+  std::string shared_refused;  // non-empty: shared devices left out, and why
+  int64_t generation = 0;
+  std::chrono::microseconds publish_latency{0};
+};
+
+class DraDriver {
+ public:
+  // Reads the cluster configuration and makes the API client, the publisher and the
+  // Preparer (which loads its checkpoint). InvalidArgument for an empty or invalid node name
+  // ("set --node-name or NODE_NAME"); the config loader's errors otherwise.
+  static Result<std::unique_ptr<DraDriver>> Create(DriverOptions options);
+  // Stop().
+  ~DraDriver();
+  DraDriver(const DraDriver&) = delete;
+  DraDriver& operator=(const DraDriver&) = delete;
+
+  // Starts publishing and serves the kubelet's sockets.
+  Status Start();
+  // Stops serving and publishing; what was published and prepared stays (the successor
+  // adopts it). Idempotent.
+  void Stop();
+
+  // The host's current view: the pool to publish (its driver and node are ours), the devices
+  // Prepare may hand out by name, and their health. Thread-safe; never blocks on the network.
+  void Update(PoolContent pool, std::vector<PreparableDevice> devices,
+              std::vector<DeviceHealthEntry> health);
+
+  // For /readyz and the metrics.
+  DriverState State() const;
+  const DriverOptions& options() const { return opts_; }
+
+ private:
+  explicit DraDriver(DriverOptions options);
+  // The device `device` of pool `pool`, or nullopt (Prepare's DeviceLookup).
+  std::optional<PreparableDevice> Lookup(const std::string& pool, const std::string& device) const;
+
+  const DriverOptions opts_;
+  std::unique_ptr<kube::RestClient> client_;
+  std::unique_ptr<ClaimSource> claims_;
+  std::unique_ptr<SlicePublisher> publisher_;
+  std::unique_ptr<Preparer> preparer_;
+  HealthSource health_;
+  std::unique_ptr<NodeServer> server_;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const std::map<std::string, PreparableDevice>> devices_;  // guarded by mu_
+};
+
+}  // namespace hcashare::dra
