@@ -40,6 +40,8 @@ echo "running benchmarks (quick=$quick); this takes a few minutes" >&2
   --keep-alive >"$out/webhook_keep" 2>&1 || true
 # The baseline: every NAD lookup a GET (no cache), at a rate the API client's limit allows.
 "$bin/webhook_bench" --nads 10000 --rate 8 --seconds 10 --no-cache >"$out/webhook_nocache" 2>&1 || true
+# Issue 27: NodePrepareResources with a warm API client (128 claims: a node's pods' worth).
+"$bin/dra_prepare_bench" --claims 128 >"$out/dra_prepare" 2>&1 || true
 
 # field FILE LINE_PREFIX KEY: the value of KEY=VALUE on the line starting with LINE_PREFIX.
 field() { grep "^$2" "$1" | head -1 | tr ' ' '\n' | sed -n "s/^$3=//p" | head -1; }
@@ -81,6 +83,9 @@ wh_hostile=$(field "$out/webhook" webhook hostile_hwm_kib)
 wh_base_p99=$(field "$out/webhook_nocache" webhook p99_ms)
 wh_keep_p50=$(field "$out/webhook_keep" webhook p50_ms)
 wh_keep_p99=$(field "$out/webhook_keep" webhook p99_ms)
+dra_p50=$(field "$out/dra_prepare" prepare_first p50_ms)
+dra_p99=$(field "$out/dra_prepare" prepare_first p99_ms)
+dra_again_p99=$(field "$out/dra_prepare" prepare_again p99_ms)
 
 # row WHAT TARGET_TEXT TARGET MEASURED_TEXT MEASURED: a table row with ratio and status.
 row() {
@@ -115,4 +120,5 @@ row "/healthz with 100 stalled connections" "p99 < 100 ms" 100 "p50 ${probe_p50}
 row "webhook admission, 200/s, 10,000 NADs cached, kept connections" "p99 < 5 ms" 5 "p50 ${wh_keep_p50} ms, p99 ${wh_keep_p99} ms" "$wh_keep_p99"
 row "webhook admission, 200/s, 10,000 NADs cached, a TLS handshake each" "p99 < 5 ms" 5 "p50 ${wh_p50} ms, p99 ${wh_p99} ms (every lookup a GET: p99 ${wh_base_p99} ms at 8/s)" "$wh_p99"
 row "webhook peak RSS, 10,000 NADs cached" "< 128 MiB (its limit)" 131072 "${wh_rss} KiB (cache synced in ${wh_sync} ms)" "$wh_rss"
+row "DRA NodePrepareResources, warm API client, 128 claims" "p99 < 10 ms" 10 "p50 ${dra_p50} ms, p99 ${dra_p99} ms (prepared again: p99 ${dra_again_p99} ms)" "$dra_p99"
 row "webhook peak RSS, then 8 hostile 3 MiB bodies at once" "< 128 MiB (its limit)" 131072 "${wh_hostile} KiB" "$wh_hostile"

@@ -10,6 +10,7 @@
 #include "cni/error.h"
 #include "cni/syntax.h"
 #include "common/safe_file.h"
+#include "config/names.h"
 #include "config/suggest.h"
 #include "interop/pool_info.h"
 #include "json/fields.h"
@@ -23,7 +24,7 @@ using nlohmann::json;
 const std::vector<std::string>& NodeKeys() {
   static const std::vector<std::string> kKeys = {"hostRoot",        "stateDir",    "kubeletRootDir",
                                                  "devicePluginDir", "poolInfoDir", "logFile",
-                                                 "checkAllocation"};
+                                                 "checkAllocation", "draDriver"};
   return kKeys;
 }
 
@@ -107,6 +108,17 @@ Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string&
   s.pool_info_dir = path("poolInfoDir").value_or(PoolInfoDirFor(s.kubelet_root_dir));
   s.log_file = path("logFile");
   s.check_allocation = top.Bool("checkAllocation").value_or(true);
+  if (std::optional<std::string> driver = top.String("draDriver")) {
+    // A directory name under <kubeletRootDir>/plugins: a DNS subdomain, as the API says.
+    std::string problem =
+        driver->size() > 63 ? "longer than 63 characters" : config::ResourcePrefixProblem(*driver);
+    if (problem.empty()) {
+      s.dra_driver = *driver;
+    } else {
+      top.Fail("draDriver",
+               "not a DRA driver name (" + problem + "), got " + jsonin::Quote(*driver));
+    }
+  }
   for (const auto& item : root->items()) {
     const auto& known = NodeKeys();
     if (std::find(known.begin(), known.end(), item.key()) != known.end()) continue;
@@ -116,7 +128,7 @@ Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string&
     } else {
       problem +=
           " (known: hostRoot, stateDir, kubeletRootDir, devicePluginDir, poolInfoDir, "
-          "logFile, checkAllocation)";
+          "logFile, checkAllocation, draDriver)";
     }
     errors.push_back({jsonin::JoinKey("", item.key()), problem});
   }

@@ -14,7 +14,8 @@
 //   {"hostRoot": "/", "stateDir": "/var/lib/cni/hcashare",
 //    "kubeletRootDir": "/var/lib/kubelet", "devicePluginDir": "/var/lib/kubelet/device-plugins",
 //    "poolInfoDir": "/var/run/hcashare/pools",
-//    "logFile": "/var/log/hcashare-cni.log", "checkAllocation": true}
+//    "logFile": "/var/log/hcashare-cni.log", "checkAllocation": true,
+//    "draDriver": "rdma.hcashare.io"}
 #pragma once
 
 #include <optional>
@@ -35,6 +36,8 @@ inline constexpr std::string_view kDefaultHostRoot = "/";
 // The node file, and the environment variable that names another.
 inline constexpr std::string_view kDefaultNodeConfigPath = "/etc/hcashare/cni.json";
 inline constexpr std::string_view kNodeConfigEnv = "HCASHARE_CNI_CONFIG";
+// The DRA driver whose devices the CNI attaches (hcashare-device-plugin's `draDriver`).
+inline constexpr std::string_view kDefaultDraDriver = "rdma.hcashare.io";
 // The node file's size limit.
 inline constexpr size_t kMaxNodeConfigBytes = 64 * 1024;
 
@@ -52,6 +55,9 @@ struct NodeSettings {
   // "checkAllocation": a device is attached only when the kubelet allocated it to the pod
   // (pod-resources, else the checkpoint). Off only for clusters without either.
   bool check_allocation = true;
+  // "draDriver": the DRA driver name; its checkpoint, <kubelet_root_dir>/plugins/<driver>/
+  // checkpoint.json, maps the pod's DRA devices to PCI addresses (cni/dra_devices.h).
+  std::string dra_driver{kDefaultDraDriver};
   // The file these came from, "" for the built-in defaults.
   std::string source;
 };

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "cni/attach.h"
+#include "cni/dra_devices.h"
 #include "cni/env.h"
 #include "cni/error.h"
 #include "cni/gc.h"
@@ -20,6 +21,7 @@
 #include "cni/version.h"
 #include "common/host.h"
 #include "common/log.h"
+#include "dra/checkpoint.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -97,6 +99,10 @@ int RunPlugin(const PluginBackends& backends) {
     opts.device_plugin_dir = node->device_plugin_dir;
     ASSIGN_OR_RETURN(PodDevices found,
                      LookupPodDevices(opts, {env->PodNamespace(), env->PodName(), env->PodUid()}));
+    // DRA devices (pod-resources dynamic_resources) become addresses under their resources.
+    RETURN_IF_ERROR(ResolveDraDevicesFromCheckpoint(
+        node->dra_driver, dra::CheckpointPath(node->kubelet_root_dir, node->dra_driver),
+        &found.by_resource));
     pod_devices = PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
     return *pod_devices;
   };

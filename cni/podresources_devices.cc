@@ -16,18 +16,28 @@ class DeviceCollector {
   void Add(const PodResourcesMsg& pod) {
     for (const auto& container : pod.containers()) {
       for (const auto& dev : container.devices()) {
-        if (dev.device_ids().empty()) continue;
-        std::vector<std::string>& list = out_[dev.resource_name()];
-        std::set<std::string>& seen = seen_[dev.resource_name()];
-        for (const std::string& id : dev.device_ids()) {
-          if (seen.insert(id).second) list.push_back(id);
-        }
+        for (const std::string& id : dev.device_ids()) Put(dev.resource_name(), id);
       }
+      AddDynamic(container);
     }
   }
   DevicesByResource Take() { return std::move(out_); }
 
  private:
+  void Put(const std::string& resource, const std::string& id) {
+    if (seen_[resource].insert(id).second) out_[resource].push_back(id);
+  }
+  // v1 only: DRA devices, as DraResourceKey(driver) -> DraDeviceId(pool, device).
+  void AddDynamic(const v1::ContainerResources& container) {
+    for (const auto& claim : container.dynamic_resources()) {
+      for (const auto& r : claim.claim_resources()) {
+        if (r.driver_name().empty() || r.device_name().empty()) continue;
+        Put(DraResourceKey(r.driver_name()), DraDeviceId(r.pool_name(), r.device_name()));
+      }
+    }
+  }
+  void AddDynamic(const v1alpha1::ContainerResources&) {}  // v1alpha1 has no DRA
+
   DevicesByResource out_;
   std::map<std::string, std::set<std::string>> seen_;
 };
@@ -48,6 +58,14 @@ DevicesByResource FromList(const ListResponse& resp, const PodRef& pod, int* mat
 }
 
 }  // namespace
+
+std::string DraResourceKey(const std::string& driver) {
+  return std::string(kDraKeyPrefix) + driver;
+}
+
+std::string DraDeviceId(const std::string& pool, const std::string& device) {
+  return pool + "/" + device;
+}
 
 DevicesByResource DevicesFromGet(const v1::GetPodResourcesResponse& resp) {
   DeviceCollector c;

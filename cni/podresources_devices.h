@@ -3,6 +3,8 @@
 // (fuzz/podresources_fuzz.cc).
 #pragma once
 
+#include <string>
+
 #include "cni/api/podresources_v1.pb.h"
 #include "cni/api/podresources_v1alpha1.pb.h"
 #include "cni/checkpoint.h"
@@ -10,8 +12,18 @@
 
 namespace hcashare::cni {
 
+// DRA devices (pod-resources v1 `dynamic_resources`) are returned among the device-plugin
+// resources under a key no extended resource name can be (':' is not allowed in one):
+// "dra:<driver>" -> "<pool>/<device>" (cni/dra_devices.h turns ours into PCI addresses).
+inline constexpr const char* kDraKeyPrefix = "dra:";
+// "dra:<driver>".
+std::string DraResourceKey(const std::string& driver);
+// "<pool>/<device>".
+std::string DraDeviceId(const std::string& pool, const std::string& device);
+
 // The devices of the pod in a v1 Get response: resource name -> device IDs across all its
-// containers, de-duplicated, in first-seen order; resources without IDs are absent.
+// containers, de-duplicated, in first-seen order; resources without IDs are absent. DRA
+// devices are under DraResourceKey(driver).
 DevicesByResource DevicesFromGet(const v1::GetPodResourcesResponse& resp);
 
 // The devices of every pod named `pod` (namespace and name) in a List response, merged as

@@ -27,18 +27,39 @@ std::string Tagged(const std::string& base, const std::string& tag) {
 // (the variables Allocate sets).
 nlohmann::ordered_json CdiDevice(const config::ResourceConfig& rc, const std::string& name,
                                  const std::vector<PciFunction>& fns) {
-  nlohmann::ordered_json nodes = nlohmann::json::array();
-  for (const auto& path : PoolState::CharDevicesOf(fns)) {
-    nodes.push_back({{"path", path}, {"hostPath", path}, {"permissions", "rw"}});
-  }
-  nlohmann::ordered_json env = nlohmann::json::array();
+  std::vector<std::string> env;
   for (const auto& var : RdmaDevicesEnvNames(rc)) {
     env.push_back(var + "=" + Join(PoolState::RdmaNamesOf(fns)));
   }
-  return {{"name", name}, {"containerEdits", {{"deviceNodes", nodes}, {"env", env}}}};
+  return CdiDeviceJson(name, PoolState::CharDevicesOf(fns), env);
 }
 
 }  // namespace
+
+std::vector<std::string> CdiDeviceNodePaths(const std::vector<std::string>& char_devices) {
+  std::set<std::string> all(char_devices.begin(), char_devices.end());
+  all.erase(kRdmaCmPath);
+  std::vector<std::string> out(all.begin(), all.end());
+  if (!char_devices.empty()) out.push_back(kRdmaCmPath);
+  return out;
+}
+
+nlohmann::ordered_json CdiDeviceJson(const std::string& name,
+                                     const std::vector<std::string>& node_paths,
+                                     const std::vector<std::string>& env) {
+  nlohmann::ordered_json nodes = nlohmann::json::array();
+  for (const auto& path : node_paths) {
+    nodes.push_back({{"path", path}, {"hostPath", path}, {"permissions", "rw"}});
+  }
+  nlohmann::ordered_json env_json = nlohmann::json::array();
+  for (const auto& e : env) env_json.push_back(e);
+  return {{"name", name}, {"containerEdits", {{"deviceNodes", nodes}, {"env", env_json}}}};
+}
+
+std::string CdiSpecText(const std::string& kind, const nlohmann::ordered_json& devices) {
+  nlohmann::ordered_json spec = {{"cdiVersion", "0.5.0"}, {"kind", kind}, {"devices", devices}};
+  return spec.dump(2) + "\n";
+}
 
 std::string CdiInstanceTag(const std::string& kubelet_root) {
   const std::string root = CanonicalPath(kubelet_root);
@@ -81,9 +102,7 @@ std::string CdiSpecJson(const config::ResourceConfig& rc, const PoolState& pool,
   } else {
     devices.push_back(CdiDevice(rc, Tagged("all", tag), pool.hcas));
   }
-  nlohmann::ordered_json spec = {
-      {"cdiVersion", "0.5.0"}, {"kind", CdiKind(rc)}, {"devices", devices}};
-  return spec.dump(2) + "\n";
+  return CdiSpecText(CdiKind(rc), devices);
 }
 
 std::vector<std::string> CdiDeviceNames(const config::ResourceConfig& rc, const PoolState& pool,

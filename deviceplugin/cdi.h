@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/owned_files.h"
 #include "common/status.h"
 #include "config/config.h"
@@ -46,6 +48,18 @@ std::string CdiSpecJson(const config::ResourceConfig& rc, const PoolState& pool,
 std::vector<std::string> CdiDeviceNames(const config::ResourceConfig& rc, const PoolState& pool,
                                         const std::vector<std::string>& ids,
                                         const std::string& tag = "");
+
+// The building blocks of a spec, shared with the DRA driver's per-claim specs (dra/cdi_claim.h).
+// The device nodes of `char_devices`: sorted, each once, /dev/infiniband/rdma_cm left out and
+// appended once at the end when there is any device at all.
+std::vector<std::string> CdiDeviceNodePaths(const std::vector<std::string>& char_devices);
+// One CDI device `name`: a device node for each of `node_paths` (the same path in the
+// container, "rw") and `env` ("NAME=value" each), in that order.
+nlohmann::ordered_json CdiDeviceJson(const std::string& name,
+                                     const std::vector<std::string>& node_paths,
+                                     const std::vector<std::string>& env);
+// The spec file's text (cdiVersion 0.5.0) of `kind` with `devices` (CdiDeviceJson each).
+std::string CdiSpecText(const std::string& kind, const nlohmann::ordered_json& devices);
 
 // Rewrites an Allocate response for CDI: the DeviceSpecs are replaced by `cdi_devices`
 // (API field 5, kubelet >= 1.28) and the same names in the CDI annotation (older kubelets).

@@ -51,6 +51,10 @@ struct Flags {
   double liveness_stall = static_cast<double>(kDefaultLivenessStall.count());
   bool version = false;
   bool uninstall = false;
+  // DRA resources only (issue 27): the API server's configuration (in-cluster when empty)
+  // and this node's name (NODE_NAME when empty, as the DaemonSet sets it).
+  std::string kubeconfig;
+  std::string node_name;
 };
 
 // How long SIGTERM waits for a busy control loop before the daemon leaves without it
@@ -200,6 +204,10 @@ int Run(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--log-level", f.log_level, "debug, info, warn or error")->capture_default_str();
   app.add_option("--log-format", f.log_format, "text or json")->capture_default_str();
+  app.add_option("--kubeconfig", f.kubeconfig,
+                 "kubeconfig for the API server (DRA resources only; default: in-cluster)");
+  app.add_option("--node-name", f.node_name,
+                 "this node's name, for DRA ResourceSlices (default: $NODE_NAME)");
   app.add_flag("-v,--version", f.version, "print the version and exit");
   app.add_flag("--uninstall", f.uninstall,
                "remove the CDI specs and pool descriptions the daemons of this kubelet root left "

@@ -218,14 +218,31 @@ grpc::ServerUnaryReactor* DevicePluginService::PreStartContainer(
   return Done(ctx, grpc::Status::OK);
 }
 
+namespace {
+
+pluginregistration::PluginInfo DevicePluginInfo(std::string resource_name, std::string endpoint) {
+  pluginregistration::PluginInfo info;
+  info.set_type("DevicePlugin");
+  info.set_name(std::move(resource_name));
+  info.set_endpoint(std::move(endpoint));
+  info.add_supported_versions("v1beta1");
+  return info;
+}
+
+}  // namespace
+
+RegistrationService::RegistrationService(std::string resource_name, std::string endpoint,
+                                         const ServiceEvents& events)
+    : RegistrationService(DevicePluginInfo(std::move(resource_name), std::move(endpoint)),
+                          [&events](bool registered, const std::string& error) {
+                            events.registration_status(registered, error);
+                          }) {}
+
 grpc::ServerUnaryReactor* RegistrationService::GetInfo(grpc::CallbackServerContext* ctx,
                                                        const pluginregistration::InfoRequest*,
                                                        pluginregistration::PluginInfo* resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
-  resp->set_type("DevicePlugin");
-  resp->set_name(resource_name_);
-  resp->set_endpoint(endpoint_);
-  resp->add_supported_versions("v1beta1");
+  *resp = info_;
   return Done(ctx, grpc::Status::OK);
 }
 
@@ -233,7 +250,7 @@ grpc::ServerUnaryReactor* RegistrationService::NotifyRegistrationStatus(
     grpc::CallbackServerContext* ctx, const pluginregistration::RegistrationStatus* req,
     pluginregistration::RegistrationStatusResponse*) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
-  events_.registration_status(req->plugin_registered(), req->error());
+  if (on_status_) on_status_(req->plugin_registered(), req->error());
   return Done(ctx, grpc::Status::OK);
 }
 

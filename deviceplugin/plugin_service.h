@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -107,12 +108,20 @@ class DevicePluginService final : public DevicePluginBase {
   std::map<ListWatchStream*, std::unique_ptr<ListWatchStream>> streams_;  // guarded
 };
 
-// pluginregistration.Registration for one resource: GetInfo answers at once.
+// pluginregistration.Registration for one plugin: GetInfo answers at once with a fixed
+// PluginInfo. A device plugin's resource, or (dra/plugin_service.h) a DRA driver.
 class RegistrationService final : public pluginregistration::Registration::CallbackService {
  public:
-  // `endpoint` is the absolute path of the socket serving DevicePlugin.
-  RegistrationService(std::string resource_name, std::string endpoint, const ServiceEvents& events)
-      : resource_name_(std::move(resource_name)), endpoint_(std::move(endpoint)), events_(events) {}
+  // What NotifyRegistrationStatus reports: registered, and the kubelet's error.
+  using StatusCallback = std::function<void(bool registered, const std::string& error)>;
+
+  // A device plugin's resource: type "DevicePlugin", versions ["v1beta1"]. `endpoint` is the
+  // absolute path of the socket serving DevicePlugin; `events` must outlive the service.
+  RegistrationService(std::string resource_name, std::string endpoint, const ServiceEvents& events);
+  // Any plugin type: GetInfo answers `info`; `on_status` (quick, non-blocking; may be empty)
+  // gets the kubelet's verdict.
+  RegistrationService(pluginregistration::PluginInfo info, StatusCallback on_status)
+      : info_(std::move(info)), on_status_(std::move(on_status)) {}
 
   grpc::ServerUnaryReactor* GetInfo(grpc::CallbackServerContext* ctx,
                                     const pluginregistration::InfoRequest* req,
@@ -122,9 +131,8 @@ class RegistrationService final : public pluginregistration::Registration::Callb
       pluginregistration::RegistrationStatusResponse* resp) override;
 
  private:
-  std::string resource_name_;
-  std::string endpoint_;
-  const ServiceEvents& events_;
+  const pluginregistration::PluginInfo info_;
+  const StatusCallback on_status_;
 };
 
 // How many GetPreferredAllocation and Allocate calls one resource runs at once.

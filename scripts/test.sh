@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 # (tests/deploy_injector_certs_test.cc); they are test tools, not build dependencies, so
 # they stay out of install-deps.sh's own list (which the image's build stage installs too).
 bash scripts/install-deps.sh podman runc prometheus openssl \
-  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev
+  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev jq
 
 echo "== format (clang-format, config in .clang-format)"
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror

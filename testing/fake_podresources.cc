@@ -26,6 +26,20 @@ void SetNuma(v1::ContainerDevices* cd, int64_t node) {
 }
 void SetNuma(v1alpha1::ContainerDevices*, int64_t) {}
 
+void AddClaims(v1::ContainerResources* cr, const std::vector<FakeClaimDevice>& claims) {
+  for (const FakeClaimDevice& c : claims) {
+    auto* dr = cr->add_dynamic_resources();
+    dr->set_claim_namespace(c.claim_namespace);
+    dr->set_claim_name(c.claim_name);
+    auto* r = dr->add_claim_resources();
+    r->set_driver_name(c.driver);
+    r->set_pool_name(c.pool);
+    r->set_device_name(c.device);
+    for (const std::string& name : c.cdi_devices) r->add_cdi_devices()->set_name(name);
+  }
+}
+void AddClaims(v1alpha1::ContainerResources*, const std::vector<FakeClaimDevice>&) {}
+
 // Fills `out` (a v1 or v1alpha1 PodResources) the way the kubelet does: one
 // ContainerDevices entry per device ID and NUMA node, each carrying its node (v1 only).
 template <typename PodResourcesMsg>
@@ -36,6 +50,7 @@ void FillPod(const std::string& ns, const std::string& name,
   for (const FakeContainer& c : containers) {
     auto* cr = out->add_containers();
     cr->set_name(c.name);
+    AddClaims(cr, c.claims);
     for (const FakeDevices& d : c.devices) {
       for (const std::string& id : d.ids) {
         if (d.numa.empty()) {

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -30,9 +31,20 @@ struct FakeDevices {
   std::vector<int64_t> numa;
 };
 
+// One DRA device of a claim a container references (pod-resources v1 only).
+struct FakeClaimDevice {
+  std::string claim_namespace, claim_name;
+  std::string driver, pool, device;
+  std::vector<std::string> cdi_devices;
+};
+
 struct FakeContainer {
+  FakeContainer(std::string name, std::vector<FakeDevices> devices,
+                std::vector<FakeClaimDevice> claims = {})
+      : name(std::move(name)), devices(std::move(devices)), claims(std::move(claims)) {}
   std::string name;
   std::vector<FakeDevices> devices;
+  std::vector<FakeClaimDevice> claims;  // one DynamicResource per entry
 };
 
 class FakePodResources {

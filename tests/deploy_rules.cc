@@ -27,8 +27,10 @@ bool Within(const std::string& path, const std::string& dir) {
 // Why a hostPath may not be mounted, with respect to the kubelet roots: the kubelet root
 // itself or a directory above it, a directory that holds or is inside a pods/ directory
 // (every pod's volumes and secrets), or anything in the root but the three directories a
-// device plugin or a CNI plugin uses.
-std::vector<std::string> KubeletPathProblems(std::string path, const std::set<std::string>& roots) {
+// device plugin or a CNI plugin uses and, for a DRA driver, plugins/<driver> (plugins/ holds
+// every other driver's and CSI plugin's sockets).
+std::vector<std::string> KubeletPathProblems(std::string path, const std::set<std::string>& roots,
+                                             const std::string& dra_driver) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   std::vector<std::string> out;
   if (("/" + path + "/").find("/pods/") != std::string::npos) {
@@ -43,10 +45,13 @@ std::vector<std::string> KubeletPathProblems(std::string path, const std::set<st
     } else if (Within(path, root)) {
       const std::string sub = path.substr(root.size() + 1);
       const std::string top = sub.substr(0, sub.find('/'));
-      if (top != "device-plugins" && top != "plugins_registry" && top != "pod-resources") {
+      const bool driver_dir = !dra_driver.empty() && sub == "plugins/" + dra_driver;
+      if (top != "device-plugins" && top != "plugins_registry" && top != "pod-resources" &&
+          !driver_dir) {
         out.push_back(
             "is in the kubelet root, but not in device-plugins/, plugins_registry/ or "
-            "pod-resources/");
+            "pod-resources/" +
+            (dra_driver.empty() ? std::string() : " nor the DRA driver's plugins/" + dra_driver));
       }
     }
   }
@@ -72,6 +77,15 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
   }
   const json spec = PodSpec(ds);
   check(spec.value("hostNetwork", false), "hostNetwork is not true");
+  // The API server token: only a DRA driver talks to the API server.
+  const bool token = spec.value("automountServiceAccountToken", true);
+  if (e.dra_driver.empty()) {
+    check(!token, "automountServiceAccountToken is not false, but nothing talks to the API server");
+  } else {
+    check(token, "automountServiceAccountToken is not true: the DRA driver needs the API server");
+    check(!spec.value("serviceAccountName", "").empty(),
+          "no serviceAccountName for the DRA driver");
+  }
   check(spec.value("priorityClassName", "") == "system-node-critical",
         "priorityClassName is not system-node-critical");
 
@@ -175,6 +189,8 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
            {"/var/run/k8s.cni.cncf.io/devinfo/dp", "/var/run/k8s.cni.cncf.io/devinfo/dp", false}}) {
     wants.push_back(w);
   }
+  const std::string driver_dir = kubelet_root + "/plugins/" + e.dra_driver;
+  if (!e.dra_driver.empty()) wants.push_back({driver_dir, driver_dir, false});
   for (const Want& w : wants) {
     const json* m = host_mount(w.host);
     check(m != nullptr, "host path " + w.host + " is not mounted in device-plugin");
@@ -182,7 +198,12 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
     check(m->value("mountPath", "") == w.container, "host path " + w.host + " is mounted at " +
                                                         m->value("mountPath", "") + ", not " +
                                                         w.container);
-    if (w.read_only) check(m->value("readOnly", false), w.host + " is not mounted read-only");
+    if (w.read_only) {
+      check(m->value("readOnly", false), w.host + " is not mounted read-only");
+    } else {
+      check(!m->value("readOnly", false),
+            w.host + " is mounted read-only, but the daemon writes there");
+    }
   }
   for (const auto& v : volumes) {
     if (!v.contains("hostPath")) continue;
@@ -192,7 +213,10 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
           "hostPath " + path + " is not a directory (type " + type + ")");
     check(path.size() < 5 || path.compare(path.size() - 5, 5, ".sock") != 0,
           "hostPath " + path + " is a socket file");
-    if (path.rfind(kubelet_root + "/", 0) == 0 || path == device_plugin_dir) {
+    if (!e.dra_driver.empty() && path == driver_dir) {
+      // The kubelet does not create a driver's directory; the first start does.
+      check(type == "DirectoryOrCreate", "hostPath " + path + " is not type DirectoryOrCreate");
+    } else if (path.rfind(kubelet_root + "/", 0) == 0 || path == device_plugin_dir) {
       check(type == "Directory", "hostPath " + path + " in the kubelet root is not type Directory");
     }
     // Least privilege: no device-plugins/ but the one the daemon writes in.
@@ -203,7 +227,8 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
                                            "--device-plugin-dir " +
                                            device_plugin_dir);
     }
-    for (const std::string& problem : KubeletPathProblems(path, {e.kubelet_root, kDefaultRoot})) {
+    for (const std::string& problem :
+         KubeletPathProblems(path, {e.kubelet_root, kDefaultRoot}, e.dra_driver)) {
       check(false, "hostPath " + path + " " + problem);
     }
     // pod-resources/ (every pod's devices) is only ever read.
@@ -248,6 +273,16 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
           "install-cni: --kubelet-root-dir is not the daemon's " + kubelet_root);
     check(value_of("--device-plugin-dir") == device_plugin_dir,
           "install-cni: --device-plugin-dir is not the daemon's " + device_plugin_dir);
+  }
+
+  // The DRA driver's node: NODE_NAME (its --node-name default) from the pod's node.
+  const json env = dp->value("env", json::array());
+  const json* node_name = Item(env, "NODE_NAME");
+  if (!e.dra_driver.empty()) {
+    check(node_name != nullptr && node_name->value("valueFrom", json::object())
+                                          .value("fieldRef", json::object())
+                                          .value("fieldPath", "") == "spec.nodeName",
+          "NODE_NAME is not the pod's spec.nodeName");
   }
 
   // Probes on the metrics port.

@@ -104,5 +104,72 @@ TEST(DeployInvariants, CheckerCatchesBrokenDaemonSets) {
   }
 }
 
+// The DRA driver's additions: the base with deploy/k8s/overlays/dra's DaemonSet patch (a
+// JSON patch, applied here without kustomize) holds the rules for the driver and breaks
+// them for a DaemonSet without one; each broken addition is caught.
+TEST(DeployInvariants, CheckerCatchesBrokenDraDaemonSets) {
+  const auto objs = BaseObjects();
+  ASSERT_TRUE(Find(objs, "DaemonSet"));
+  const json base = *Find(objs, "DaemonSet");
+  const auto patch = LoadYamlFile(Src("deploy/k8s/overlays/dra/daemonset-dra.yaml"));
+  ASSERT_EQ(patch.size(), 1u);
+  const json good = base.patch(patch[0]);
+  Expect dra;
+  dra.dra_driver = "rdma.hcashare.io";
+  EXPECT_EQ(CheckDaemonSet(good, dra), std::vector<std::string>{});
+  // Without a driver, the token and the plugins/ directory are wrong.
+  const std::string without = Join(CheckDaemonSet(good, Expect{}));
+  EXPECT_NE(without.find("automountServiceAccountToken is not false"), std::string::npos)
+      << without;
+  EXPECT_NE(without.find("hostPath /var/lib/kubelet/plugins/rdma.hcashare.io is in the kubelet "
+                         "root, but not in"),
+            std::string::npos)
+      << without;
+  // The base lacks every addition.
+  EXPECT_NE(Join(CheckDaemonSet(base, dra)).find("NODE_NAME"), std::string::npos);
+
+  const std::string dir = "/var/lib/kubelet/plugins/rdma.hcashare.io";
+  const size_t v = PodSpec(good)["volumes"].size() - 1;
+  const size_t m = PodSpec(good)["containers"][0]["volumeMounts"].size() - 1;
+  const std::string vol = "/spec/template/spec/volumes/" + std::to_string(v);
+  const std::string mnt = "/spec/template/spec/containers/0/volumeMounts/" + std::to_string(m);
+  const std::vector<std::pair<json, std::string>> breaks = {
+      {{{{"op", "replace"},
+         {"path", "/spec/template/spec/automountServiceAccountToken"},
+         {"value", false}}},
+       "automountServiceAccountToken is not true"},
+      {{{{"op", "remove"}, {"path", "/spec/template/spec/serviceAccountName"}}},
+       "no serviceAccountName"},
+      {{{{"op", "remove"}, {"path", "/spec/template/spec/containers/0/env"}}},
+       "NODE_NAME is not the pod's spec.nodeName"},
+      {{{{"op", "replace"},
+         {"path", "/spec/template/spec/containers/0/env/0/valueFrom/fieldRef/fieldPath"},
+         {"value", "metadata.name"}}},
+       "NODE_NAME is not the pod's spec.nodeName"},
+      {{{{"op", "replace"}, {"path", vol + "/hostPath/type"}, {"value", "Directory"}}},
+       "hostPath " + dir + " is not type DirectoryOrCreate"},
+      {{{{"op", "replace"}, {"path", mnt + "/mountPath"}, {"value", "/plugin"}}},
+       "host path " + dir + " is mounted at /plugin"},
+      {{{{"op", "add"}, {"path", mnt + "/readOnly"}, {"value", true}}},
+       "is mounted read-only, but the daemon writes there"},
+      // All of plugins/ (other drivers' and CSI sockets), or another driver's directory.
+      {{{{"op", "replace"},
+         {"path", vol + "/hostPath/path"},
+         {"value", "/var/lib/kubelet/plugins"}},
+        {{"op", "replace"}, {"path", mnt + "/mountPath"}, {"value", "/var/lib/kubelet/plugins"}}},
+       "hostPath /var/lib/kubelet/plugins is in the kubelet root, but not in"},
+      {{{{"op", "replace"},
+         {"path", vol + "/hostPath/path"},
+         {"value", "/var/lib/kubelet/plugins/csi.example.com"}}},
+       "hostPath /var/lib/kubelet/plugins/csi.example.com is in the kubelet root, but not in"},
+  };
+  for (const auto& [p, expected] : breaks) {
+    SCOPED_TRACE(p.dump());
+    const auto problems = CheckDaemonSet(good.patch(p), dra);
+    const std::string all = Join(problems);
+    EXPECT_NE(all.find(expected), std::string::npos) << all;
+  }
+}
+
 }  // namespace
 }  // namespace hcashare::deploy

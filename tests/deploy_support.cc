@@ -425,7 +425,7 @@ std::optional<std::vector<json>> Kustomize(const std::string& dir) {
 std::vector<std::pair<std::string, std::vector<json>>> AllRenderings() {
   std::vector<std::pair<std::string, std::vector<json>>> sets = {{"base", BaseObjects()}};
   if (HelmAvailable()) sets.push_back({"helm", RenderHelm()});
-  for (const char* o : {"cdi", "plugins-registry", "k3s"}) {
+  for (const char* o : {"cdi", "plugins-registry", "k3s", "dra"}) {
     if (auto k = Kustomize(Src("deploy/k8s/overlays/") + o)) {
       sets.push_back({o, *k});
     } else if (KubectlRequired()) {

@@ -23,6 +23,7 @@
 #include "dra/render.h"
 #include "dra/slices.h"
 #include "hostfacts/reader.h"
+#include "testing/resource_slice_schema.h"
 #include "testing/sim_node.h"
 #include "tests/canned_snapshots.h"
 #include "tests/cli_fixtures.h"
@@ -95,6 +96,31 @@ TEST_P(DraGoldenTest, ExclusiveSlices) {
   const PoolContent pool = Render(kExclusive, testing::LoadCanned(GetParam().name));
   ExpectWithinApiLimits(pool);
   ExpectGolden(std::string("dra_") + GetParam().name + ".json", SlicesText(pool));
+}
+
+// Every slice the renderer makes on the canned hosts validates against the API server's
+// schema and rules of each version (the list form of numaNode: v1 with list attributes).
+TEST_P(DraGoldenTest, SlicesValidateAgainstTheSchemaOfEachVersion) {
+  const HostSnapshot snap = testing::LoadCanned(GetParam().name);
+  const std::string shared_scalar = R"({"configList": [{"resourceName": "s", "rdmaHcaMax": 7,
+      "api": "dra", "selectors": {"vendors": ["15b3"]}}]})";
+  for (const std::string& config : {std::string(kExclusive), shared_scalar}) {
+    const PoolContent pool = Render(config, snap);
+    ASSERT_FALSE(pool.devices.empty()) << config;
+    for (ApiVersion v : {ApiVersion::kV1, ApiVersion::kV1beta2, ApiVersion::kV1beta1}) {
+      for (const json& slice : SliceObjects(pool, SliceHeader{v, "uid-1", 3})) {
+        EXPECT_THAT(testing::ValidateResourceSlice(slice), ::testing::IsEmpty())
+            << ApiVersionName(v) << "\n"
+            << slice.dump(1);
+      }
+    }
+  }
+  for (const json& slice : SliceObjects(Render(kSharedList, snap), SliceHeader{})) {
+    EXPECT_THAT(
+        testing::ValidateResourceSlice(slice, testing::SliceSchemaExtension::kListAttributes),
+        ::testing::IsEmpty())
+        << slice.dump(1);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Canned, DraGoldenTest, ::testing::ValuesIn(testing::CannedHosts()),

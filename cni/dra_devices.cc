@@ -1,0 +1,72 @@
+#include "cni/dra_devices.h"
+
+#include <algorithm>
+
+#include "cni/podresources_devices.h"
+#include "common/log.h"
+#include "common/strings.h"
+#include "dra/checkpoint.h"
+
+namespace hcashare::cni {
+
+std::vector<std::string> ResolveDraDevices(const std::string& driver,
+                                           const DraDeviceResolver& resolve,
+                                           DevicesByResource* granted) {
+  std::vector<std::string> ours;
+  for (auto it = granted->begin(); it != granted->end();) {
+    if (it->first.rfind(kDraKeyPrefix, 0) != 0) {
+      ++it;
+      continue;
+    }
+    if (it->first == DraResourceKey(driver)) ours = std::move(it->second);
+    it = granted->erase(it);
+  }
+  std::vector<std::string> unknown;
+  for (const std::string& id : ours) {
+    const size_t slash = id.find('/');
+    const std::string pool = slash == std::string::npos ? "" : id.substr(0, slash);
+    const std::string device = slash == std::string::npos ? id : id.substr(slash + 1);
+    std::optional<DraDeviceInfo> info = resolve ? resolve(pool, device) : std::nullopt;
+    if (!info || info->address.empty() || info->resource.empty()) {
+      unknown.push_back(id);
+      continue;
+    }
+    std::vector<std::string>& list = (*granted)[info->resource];
+    if (std::find(list.begin(), list.end(), info->address) == list.end()) {
+      list.push_back(info->address);
+    }
+  }
+  return unknown;
+}
+
+Status ResolveDraDevicesFromCheckpoint(const std::string& driver,
+                                       const std::string& checkpoint_path,
+                                       DevicesByResource* granted) {
+  bool any = false;
+  for (const auto& [key, ids] : *granted) any = any || key.rfind(kDraKeyPrefix, 0) == 0;
+  if (!any) return Status::Ok();
+  std::optional<dra::Checkpoint> checkpoint;
+  if (granted->count(DraResourceKey(driver)) != 0) {
+    Result<dra::Checkpoint> loaded = dra::Checkpoint::Load(checkpoint_path);
+    if (!loaded.ok()) {
+      return Status(loaded.status().code(), "cannot read the DRA driver's checkpoint " +
+                                                checkpoint_path + ": " + loaded.status().message());
+    }
+    checkpoint = std::move(loaded).value();
+  }
+  std::vector<std::string> unknown = ResolveDraDevices(
+      driver,
+      [&](const std::string& pool, const std::string& device) -> std::optional<DraDeviceInfo> {
+        const dra::PreparedDevice* d = checkpoint ? checkpoint->FindDevice(pool, device) : nullptr;
+        if (d == nullptr) return std::nullopt;
+        return DraDeviceInfo{d->pci_address, d->resource};
+      },
+      granted);
+  if (!unknown.empty()) {
+    LogWarn("DRA devices of the pod that the driver's checkpoint does not name",
+            {{"driver", driver}, {"devices", Join(unknown)}, {"checkpoint", checkpoint_path}});
+  }
+  return Status::Ok();
+}
+
+}  // namespace hcashare::cni

@@ -1,0 +1,320 @@
+#include "dra/prepare.h"
+
+#include <sys/stat.h>
+
+#include <set>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "common/log.h"
+#include "common/strings.h"
+#include "dra/cdi_claim.h"
+#include "json/parse.h"
+#include "kube/rest.h"
+
+namespace hcashare::dra {
+namespace {
+
+using nlohmann::json;
+
+// The most values a ResourceClaim may parse into.
+constexpr size_t kMaxClaimValues = 200'000;
+
+// True when `s` is 1..max characters of [a-z0-9] and `extra`, starting and ending with an
+// alphanumeric.
+bool IsNameLike(const std::string& s, size_t max, const std::string& extra) {
+  if (s.empty() || s.size() > max) return false;
+  for (char c : s) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!alnum && extra.find(c) == std::string::npos) return false;
+  }
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return alnum(s.front()) && alnum(s.back());
+}
+
+// One allocation result of our driver and pool.
+struct OurResult {
+  std::string request;
+  std::string device;
+  std::optional<std::string> share_id;
+};
+
+// A string member of `obj`, or "" when absent or not a string.
+std::string Str(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The results of our driver and pool in ResourceClaim `text` named by `ref`.
+Result<std::vector<OurResult>> OurResults(const std::string& text, const ClaimRef& ref,
+                                          const PreparerOptions& opts) {
+  if (text.size() > kMaxClaimBytes) {
+    return Status::FailedPrecondition("the ResourceClaim is larger than " +
+                                      std::to_string(kMaxClaimBytes) + " bytes");
+  }
+  jsonin::JsonParseOptions popts;
+  popts.max_depth = 64;
+  popts.max_values = kMaxClaimValues;
+  Result<json> doc = jsonin::ParseJson(text, popts);
+  if (!doc.ok()) {
+    return Status::InvalidArgument("the ResourceClaim is not valid JSON: " +
+                                   doc.status().message());
+  }
+  if (!doc->is_object()) return Status::InvalidArgument("the ResourceClaim is not an object");
+  const json meta = doc->value("metadata", json::object());
+  const std::string uid = meta.is_object() ? Str(meta, "uid") : "";
+  if (uid != ref.uid) {
+    return Status::FailedPrecondition("claim replaced: the API server's claim has UID \"" + uid +
+                                      "\", the kubelet asked for \"" + ref.uid + "\"");
+  }
+  const json status = doc->value("status", json::object());
+  if (!status.is_object() || !status.contains("allocation") || !status["allocation"].is_object()) {
+    return Status::FailedPrecondition("the claim is not allocated (no status.allocation)");
+  }
+  const json& alloc = status["allocation"];
+  const json devices = alloc.value("devices", json::object());
+  const json results = devices.is_object() ? devices.value("results", json::array()) : json();
+  if (!results.is_array()) {
+    return Status::InvalidArgument("status.allocation.devices.results is not an array");
+  }
+  std::vector<OurResult> out;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const json& r = results[i];
+    if (!r.is_object() || Str(r, "driver") != opts.driver) continue;
+    if (Str(r, "pool") != opts.pool) continue;  // another node's pool
+    OurResult res{Str(r, "request"), Str(r, "device"), std::nullopt};
+    if (res.device.empty()) {
+      return Status::InvalidArgument("status.allocation.devices.results[" + std::to_string(i) +
+                                     "] has no device");
+    }
+    if (r.contains("shareID") && r["shareID"].is_string()) res.share_id = Str(r, "shareID");
+    out.push_back(std::move(res));
+    if (out.size() > kMaxDevicesPerClaim) {
+      return Status::FailedPrecondition("the claim allocates more than " +
+                                        std::to_string(kMaxDevicesPerClaim) +
+                                        " devices of driver " + opts.driver);
+    }
+  }
+  return out;
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// The file name part of `path` when it lies directly in `dir`, else "".
+std::string NameIn(const std::string& dir, const std::string& path) {
+  if (path.size() <= dir.size() + 1 || path.compare(0, dir.size(), dir) != 0 ||
+      path[dir.size()] != '/') {
+    return "";
+  }
+  const std::string name = path.substr(dir.size() + 1);
+  return name.find('/') == std::string::npos ? name : "";
+}
+
+}  // namespace
+
+Status CheckClaimRef(const ClaimRef& ref) {
+  if (ref.uid.empty() || ref.uid.size() > 64 ||
+      ref.uid.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != std::string::npos) {
+    return Status::InvalidArgument("claim UID \"" + ref.uid.substr(0, 80) +
+                                   "\" is not 1-64 letters, digits and '-'");
+  }
+  if (!IsNameLike(ref.namespace_name, 63, "-")) {
+    return Status::InvalidArgument("claim " + ref.uid + ": namespace \"" +
+                                   ref.namespace_name.substr(0, 80) + "\" is not a DNS label");
+  }
+  if (!IsNameLike(ref.name, 253, "-.")) {
+    return Status::InvalidArgument("claim " + ref.uid + ": name \"" + ref.name.substr(0, 80) +
+                                   "\" is not a DNS subdomain");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> RestClaimSource::GetClaim(const std::string& ns, const std::string& name) {
+  const std::string path =
+      "/apis/resource.k8s.io/" + api_version_ + "/namespaces/" + ns + "/resourceclaims/" + name;
+  kube::Request req;
+  req.verb = kube::Verb::kGet;
+  req.path = path;
+  req.timeout = timeout_;
+  ASSIGN_OR_RETURN(kube::Response resp, client_->Call(req));
+  if (resp.body.size() > kMaxClaimBytes) {
+    return Status::FailedPrecondition("GET " + path + ": the ResourceClaim is larger than " +
+                                      std::to_string(kMaxClaimBytes) + " bytes");
+  }
+  return std::move(resp.body);
+}
+
+Preparer::Preparer(PreparerOptions options, ClaimSource* source, DeviceLookup lookup, Checkpoint cp)
+    : opts_(std::move(options)),
+      source_(source),
+      lookup_(std::move(lookup)),
+      checkpoint_(std::move(cp)),
+      cdi_files_(opts_.cdi_dir, opts_.owner + "#dra#" + opts_.driver) {}
+
+Result<std::unique_ptr<Preparer>> Preparer::Create(PreparerOptions options, ClaimSource* source,
+                                                   DeviceLookup lookup) {
+  if (options.driver.empty() || options.pool.empty() || options.cdi_dir.empty() ||
+      options.checkpoint_path.empty()) {
+    return Status::InvalidArgument(
+        "DRA preparer: driver, pool, CDI dir and checkpoint path are "
+        "required");
+  }
+  ASSIGN_OR_RETURN(Checkpoint cp, Checkpoint::Load(options.checkpoint_path));
+  std::unique_ptr<Preparer> p(
+      new Preparer(std::move(options), source, std::move(lookup), std::move(cp)));
+  std::set<std::string> keep;
+  for (const auto& [uid, claim] : p->checkpoint_.claims()) {
+    const std::string name = NameIn(p->opts_.cdi_dir, claim.cdi_spec_path);
+    if (!name.empty()) keep.insert(name);
+  }
+  for (const auto& removed : p->cdi_files_.Reclaim(keep)) {
+    LogInfo("removed the CDI spec of a claim no longer prepared",
+            {{"file", p->opts_.cdi_dir + "/" + removed}});
+  }
+  return p;
+}
+
+Result<std::map<std::string, ClaimOutcome>> Preparer::Prepare(
+    const std::vector<ClaimRef>& claims, std::chrono::steady_clock::time_point deadline) {
+  if (claims.size() > kMaxClaimsPerRequest) {
+    return Status::InvalidArgument("NodePrepareResources names " + std::to_string(claims.size()) +
+                                   " claims; at most " + std::to_string(kMaxClaimsPerRequest) +
+                                   " are accepted");
+  }
+  std::map<std::string, ClaimOutcome> out;
+  for (const auto& ref : claims) {
+    Result<std::vector<PreparedDevice>> devices =
+        std::chrono::steady_clock::now() < deadline
+            ? PrepareOne(ref)
+            : Result<std::vector<PreparedDevice>>(Status::Unavailable(
+                  "claim " + ref.namespace_name + "/" + ref.name +
+                  ": not prepared, the call's deadline has passed (the kubelet retries)"));
+    ClaimOutcome& o = out[ref.uid];
+    if (devices.ok()) {
+      o.devices = std::move(*devices);
+    } else {
+      o.error = devices.status().message();
+      LogWarn(
+          "cannot prepare claim",
+          {{"claim", ref.namespace_name + "/" + ref.name}, {"uid", ref.uid}, {"error", o.error}});
+    }
+  }
+  return out;
+}
+
+std::optional<std::vector<PreparedDevice>> Preparer::Cached(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const PreparedClaim* c = checkpoint_.Find(uid);
+  if (c == nullptr) return std::nullopt;
+  // A spec lost since (a reboot empties /var/run/cdi) is prepared again.
+  if (!c->cdi_spec_path.empty() && !FileExists(c->cdi_spec_path)) return std::nullopt;
+  return c->devices;
+}
+
+Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
+  RETURN_IF_ERROR(CheckClaimRef(ref));
+  if (auto cached = Cached(ref.uid)) return std::move(*cached);
+
+  const std::string what = "claim " + ref.namespace_name + "/" + ref.name;
+  Result<std::string> text = source_->GetClaim(ref.namespace_name, ref.name);
+  if (!text.ok()) {
+    return Status(text.status().code(),
+                  what + ": cannot read the ResourceClaim: " + text.status().message());
+  }
+  Result<std::vector<OurResult>> results = OurResults(*text, ref, opts_);
+  if (!results.ok()) return results.status().WithContext(what);
+
+  PreparedClaim claim;
+  claim.uid = ref.uid;
+  claim.namespace_name = ref.namespace_name;
+  claim.name = ref.name;
+  std::vector<CdiClaimDevice> spec_devices;
+  std::set<std::string> in_spec;
+  for (const auto& r : *results) {
+    std::optional<PreparableDevice> dev = lookup_(opts_.pool, r.device);
+    if (!dev) {
+      return Status::FailedPrecondition(what + ": device " + r.device + " of pool " + opts_.pool +
+                                        " is not on this node (unknown or unplugged)");
+    }
+    PreparedDevice pd;
+    if (!r.request.empty()) pd.request_names.push_back(r.request);
+    pd.pool = opts_.pool;
+    pd.device = r.device;
+    pd.pci_address = dev->pci_address;
+    pd.resource = dev->resource_name;
+    pd.rdma_devices = dev->rdma_devices;
+    pd.cdi_device_ids.push_back(ClaimCdiDeviceId(opts_.driver, ref.uid, r.device));
+    pd.share_id = r.share_id;
+    claim.devices.push_back(std::move(pd));
+    // A shared device allocated twice (two shares) is one CDI device.
+    if (in_spec.insert(r.device).second) {
+      spec_devices.push_back({r.device, dev->resource_name, dev->rdma_devices, dev->char_devices});
+    }
+  }
+
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string file = ClaimCdiSpecFileName(opts_.driver, ref.uid);
+  if (!spec_devices.empty()) {
+    RETURN_IF_ERROR(cdi_files_.Write(file, ClaimCdiSpecJson(opts_.driver, ref.uid, spec_devices))
+                        .WithContext(what + ": cannot write the CDI spec"));
+    claim.cdi_spec_path = opts_.cdi_dir + "/" + file;
+  }
+  std::vector<PreparedDevice> devices = claim.devices;
+  Status st = checkpoint_.Put(std::move(claim));
+  if (!st.ok()) {
+    cdi_files_.Remove(file);
+    return st.WithContext(what);
+  }
+  LogInfo("prepared claim", {{"claim", ref.namespace_name + "/" + ref.name},
+                             {"uid", ref.uid},
+                             {"devices", std::to_string(devices.size())}});
+  return devices;
+}
+
+Result<std::map<std::string, std::string>> Preparer::Unprepare(
+    const std::vector<ClaimRef>& claims) {
+  if (claims.size() > kMaxClaimsPerRequest) {
+    return Status::InvalidArgument("NodeUnprepareResources names " + std::to_string(claims.size()) +
+                                   " claims; at most " + std::to_string(kMaxClaimsPerRequest) +
+                                   " are accepted");
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& ref : claims) {
+    Status st = UnprepareOne(ref);
+    out[ref.uid] = st.ok() ? "" : st.message();
+    if (!st.ok()) {
+      LogWarn("cannot unprepare claim", {{"uid", ref.uid}, {"error", st.message()}});
+    }
+  }
+  return out;
+}
+
+Status Preparer::UnprepareOne(const ClaimRef& ref) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const PreparedClaim* c = checkpoint_.Find(ref.uid);
+  if (c == nullptr) return Status::Ok();  // never prepared here, or unprepared already
+  const std::string name = NameIn(opts_.cdi_dir, c->cdi_spec_path);
+  if (!name.empty()) cdi_files_.Remove(name);  // only while it is still the file we wrote
+  RETURN_IF_ERROR(checkpoint_.Erase(ref.uid).WithContext("claim " + ref.uid));
+  LogInfo("unprepared claim", {{"claim", ref.namespace_name + "/" + ref.name}, {"uid", ref.uid}});
+  return Status::Ok();
+}
+
+std::optional<std::string> Preparer::PciAddressOf(const std::string& pool,
+                                                  const std::string& device) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return checkpoint_.PciAddressOf(pool, device);
+}
+
+std::optional<PreparedClaim> Preparer::Prepared(const std::string& uid) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const PreparedClaim* c = checkpoint_.Find(uid);
+  return c == nullptr ? std::nullopt : std::optional<PreparedClaim>(*c);
+}
+
+}  // namespace hcashare::dra

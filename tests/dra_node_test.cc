@@ -1,0 +1,453 @@
+// The DRA driver's kubelet side over real unix sockets: NodeServer (registration, DRAPlugin
+// v1 and v1beta1, the health stream) with a Preparer reading ResourceClaims from the fake API
+// server, driven by the fake DRA kubelet (testing/fake_dra_kubelet.h).
+#include <sys/stat.h>
+
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cni/api/podresources_v1alpha1.pb.h"
+#include "common/temp_dir.h"
+#include "dra/api/dra_health_v1alpha1.pb.h"
+#include "dra/cdi_claim.h"
+#include "dra/checkpoint.h"
+#include "dra/node_server.h"
+#include "dra/prepare.h"
+#include "testing/fake_dra_kubelet.h"
+#include "tests/kube_test_util.h"
+#include "tests/test_util.h"
+
+namespace hcashare::dra {
+namespace {
+
+using fake::DraApi;
+using fake::FakeClaim;
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr const char* kDriver = "rdma.hcashare.io";
+constexpr const char* kPool = "node-a";
+constexpr const char* kClaims = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
+constexpr const char* kVf0 = "pci-0000-3b-00-2";
+constexpr const char* kVf1 = "pci-0000-3b-00-3";
+constexpr const char* kShared = "shared-0000-3a-00-0";
+
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+json AllocResult(const std::string& request, const std::string& driver, const std::string& pool,
+                 const std::string& device) {
+  return {{"request", request}, {"driver", driver}, {"pool", pool}, {"device", device}};
+}
+
+json ClaimObject(const std::string& name, const json& results) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaim"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"devices", {{"requests", json::array()}}}}},
+          {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
+}
+
+class DraNodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    api_ = testing::StartFakeApiServer();
+    ASSERT_NE(api_, nullptr);
+    client_ = testing::UnlimitedClient(*api_);
+    ASSERT_NE(client_, nullptr);
+    root_ = tmp_.path() + "/kubelet";
+    cdi_dir_ = tmp_.path() + "/cdi";
+    kubelet_ = std::make_unique<fake::FakeDraKubelet>(root_);
+    devices_[kVf0] = {kVf0,
+                      "rdma/hca_vf",
+                      "0000:3b:00.2",
+                      {"mlx5_2"},
+                      {"/dev/infiniband/uverbs2", "/dev/infiniband/rdma_cm",
+                       "/dev/infiniband/umad2", "/dev/infiniband/issm2"}};
+    devices_[kVf1] = {kVf1,
+                      "rdma/hca_vf",
+                      "0000:3b:00.3",
+                      {"mlx5_3"},
+                      {"/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"}};
+    devices_[kShared] = {
+        kShared, "rdma/hca_shared", "0000:3a:00.0", {"mlx5_0"}, {"/dev/infiniband/uverbs0"}};
+    StartDriver();
+  }
+
+  void StartDriver() {
+    source_ = std::make_unique<RestClaimSource>(client_.get(), "v1");
+    PreparerOptions o;
+    o.driver = kDriver;
+    o.pool = kPool;
+    o.cdi_dir = cdi_dir_;
+    o.checkpoint_path = CheckpointPath(root_, kDriver);
+    o.owner = root_;
+    auto p = Preparer::Create(o, source_.get(),
+                              [this](const std::string& pool, const std::string& device) {
+                                std::lock_guard<std::mutex> lock(mu_);
+                                auto it = devices_.find(device);
+                                if (pool != kPool || it == devices_.end())
+                                  return std::optional<PreparableDevice>();
+                                return std::optional<PreparableDevice>(it->second);
+                              });
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    preparer_ = std::move(*p);
+    NodeServerOptions so;
+    so.kubelet_root = root_;
+    so.driver = kDriver;
+    server_ = std::make_unique<NodeServer>(so, *preparer_, health_);
+    Status st = server_->Start();
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    auto info = kubelet_->Register(kDriver);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+  }
+
+  void StopDriver() {
+    server_.reset();
+    preparer_.reset();
+  }
+
+  // Seeds claim `name` with `results`; returns the UID the API server gave it.
+  std::string SeedClaim(const std::string& name, const std::vector<json>& results) {
+    api_->Seed(kClaims, ClaimObject(name, json(results)));
+    return api_->Get(kClaims, name)["metadata"]["uid"].get<std::string>();
+  }
+
+  // GETs of claim `name` the API server has seen.
+  int ClaimGets(const std::string& name) const {
+    int n = 0;
+    for (const auto& r : api_->Requests()) {
+      if (r.method == "GET" && r.target == std::string(kClaims) + "/" + name) ++n;
+    }
+    return n;
+  }
+
+  // The one claim's answer of a Prepare.
+  drav1::NodePrepareResourceResponse PrepareOne(DraApi api, const FakeClaim& c) {
+    auto resp = kubelet_->Prepare(api, {c});
+    EXPECT_TRUE(resp.ok()) << resp.status().ToString();
+    if (!resp.ok()) return {};
+    EXPECT_EQ(resp->claims().size(), 1u);
+    auto it = resp->claims().find(c.uid);
+    EXPECT_TRUE(it != resp->claims().end()) << "claim " << c.uid << " missing from the answer";
+    return it == resp->claims().end() ? drav1::NodePrepareResourceResponse() : it->second;
+  }
+
+  std::string UnprepareOne(DraApi api, const FakeClaim& c) {
+    auto resp = kubelet_->Unprepare(api, {c});
+    EXPECT_TRUE(resp.ok()) << resp.status().ToString();
+    if (!resp.ok()) return "call failed";
+    auto it = resp->claims().find(c.uid);
+    EXPECT_TRUE(it != resp->claims().end()) << "claim " << c.uid << " missing from the answer";
+    return it == resp->claims().end() ? "missing" : it->second.error();
+  }
+
+  std::string SpecPath(const std::string& uid) const {
+    return cdi_dir_ + "/" + ClaimCdiSpecFileName(kDriver, uid);
+  }
+
+  void Unplug(const std::string& device) {
+    std::lock_guard<std::mutex> lock(mu_);
+    devices_.erase(device);
+  }
+
+  TempDir tmp_;
+  std::string root_;
+  std::string cdi_dir_;
+  std::unique_ptr<fake::FakeApiServer> api_;
+  std::unique_ptr<kube::RestClient> client_;
+  std::unique_ptr<fake::FakeDraKubelet> kubelet_;
+  std::mutex mu_;
+  std::map<std::string, PreparableDevice> devices_;  // guarded by mu_
+  HealthSource health_;
+  std::unique_ptr<RestClaimSource> source_;
+  std::unique_ptr<Preparer> preparer_;
+  std::unique_ptr<NodeServer> server_;
+};
+
+TEST_F(DraNodeTest, RegistersAsDraPluginWithV1First) {
+  auto info = kubelet_->Register(kDriver);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->type(), "DRAPlugin");
+  EXPECT_EQ(info->name(), kDriver);
+  EXPECT_EQ(info->endpoint(), root_ + "/plugins/rdma.hcashare.io/dra.sock");
+  EXPECT_EQ(info->endpoint(), server_->DraSocketPath());
+  EXPECT_THAT(info->supported_versions(),
+              ElementsAre("v1.DRAPlugin", "v1beta1.DRAPlugin", "v1alpha1.DRAResourceHealth"));
+  EXPECT_EQ(server_->RegistrationSocketPath(),
+            root_ + "/plugins_registry/rdma.hcashare.io-reg.sock");
+  RegistrationState reg = server_->registration();
+  EXPECT_TRUE(reg.registered);
+  EXPECT_EQ(reg.notifications, 2);
+
+  // A refusal reaches the driver.
+  EXPECT_TRUE(kubelet_->Register(kDriver, "endpoint already registered").ok());
+  reg = server_->registration();
+  EXPECT_FALSE(reg.registered);
+  EXPECT_EQ(reg.error, "endpoint already registered");
+}
+
+TEST_F(DraNodeTest, PreparesOverV1AndV1beta1) {
+  for (DraApi api : {DraApi::kV1, DraApi::kV1beta1}) {
+    SCOPED_TRACE(api == DraApi::kV1 ? "v1" : "v1beta1");
+    const std::string name = api == DraApi::kV1 ? "nic-v1" : "nic-v1beta1";
+    const std::string uid = SeedClaim(name, {AllocResult("nic", kDriver, kPool, kVf0)});
+    auto claim = PrepareOne(api, {"ml", uid, name});
+    EXPECT_EQ(claim.error(), "");
+    ASSERT_EQ(claim.devices_size(), 1);
+    const auto& d = claim.devices(0);
+    EXPECT_THAT(d.request_names(), ElementsAre("nic"));
+    EXPECT_EQ(d.pool_name(), kPool);
+    EXPECT_EQ(d.device_name(), kVf0);
+    EXPECT_THAT(d.cdi_device_ids(), ElementsAre("rdma.hcashare.io/claim=" + uid + "-" + kVf0));
+    EXPECT_FALSE(d.has_share_id());
+    EXPECT_TRUE(Exists(SpecPath(uid)));
+    EXPECT_EQ(preparer_->PciAddressOf(kPool, kVf0), "0000:3b:00.2");
+    EXPECT_EQ(UnprepareOne(api, {"ml", uid, name}), "");
+    EXPECT_FALSE(Exists(SpecPath(uid)));
+  }
+}
+
+TEST_F(DraNodeTest, EchoesShareIdOverV1Only) {
+  json r = AllocResult("nic", kDriver, kPool, kShared);
+  r["shareID"] = "7c1e1a54-share";
+  json r2 = AllocResult("nic2", kDriver, kPool, kShared);
+  r2["shareID"] = "9d2f-share";
+  const std::string uid = SeedClaim("shared", {r, r2});
+  auto v1 = PrepareOne(DraApi::kV1, {"ml", uid, "shared"});
+  ASSERT_EQ(v1.devices_size(), 2) << v1.error();
+  EXPECT_EQ(v1.devices(0).share_id(), "7c1e1a54-share");
+  EXPECT_EQ(v1.devices(1).share_id(), "9d2f-share");
+  // Two shares of one device: one CDI device in the spec.
+  json spec = json::parse(std::ifstream(SpecPath(uid)));
+  EXPECT_EQ(spec["devices"].size(), 1u);
+  auto beta = PrepareOne(DraApi::kV1beta1, {"ml", uid, "shared"});
+  ASSERT_EQ(beta.devices_size(), 2);
+  EXPECT_FALSE(beta.devices(0).has_share_id());
+}
+
+TEST_F(DraNodeTest, PreparedTwiceAnswersAgainWithoutAnApiCall) {
+  const std::string uid = SeedClaim("twice", {AllocResult("nic", kDriver, kPool, kVf0)});
+  auto first = PrepareOne(DraApi::kV1, {"ml", uid, "twice"});
+  ASSERT_EQ(first.error(), "");
+  EXPECT_EQ(ClaimGets("twice"), 1);
+  auto second = PrepareOne(DraApi::kV1, {"ml", uid, "twice"});
+  EXPECT_EQ(second.SerializeAsString(), first.SerializeAsString());
+  EXPECT_EQ(ClaimGets("twice"), 1);
+}
+
+TEST_F(DraNodeTest, UnpreparesAfterTheClaimIsDeleted) {
+  const std::string uid = SeedClaim("gone", {AllocResult("nic", kDriver, kPool, kVf0)});
+  ASSERT_EQ(PrepareOne(DraApi::kV1, {"ml", uid, "gone"}).error(), "");
+  ASSERT_TRUE(api_->Delete(kClaims, "gone"));
+  EXPECT_EQ(UnprepareOne(DraApi::kV1, {"ml", uid, "gone"}), "");
+  EXPECT_FALSE(Exists(SpecPath(uid)));
+  EXPECT_FALSE(preparer_->Prepared(uid).has_value());
+  EXPECT_EQ(preparer_->PciAddressOf(kPool, kVf0), std::nullopt);
+  EXPECT_EQ(ClaimGets("gone"), 1);  // Unprepare never asked the API server
+  // Again (a kubelet retry): still a success.
+  EXPECT_EQ(UnprepareOne(DraApi::kV1beta1, {"ml", uid, "gone"}), "");
+}
+
+TEST_F(DraNodeTest, TakesOnlyOurDriversResults) {
+  const std::string uid = SeedClaim("mixed", {AllocResult("gpu", "gpu.nvidia.com", kPool, "gpu-0"),
+                                              AllocResult("nic", kDriver, kPool, kVf1),
+                                              AllocResult("nic-far", kDriver, "node-b", kVf0),
+                                              AllocResult("gpu2", "gpu.nvidia.com", kPool, kVf0)});
+  auto claim = PrepareOne(DraApi::kV1, {"ml", uid, "mixed"});
+  EXPECT_EQ(claim.error(), "");
+  ASSERT_EQ(claim.devices_size(), 1);
+  EXPECT_EQ(claim.devices(0).device_name(), kVf1);
+  EXPECT_THAT(claim.devices(0).request_names(), ElementsAre("nic"));
+  json spec = json::parse(std::ifstream(SpecPath(uid)));
+  ASSERT_EQ(spec["devices"].size(), 1u);
+  EXPECT_EQ(spec["devices"][0]["name"], uid + "-" + kVf1);
+}
+
+TEST_F(DraNodeTest, ClaimWithAnotherUidIsReplaced) {
+  const std::string old_uid = SeedClaim("replaced", {AllocResult("nic", kDriver, kPool, kVf0)});
+  ASSERT_TRUE(api_->Delete(kClaims, "replaced"));
+  const std::string new_uid = SeedClaim("replaced", {AllocResult("nic", kDriver, kPool, kVf0)});
+  ASSERT_NE(old_uid, new_uid);
+  auto claim = PrepareOne(DraApi::kV1, {"ml", old_uid, "replaced"});
+  EXPECT_THAT(claim.error(), HasSubstr("claim replaced"));
+  EXPECT_THAT(claim.error(), HasSubstr(new_uid));
+  EXPECT_EQ(claim.devices_size(), 0);
+  EXPECT_FALSE(Exists(SpecPath(old_uid)));
+  EXPECT_FALSE(preparer_->Prepared(old_uid).has_value());
+}
+
+TEST_F(DraNodeTest, ApiServerDownFailsTheClaimThenARetrySucceeds) {
+  const std::string uid = SeedClaim("retry", {AllocResult("nic", kDriver, kPool, kVf0)});
+  api_->InjectError(503, "ServiceUnavailable", 1);
+  auto failed = PrepareOne(DraApi::kV1, {"ml", uid, "retry"});
+  EXPECT_THAT(failed.error(), HasSubstr("cannot read the ResourceClaim"));
+  EXPECT_THAT(failed.error(), HasSubstr("503"));
+  EXPECT_FALSE(preparer_->Prepared(uid).has_value());
+  auto retried = PrepareOne(DraApi::kV1, {"ml", uid, "retry"});
+  EXPECT_EQ(retried.error(), "");
+  EXPECT_EQ(retried.devices_size(), 1);
+
+  // A claim the API server does not have: an error for it alone.
+  auto resp = kubelet_->Prepare(DraApi::kV1, {{"ml", uid, "retry"}, {"ml", "nope-1", "nope"}});
+  ASSERT_TRUE(resp.ok());
+  EXPECT_EQ(resp->claims().at(uid).error(), "");
+  EXPECT_THAT(resp->claims().at("nope-1").error(), HasSubstr("ml/nope"));
+}
+
+TEST_F(DraNodeTest, UnknownClaimUnprepareSucceeds) {
+  auto resp = kubelet_->Unprepare(DraApi::kV1, {{"ml", "never-seen", "x"}});
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  ASSERT_EQ(resp->claims().count("never-seen"), 1u);
+  EXPECT_EQ(resp->claims().at("never-seen").error(), "");
+}
+
+TEST_F(DraNodeTest, HotUnplugOfAPreparedDevice) {
+  const std::string uid = SeedClaim("held", {AllocResult("nic", kDriver, kPool, kVf0)});
+  ASSERT_EQ(PrepareOne(DraApi::kV1, {"ml", uid, "held"}).error(), "");
+  Unplug(kVf0);
+  // Retried Prepare of the claim already prepared: its checkpointed answer.
+  EXPECT_EQ(PrepareOne(DraApi::kV1, {"ml", uid, "held"}).devices_size(), 1);
+  EXPECT_EQ(UnprepareOne(DraApi::kV1, {"ml", uid, "held"}), "");
+  EXPECT_FALSE(Exists(SpecPath(uid)));
+
+  const std::string uid2 = SeedClaim("late", {AllocResult("nic", kDriver, kPool, kVf0)});
+  auto late = PrepareOne(DraApi::kV1, {"ml", uid2, "late"});
+  EXPECT_THAT(late.error(), HasSubstr(std::string("device ") + kVf0));
+  EXPECT_THAT(late.error(), HasSubstr("not on this node"));
+  EXPECT_FALSE(Exists(SpecPath(uid2)));
+}
+
+TEST_F(DraNodeTest, CdiSpecHasTheDeviceNodesAndEnv) {
+  const std::string uid = SeedClaim(
+      "spec", {AllocResult("a", kDriver, kPool, kVf0), AllocResult("b", kDriver, kPool, kVf1)});
+  auto claim = PrepareOne(DraApi::kV1, {"ml", uid, "spec"});
+  ASSERT_EQ(claim.devices_size(), 2) << claim.error();
+  const std::string path = SpecPath(uid);
+  EXPECT_EQ(path, cdi_dir_ + "/hcashare-dra-rdma_hcashare_io-" + uid + ".json");
+  json spec = json::parse(std::ifstream(path));
+  EXPECT_EQ(spec["cdiVersion"], "0.5.0");
+  EXPECT_EQ(spec["kind"], "rdma.hcashare.io/claim");
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  const json& d0 = spec["devices"][0];
+  EXPECT_EQ(d0["name"], uid + "-" + kVf0);
+  std::vector<std::string> nodes;
+  for (const auto& n : d0["containerEdits"]["deviceNodes"]) {
+    EXPECT_EQ(n["hostPath"], n["path"]);
+    EXPECT_EQ(n["permissions"], "rw");
+    nodes.push_back(n["path"]);
+  }
+  EXPECT_THAT(nodes, ElementsAre("/dev/infiniband/issm2", "/dev/infiniband/umad2",
+                                 "/dev/infiniband/uverbs2", "/dev/infiniband/rdma_cm"));
+  EXPECT_THAT(
+      d0["containerEdits"]["env"].get<std::vector<std::string>>(),
+      ElementsAre("HCASHARE_RDMA_DEVICES_RDMA_HCA_VF=mlx5_2", "HCASHARE_RDMA_DEVICES=mlx5_2"));
+  const json& d1 = spec["devices"][1];
+  EXPECT_EQ(d1["name"], uid + "-" + kVf1);
+  EXPECT_EQ(d1["containerEdits"]["deviceNodes"].size(), 2u);
+  EXPECT_EQ(d1["containerEdits"]["deviceNodes"][1]["path"], "/dev/infiniband/rdma_cm");
+  // Each device's CDI ID names a device of this spec.
+  EXPECT_THAT(claim.devices(1).cdi_device_ids(),
+              ElementsAre(std::string(spec["kind"]) + "=" + std::string(d1["name"])));
+}
+
+TEST_F(DraNodeTest, CheckpointSurvivesARestart) {
+  const std::string uid = SeedClaim("kept", {AllocResult("nic", kDriver, kPool, kVf0)});
+  auto before = PrepareOne(DraApi::kV1, {"ml", uid, "kept"});
+  ASSERT_EQ(before.error(), "");
+  StopDriver();
+  EXPECT_FALSE(Exists(root_ + "/plugins/rdma.hcashare.io/dra.sock"));
+  EXPECT_FALSE(Exists(root_ + "/plugins_registry/rdma.hcashare.io-reg.sock"));
+  EXPECT_TRUE(Exists(SpecPath(uid)));  // the pod still runs with it
+
+  auto cp = Checkpoint::Load(CheckpointPath(root_, kDriver));
+  ASSERT_TRUE(cp.ok()) << cp.status().ToString();
+  EXPECT_EQ(cp->PciAddressOf(kPool, kVf0), "0000:3b:00.2");  // what the CNI reads
+
+  StartDriver();
+  auto after = PrepareOne(DraApi::kV1beta1, {"ml", uid, "kept"});
+  EXPECT_EQ(after.SerializeAsString(), before.SerializeAsString());
+  EXPECT_EQ(ClaimGets("kept"), 1);
+  EXPECT_EQ(UnprepareOne(DraApi::kV1, {"ml", uid, "kept"}), "");
+  EXPECT_FALSE(Exists(SpecPath(uid)));  // reclaimed at start, so still ours to remove
+}
+
+TEST_F(DraNodeTest, ForeignSpecFileIsNeverRemoved) {
+  const std::string uid = SeedClaim("foreign", {AllocResult("nic", kDriver, kPool, kVf0)});
+  ASSERT_EQ(PrepareOne(DraApi::kV1, {"ml", uid, "foreign"}).error(), "");
+  // Someone else replaces the file (a new inode): ours no more.
+  std::ofstream(SpecPath(uid) + ".new") << "{}";
+  ASSERT_EQ(::rename((SpecPath(uid) + ".new").c_str(), SpecPath(uid).c_str()), 0);
+  EXPECT_EQ(UnprepareOne(DraApi::kV1, {"ml", uid, "foreign"}), "");
+  EXPECT_TRUE(Exists(SpecPath(uid)));
+}
+
+TEST_F(DraNodeTest, HealthStreamSendsTheFullListAndUpdates) {
+  health_.Publish({{kPool, kVf0, DeviceHealthStatus::kHealthy, 1700000000, 30, ""},
+                   {kPool, kVf1, DeviceHealthStatus::kHealthy, 1700000000, 30, ""}});
+  auto watch = kubelet_->WatchHealth();
+  ASSERT_NE(watch, nullptr);
+  auto first = watch->Next(std::chrono::seconds(10));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->devices_size(), 2);
+  EXPECT_EQ(first->devices(0).device().pool_name(), kPool);
+  EXPECT_EQ(first->devices(0).device().device_name(), kVf0);
+  EXPECT_EQ(first->devices(0).health(), v1alpha1::HEALTHY);
+  EXPECT_EQ(first->devices(0).last_updated_time(), 1700000000);
+  EXPECT_EQ(first->devices(0).health_check_timeout_seconds(), 30);
+
+  health_.Publish({{kPool, kVf0, DeviceHealthStatus::kHealthy, 1700000005, 30, ""},
+                   {kPool, kVf1, DeviceHealthStatus::kUnhealthy, 1700000005, 30,
+                    "port 1 is DOWN " + std::string(2000, 'x')}});
+  auto second = watch->Next(std::chrono::seconds(10));
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_EQ(second->devices_size(), 2);  // the full list, not the change
+  EXPECT_EQ(second->devices(0).health(), v1alpha1::HEALTHY);
+  EXPECT_EQ(second->devices(1).health(), v1alpha1::UNHEALTHY);
+  EXPECT_EQ(second->devices(1).message().size(), kMaxHealthMessage);
+
+  // Stopping the driver ends the stream.
+  StopDriver();
+  EXPECT_TRUE(testing::WaitUntil([&] { return watch->ended(); }));
+}
+
+TEST_F(DraNodeTest, TooManyClaimsFailTheCall) {
+  std::vector<FakeClaim> claims(kMaxClaimsPerRequest + 1, FakeClaim{"ml", "u", "c"});
+  auto resp = kubelet_->Prepare(DraApi::kV1, claims);
+  ASSERT_FALSE(resp.ok());
+  EXPECT_THAT(resp.status().message(), HasSubstr("at most 128"));
+}
+
+TEST_F(DraNodeTest, StopLeavesASuccessorsSocket) {
+  const std::string sock = server_->RegistrationSocketPath();
+  // Another instance's file at the name (a new inode).
+  std::ofstream(sock + ".new") << "successor";
+  ASSERT_EQ(::rename((sock + ".new").c_str(), sock.c_str()), 0);
+  StopDriver();
+  EXPECT_TRUE(Exists(sock));
+  EXPECT_FALSE(Exists(root_ + "/plugins/rdma.hcashare.io/dra.sock"));
+}
+
+// The health API and pod-resources v1alpha1 share the C++ namespace v1alpha1: both built
+// into one binary, each message its own.
+TEST(DraProtos, HealthAndPodResourcesShareANamespace) {
+  v1alpha1::NodeWatchResourcesResponse health;
+  health.add_devices()->mutable_device()->set_device_name("d");
+  v1alpha1::ListPodResourcesResponse pods;
+  pods.add_pod_resources()->set_name("p");
+  EXPECT_EQ(health.devices(0).device().device_name(), "d");
+  EXPECT_EQ(pods.pod_resources(0).name(), "p");
+}
+
+}  // namespace
+}  // namespace hcashare::dra
