@@ -38,6 +38,24 @@ inline constexpr int kDefaultPeriodicUpdateSeconds = 60;
 // Default resourcePrefix.
 inline constexpr const char* kDefaultResourcePrefix = "rdma";
 
+// The DRA driver name when the config names none (`draDriver`); dra::kDefaultDriver.
+inline constexpr const char* kDefaultDraDriver = "rdma.hcashare.io";
+
+// Which Kubernetes API offers a resource's devices (`api`).
+enum class ResourceApi {
+  kDevicePlugin,  // "devicePlugin" (default): a kubelet device plugin, counted extended resource
+  kDra,           // "dra": named devices in ResourceSlices of the DRA driver `draDriver`
+};
+
+// "devicePlugin" or "dra": the config's `api` value for `api`.
+const char* ResourceApiName(ResourceApi api);
+
+// The form of the resource.kubernetes.io/numaNode attribute of DRA devices (`draNumaNode`).
+enum class DraNumaNodeForm {
+  kScalar,  // "scalar" (default): {"int": N}
+  kList,    // "list": {"ints": [N]}, for clusters with the DRAListTypeAttributes gate
+};
+
 // How a resource hands out its devices.
 enum class PoolMode {
   kShared,     // rdmaHcaMax counted IDs, each granting the whole pool (the Mellanox model)
@@ -80,9 +98,10 @@ struct Selectors {
 
 // One entry of configList: one kubelet resource.
 struct ResourceConfig {
-  std::string resource_name;          // ^[a-zA-Z0-9_]+$, alphanumeric at both ends
-  std::string resource_prefix;        // DNS subdomain; defaults to "rdma"
-  PoolMode mode = PoolMode::kShared;  // `mode`: "shared" (default) or "exclusive"
+  std::string resource_name;                     // ^[a-zA-Z0-9_]+$, alphanumeric at both ends
+  std::string resource_prefix;                   // DNS subdomain; defaults to "rdma"
+  PoolMode mode = PoolMode::kShared;             // `mode`: "shared" (default) or "exclusive"
+  ResourceApi api = ResourceApi::kDevicePlugin;  // `api`: "devicePlugin" (default) or "dra"
   int rdma_hca_max = 0;         // shared: 1..kMaxRdmaHcaMax (required); exclusive: 0 (not allowed)
   bool topology_aware = false;  // `topologyAware` (shared only): IDs spread over NUMA nodes
   bool exclude_topology = false;  // `excludeTopology`: advertise no NUMA TopologyInfo
@@ -109,6 +128,15 @@ struct PluginConfig {
   // Seconds between periodic rescans; 0 disables them.
   int periodic_update_seconds = kDefaultPeriodicUpdateSeconds;
   std::vector<ResourceConfig> resources;
+  // `draDriver`: the DRA driver name of the resources with "api": "dra" (a lower-case DNS
+  // subdomain of at most 63 characters).
+  std::string dra_driver = kDefaultDraDriver;
+  DraNumaNodeForm dra_numa_node = DraNumaNodeForm::kScalar;  // `draNumaNode`
+
+  // True when a resource has "api": "dra".
+  bool HasDra() const;
+  bool operator==(const PluginConfig& o) const;
+  bool operator!=(const PluginConfig& o) const { return !(*this == o); }
 };
 
 // One validation problem (json/fields.h). `path` is a JSON path such as

@@ -86,13 +86,29 @@ const char* PoolModeName(PoolMode mode) {
   return mode == PoolMode::kExclusive ? "exclusive" : "shared";
 }
 
+const char* ResourceApiName(ResourceApi api) {
+  return api == ResourceApi::kDra ? "dra" : "devicePlugin";
+}
+
 bool ResourceConfig::operator==(const ResourceConfig& o) const {
   return resource_name == o.resource_name && resource_prefix == o.resource_prefix &&
-         mode == o.mode && rdma_hca_max == o.rdma_hca_max && topology_aware == o.topology_aware &&
-         exclude_topology == o.exclude_topology && cdi_kind == o.cdi_kind &&
-         allow_pf_with_vfs == o.allow_pf_with_vfs && allow_host_uplink == o.allow_host_uplink &&
-         set_nccl_ib_hca == o.set_nccl_ib_hca && set_rdma_devices_env == o.set_rdma_devices_env &&
-         selectors == o.selectors;
+         mode == o.mode && api == o.api && rdma_hca_max == o.rdma_hca_max &&
+         topology_aware == o.topology_aware && exclude_topology == o.exclude_topology &&
+         cdi_kind == o.cdi_kind && allow_pf_with_vfs == o.allow_pf_with_vfs &&
+         allow_host_uplink == o.allow_host_uplink && set_nccl_ib_hca == o.set_nccl_ib_hca &&
+         set_rdma_devices_env == o.set_rdma_devices_env && selectors == o.selectors;
+}
+
+bool PluginConfig::HasDra() const {
+  for (const ResourceConfig& rc : resources) {
+    if (rc.api == ResourceApi::kDra) return true;
+  }
+  return false;
+}
+
+bool PluginConfig::operator==(const PluginConfig& o) const {
+  return periodic_update_seconds == o.periodic_update_seconds && resources == o.resources &&
+         dra_driver == o.dra_driver && dra_numa_node == o.dra_numa_node;
 }
 
 ParseOutcome ParseConfig(const std::string& text, ConfigFormat format) {

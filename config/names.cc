@@ -14,7 +14,8 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Why `label` is not a valid DNS-1123 label, or "" when it is. Phrased to follow "it ".
+}  // namespace
+
 std::string DnsLabelProblem(const std::string& label) {
   if (label.empty()) return "has an empty label (check for leading, trailing or double dots)";
   if (label.size() > kMaxDnsLabelLength) {
@@ -30,6 +31,8 @@ std::string DnsLabelProblem(const std::string& label) {
   }
   return "";
 }
+
+namespace {
 
 // Why `prefix` is not a DNS-1123 subdomain, or "" when it is.
 std::string DnsSubdomainProblem(const std::string& prefix) {
@@ -149,6 +152,16 @@ std::string ExtendedResourceNameProblem(std::string_view full) {
     out += (out.empty() ? "has an invalid name: " : "; ") + problem;
   }
   return out;
+}
+
+std::string DraDriverProblem(const std::string& name) {
+  if (name.empty()) return "must not be empty";
+  if (name.size() > kMaxDraDriverLength) {
+    return "is " + std::to_string(name.size()) +
+           " characters long; a DRA driver name has at most " +
+           std::to_string(kMaxDraDriverLength) + " (the API server refuses a longer spec.driver)";
+  }
+  return DnsSubdomainProblem(name);
 }
 
 }  // namespace hcashare::config

@@ -37,6 +37,17 @@ std::string ExtendedResourceNameProblem(std::string_view full);
 // not in the kubernetes.io domain, not starting with "requests.", at most 244 characters.
 std::string ResourcePrefixProblem(const std::string& prefix);
 
+// The longest DRA driver name (a ResourceSlice's spec.driver).
+inline constexpr size_t kMaxDraDriverLength = 63;
+
+// Why `label` is not a DNS-1123 label (1..63 of [a-z0-9-], alphanumeric at both ends), or
+// "" when it is; phrased to follow "it " ("must be lower case").
+std::string DnsLabelProblem(const std::string& label);
+
+// Why `name` is not a usable DRA driver name (`draDriver`), or "" when it is: a lower-case
+// DNS-1123 subdomain of at most 63 characters, as the API server checks spec.driver.
+std::string DraDriverProblem(const std::string& name);
+
 // Why `kind` is not a valid CDI kind, or "" when it is: "VENDOR/CLASS", where VENDOR is
 // [A-Za-z0-9._-] and CLASS [A-Za-z0-9_-], each non-empty and alphanumeric at both ends
 // (the CDI specification's rule).

@@ -28,15 +28,16 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string>& TopLevelKeys() {
-  static const std::vector<std::string> keys = {"periodicUpdateInterval", "configList"};
+  static const std::vector<std::string> keys = {"periodicUpdateInterval", "configList", "draDriver",
+                                                "draNumaNode"};
   return keys;
 }
 
 const std::vector<std::string>& EntryKeys() {
   static const std::vector<std::string> keys = {
-      "resourceName",      "resourcePrefix", "mode",           "rdmaHcaMax",      "topologyAware",
-      "excludeTopology",   "cdiKind",        "allowPfWithVfs", "allowHostUplink", "setNcclIbHca",
-      "setRdmaDevicesEnv", "devices",        "selectors"};
+      "resourceName",  "resourcePrefix",    "api",     "mode",           "rdmaHcaMax",
+      "topologyAware", "excludeTopology",   "cdiKind", "allowPfWithVfs", "allowHostUplink",
+      "setNcclIbHca",  "setRdmaDevicesEnv", "devices", "selectors"};
   return keys;
 }
 
@@ -148,6 +149,7 @@ PluginConfig Validator::Validate(const json& root) {
   const std::set<std::string> suggested = CheckKeys(top, TopLevelKeys());
   config.periodic_update_seconds = ParseInterval(top);
   config.resources = ParseConfigList(top, suggested.count("configList") > 0);
+  ParseDraSettings(top, &config);
   return config;
 }
 
@@ -206,7 +208,8 @@ std::vector<ResourceConfig> Validator::ParseConfigList(FieldReader& root, bool s
     }
     // Two specs of one CDI kind would both define "all" (or the same node names), which
     // CDI registries refuse: each resource needs a kind of its own.
-    if (!resource.resource_name.empty() && !resource.resource_prefix.empty()) {
+    if (!resource.resource_name.empty() && !resource.resource_prefix.empty() &&
+        resource.api != ResourceApi::kDra) {
       const std::string kind = resource.cdi_kind.empty() ? resource.FullName() : resource.cdi_kind;
       auto [it, inserted] = kind_index.emplace(kind, i);
       if (!inserted && first_index.count(resource.resource_name) &&
@@ -217,7 +220,8 @@ std::vector<ResourceConfig> Validator::ParseConfigList(FieldReader& root, bool s
       }
     }
     ++entries;
-    total_ids += resource.rdma_hca_max;
+    // A DRA resource's rdmaHcaMax is one capacity value per device, not IDs held in memory.
+    if (resource.api != ResourceApi::kDra) total_ids += resource.rdma_hca_max;
     // Past kMaxResources the config is refused (CheckTotals), so the rest are checked but not
     // kept: a ResourceConfig apiece took 170 MB for a 1 MiB list of `{}`.
     if (resources.size() < static_cast<size_t>(kMaxResources)) {
@@ -255,8 +259,14 @@ ResourceConfig Validator::ParseEntry(FieldReader& entry) {
   const ModeCheck mode = suggested.count("mode") > 0 ? ModeCheck::kUnknown : ParseMode(entry);
   resource.mode = mode == ModeCheck::kExclusive ? PoolMode::kExclusive : PoolMode::kShared;
   resource.rdma_hca_max = ParseRdmaHcaMax(entry, mode, suggested.count("rdmaHcaMax") == 0);
-  ParseTopology(entry, mode, &resource);
-  resource.cdi_kind = ParseCdiKind(entry);
+  const ApiCheck api = suggested.count("api") > 0 ? ApiCheck::kUnknown : ParseApi(entry);
+  resource.api = api == ApiCheck::kDra ? ResourceApi::kDra : ResourceApi::kDevicePlugin;
+  if (api == ApiCheck::kDra) {
+    CheckDraEntry(entry);
+  } else {
+    ParseTopology(entry, mode, &resource);
+    resource.cdi_kind = ParseCdiKind(entry);
+  }
   resource.allow_pf_with_vfs = ParseExclusiveOptIn(entry, mode, "allowPfWithVfs");
   resource.allow_host_uplink = ParseExclusiveOptIn(entry, mode, "allowHostUplink");
   resource.set_nccl_ib_hca = entry.Bool("setNcclIbHca").value_or(false);

@@ -22,6 +22,8 @@ using nlohmann::json;
 // `mode` is invalid or misspelt: those keys then get no mode-specific complaints.
 // (Not std::optional<PoolMode>, on which GCC 12 reports a false -Wmaybe-uninitialized.)
 enum class ModeCheck { kShared, kExclusive, kUnknown };
+// The same for `api`: kUnknown when it is invalid or misspelt.
+enum class ApiCheck { kDevicePlugin, kDra, kUnknown };
 
 // Walks a parsed document, collecting every problem, and builds the config.
 class Validator {
@@ -53,6 +55,9 @@ class Validator {
   std::string ParseResourcePrefix(FieldReader& entry);
   std::string ParseCdiKind(FieldReader& entry);
   ModeCheck ParseMode(FieldReader& entry);
+  ApiCheck ParseApi(FieldReader& entry);
+  void CheckDraEntry(FieldReader& entry);
+  void ParseDraSettings(FieldReader& root, PluginConfig* out);
   int ParseRdmaHcaMax(FieldReader& entry, ModeCheck mode, bool required);
   void ParseTopology(FieldReader& entry, ModeCheck mode, ResourceConfig* out);
   bool ParseExclusiveOptIn(FieldReader& entry, ModeCheck mode, const std::string& key);

@@ -8,6 +8,7 @@
 #include "common/host.h"
 #include "common/log.h"
 #include "common/strings.h"
+#include "deviceplugin/dra_owned.h"
 #include "deviceplugin/socket_files.h"
 
 namespace hcashare::dp {
@@ -40,7 +41,7 @@ Status PluginManager::Start(const config::PluginConfig& cfg) {
   EnsureWatches();
   kubelet_sock_inode_ = InodeOf(opts_.server.KubeletSocket());
   // Files an earlier run left (for us, or by a SIGKILL) of resources that are gone.
-  files_.Reclaim(cfg.resources);
+  files_.Reclaim(DevicePluginResources(cfg.resources));
   ApplyConfig(cfg);
   loop_ = std::thread([this] { Loop(); });
   if (uevents_ != nullptr) events_ = std::thread([this] { EventLoop(); });
@@ -145,7 +146,7 @@ bool PluginManager::Stop(std::chrono::milliseconds grace) {
   }
   // A rollout: the successor finds valid files (no moment without them) and owns them
   // again; an uninstall removes them (hcashare-device-plugin --uninstall).
-  files_.HandOver(config_.resources);
+  files_.HandOver(DevicePluginResources(config_.resources));
   stopped_ = true;
   return true;
 }
@@ -302,6 +303,8 @@ void PluginManager::Publish() {
   // inventory_ keeps the raw health; the pools get the debounced one.
   Inventory inv = inventory_;
   health_due_ = debouncer_.Apply(&inv.functions, std::chrono::steady_clock::now());
+  // A function a DRA resource offers is never offered by a device-plugin pool too.
+  const DraOwners dra_owned = DraOwnedFunctions(config_, inv);
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& rc : config_.resources) {
     auto it = servers_.find(rc.resource_name);
@@ -310,6 +313,7 @@ void PluginManager::Publish() {
     const bool shared = rc.mode == config::PoolMode::kShared;
     auto previous = it->second->state().Current();
     PoolState pool = BuildPool(rc, inv, shared ? last_blocked_ : "", &previous->pool);
+    RefuseDraOwned(dra_owned, &pool);
     // Check first whether another instance has taken the socket (and so the shared files)
     // over: rewriting its files would make them ours, and our exit would delete them.
     it->second->CheckSocket();
@@ -347,7 +351,8 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
     for (auto it = servers_.begin(); it != servers_.end();) {
       const config::ResourceConfig* next = nullptr;
       for (const auto& rc : cfg.resources) {
-        if (rc.resource_name == it->first) next = &rc;
+        // A resource that moved to DRA loses its device-plugin server.
+        if (rc.resource_name == it->first && rc.api != config::ResourceApi::kDra) next = &rc;
       }
       // A server keeps its registration unless its kubelet-visible name changes.
       if (next == nullptr || next->FullName() != it->second->resource_name()) {
@@ -358,7 +363,8 @@ void PluginManager::ApplyConfig(const config::PluginConfig& cfg) {
       }
     }
     for (const auto& rc : cfg.resources) {
-      if (servers_.count(rc.resource_name)) continue;
+      // DRA resources are the DRA driver's (dra/): no kubelet device-plugin server.
+      if (rc.api == config::ResourceApi::kDra || servers_.count(rc.resource_name)) continue;
       auto s = std::make_shared<ResourceServer>(rc, opts_.server, host_, registrar_);
       added.push_back(s.get());
       servers_[rc.resource_name] = std::move(s);

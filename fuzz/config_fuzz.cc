@@ -17,11 +17,14 @@
 namespace {
 
 using hcashare::config::ConfigFormat;
+using hcashare::config::DraNumaNodeForm;
 using hcashare::config::ParseConfig;
 using hcashare::config::ParseOutcome;
 using hcashare::config::PfNameSelector;
 using hcashare::config::PluginConfig;
 using hcashare::config::PoolMode;
+using hcashare::config::ResourceApi;
+using hcashare::config::ResourceApiName;
 using hcashare::config::ResourceConfig;
 using hcashare::config::Selectors;
 using nlohmann::json;
@@ -57,9 +60,13 @@ json RenderSelectors(const Selectors& s) {
 json RenderResource(const ResourceConfig& r) {
   json j = {{"resourceName", r.resource_name},
             {"resourcePrefix", r.resource_prefix},
-            {"topologyAware", r.topology_aware},
-            {"excludeTopology", r.exclude_topology},
+            {"api", ResourceApiName(r.api)},
             {"selectors", RenderSelectors(r.selectors)}};
+  // A DRA resource refuses the device-plugin-only keys, even when false.
+  if (r.api == ResourceApi::kDevicePlugin) {
+    j["topologyAware"] = r.topology_aware;
+    j["excludeTopology"] = r.exclude_topology;
+  }
   if (r.mode == PoolMode::kExclusive) {
     j["mode"] = "exclusive";
   } else {
@@ -74,13 +81,14 @@ json RenderResource(const ResourceConfig& r) {
 std::string Render(const PluginConfig& config) {
   json list = json::array();
   for (const ResourceConfig& r : config.resources) list.push_back(RenderResource(r));
-  json root = {{"periodicUpdateInterval", config.periodic_update_seconds}, {"configList", list}};
+  json root = {{"periodicUpdateInterval", config.periodic_update_seconds},
+               {"configList", list},
+               {"draDriver", config.dra_driver},
+               {"draNumaNode", config.dra_numa_node == DraNumaNodeForm::kList ? "list" : "scalar"}};
   return root.dump(1);
 }
 
-bool SameConfig(const PluginConfig& a, const PluginConfig& b) {
-  return a.periodic_update_seconds == b.periodic_update_seconds && a.resources == b.resources;
-}
+bool SameConfig(const PluginConfig& a, const PluginConfig& b) { return a == b; }
 
 void CheckOutcome(const ParseOutcome& outcome) {
   FUZZ_CHECK(outcome.config.has_value() == outcome.errors.empty());

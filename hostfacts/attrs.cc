@@ -131,6 +131,25 @@ int VirtfnIndex(std::string_view e) {
   return ParseNonNegative(e.substr(6));
 }
 
+int ParsePortRateGbps(std::string_view text) {
+  size_t i = 0;
+  int64_t whole = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    whole = whole * 10 + (text[i] - '0');
+    if (whole > 1000000) return -1;
+    ++i;
+  }
+  if (i == 0) return -1;
+  if (i < text.size() && text[i] == '.') {
+    const size_t fraction = ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == fraction) return -1;
+  }
+  constexpr std::string_view kUnit = " Gb/sec";
+  if (text.substr(i, kUnit.size()) != kUnit) return -1;
+  return static_cast<int>(whole);
+}
+
 double ParseLinkSpeedGts(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
     text.remove_suffix(1);

@@ -61,6 +61,11 @@ int VirtfnIndex(std::string_view entry);
 // -1 for "Unknown", "Unknown speed" or anything else.
 double ParseLinkSpeedGts(std::string_view text);
 
+// An RDMA port's `rate` ("100 Gb/sec (4X EDR)", "2.5 Gb/sec (1X SDR)") as whole Gb/s (100;
+// 2): the leading decimal number with its fraction dropped, followed by " Gb/sec". -1 for
+// anything else, or past 1,000,000 Gb/s.
+int ParsePortRateGbps(std::string_view text);
+
 // The IOMMU parameters of a kernel command line (/proc/cmdline): the tokens `iommu=...`,
 // `iommu.*=...`, `intel_iommu=...` and `amd_iommu=...`, in order.
 std::vector<std::string> ParseIommuCmdline(std::string_view text);

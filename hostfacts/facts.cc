@@ -22,13 +22,14 @@ bool Gid::operator==(const Gid& o) const {
 }
 
 bool RdmaPort::operator==(const RdmaPort& o) const {
-  return std::tie(number, link_layer, state, gids) ==
-         std::tie(o.number, o.link_layer, o.state, o.gids);
+  return std::tie(number, link_layer, state, rate, rate_gbps, gids) ==
+         std::tie(o.number, o.link_layer, o.state, o.rate, o.rate_gbps, o.gids);
 }
 
 bool RdmaDevice::operator==(const RdmaDevice& o) const {
-  return std::tie(name, sysfs_dir, parent, is_virtual, netdev, char_devices, ports) ==
-         std::tie(o.name, o.sysfs_dir, o.parent, o.is_virtual, o.netdev, o.char_devices, o.ports);
+  return std::tie(name, sysfs_dir, parent, is_virtual, netdev, fw_ver, char_devices, ports) ==
+         std::tie(o.name, o.sysfs_dir, o.parent, o.is_virtual, o.netdev, o.fw_ver, o.char_devices,
+                  o.ports);
 }
 
 bool Netdev::operator==(const Netdev& o) const {

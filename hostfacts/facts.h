@@ -32,6 +32,8 @@ struct RdmaPort {
   std::string number;      // "1"
   std::string link_layer;  // "InfiniBand", "Ethernet"; "" when unreadable
   std::string state;       // "4: ACTIVE"; "" when unreadable
+  std::string rate;        // "100 Gb/sec (4X EDR)"; "" when unreadable
+  int rate_gbps = -1;      // the whole Gb/s of `rate` (100; 2 for "2.5 Gb/sec"); -1 unknown
   std::vector<Gid> gids;   // only when the snapshot was read with gid tables
   bool operator==(const RdmaPort& o) const;
 };
@@ -43,6 +45,7 @@ struct RdmaDevice {
   std::string parent;       // the PCI function or auxiliary device it belongs to; "" otherwise
   bool is_virtual = false;  // under /sys/devices/virtual (rxe, siw): no parent device
   std::string netdev;       // virtual devices: `parent`, else the first GID table netdev
+  std::string fw_ver;       // `fw_ver` ("16.35.2000"); "" when unreadable
   // Its uverbs/umad/issm class devices as /dev paths, sorted; listed by sysfs, so a node
   // may still be missing from /dev (see HostSnapshot::dev_infiniband).
   std::vector<std::string> char_devices;

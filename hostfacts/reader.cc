@@ -134,11 +134,10 @@ const PciFunction& Reader::ReadPci(const std::string& addr, bool force_details) 
 
 void Reader::ReadPciDetails(const std::string& dir, PciFunction* f) {
   f->details = true;
-  // Where it sits in the PCIe tree and which CPUs are near: only topo uses them.
-  if (opts_.all_functions) {
-    f->sysfs_path = BusLinkTarget(host_, dir);
-    f->local_cpulist = Trimmed(host_, dir + "/local_cpulist");
-  }
+  // Where it sits in the PCIe tree (one readlink): topo, and the DRA driver's pcieRoot.
+  f->sysfs_path = BusLinkTarget(host_, dir);
+  // Which CPUs are near: only topo uses them.
+  if (opts_.all_functions) f->local_cpulist = Trimmed(host_, dir + "/local_cpulist");
   f->vendor = ParseHexId(host_.ReadFile(dir + "/vendor").value_or(""));
   f->device = ParseHexId(host_.ReadFile(dir + "/device").value_or(""));
   f->driver = LinkName(host_, dir + "/driver");
@@ -233,12 +232,15 @@ RdmaDevice Reader::ReadRdma(const std::string& dir, const std::string& name) {
   RdmaDevice r;
   r.name = name;
   r.sysfs_dir = dir;
+  r.fw_ver = Trimmed(host_, dir + "/fw_ver");
   for (const auto& p : List(host_, dir + "/ports")) {
     const std::string pdir = dir + "/ports/" + p;
     RdmaPort port;
     port.number = p;
     port.link_layer = Trimmed(host_, pdir + "/link_layer");
     port.state = PortStateAt(host_, pdir);
+    port.rate = Trimmed(host_, pdir + "/rate");
+    port.rate_gbps = ParsePortRateGbps(port.rate);
     if (opts_.gid_tables) {
       for (const auto& i : List(host_, pdir + "/gids")) {
         // The kernel lists every slot; unused ones read as zero and their type as EINVAL.

@@ -24,8 +24,9 @@ inline constexpr const char* kRdmaCmPath = "/dev/infiniband/rdma_cm";
 struct ReadOptions {
   // Every function's class, and the details of every network and display controller with
   // their PCIe links, sysfs paths and CPU lists (topo, discover, snapshot). False: only
-  // functions with an RDMA device are read beyond their address, without PCIe link, path
-  // or CPU list (the device plugin's scan and the CNI, which need nothing else).
+  // functions with an RDMA device are read beyond their address, with their sysfs path (the
+  // DRA driver's pcieRoot) but without PCIe link or CPU list (the device plugin's scan and
+  // the CNI, which need nothing else).
   bool all_functions = true;
   bool gid_tables = false;    // every port's GID table (up to 256 files per port)
   bool verbs_owners = false;  // /sys/class/infiniband_verbs/*/ibdev

@@ -21,15 +21,20 @@ Json GidJson(const Gid& g) {
 Json PortJson(const RdmaPort& p) {
   Json gids = Json::array();
   for (const auto& g : p.gids) gids.push_back(GidJson(g));
-  return {{"number", p.number}, {"link_layer", p.link_layer}, {"state", p.state}, {"gids", gids}};
+  return {{"number", p.number}, {"link_layer", p.link_layer}, {"state", p.state},
+          {"rate", p.rate},     {"rate_gbps", p.rate_gbps},   {"gids", gids}};
 }
 
 Json RdmaJson(const RdmaDevice& r) {
   Json ports = Json::array();
   for (const auto& p : r.ports) ports.push_back(PortJson(p));
-  return {{"name", r.name},     {"sysfs_dir", r.sysfs_dir},
-          {"parent", r.parent}, {"is_virtual", r.is_virtual},
-          {"netdev", r.netdev}, {"char_devices", r.char_devices},
+  return {{"name", r.name},
+          {"sysfs_dir", r.sysfs_dir},
+          {"parent", r.parent},
+          {"is_virtual", r.is_virtual},
+          {"netdev", r.netdev},
+          {"fw_ver", r.fw_ver},
+          {"char_devices", r.char_devices},
           {"ports", ports}};
 }
 
@@ -142,6 +147,10 @@ void ReadPort(FieldReader& in, RdmaPort* p) {
   Str(in, "number", &p->number);
   Str(in, "link_layer", &p->link_layer);
   Str(in, "state", &p->state);
+  // Snapshots before these fields have neither: the rate stays unknown.
+  Str(in, "rate", &p->rate);
+  p->rate_gbps = ParsePortRateGbps(p->rate);
+  Int(in, "rate_gbps", &p->rate_gbps);
   Objects(in, "gids", &p->gids, ReadGid);
 }
 
@@ -151,6 +160,7 @@ void ReadRdma(FieldReader& in, RdmaDevice* r) {
   Str(in, "parent", &r->parent);
   Bool(in, "is_virtual", &r->is_virtual);
   Str(in, "netdev", &r->netdev);
+  Str(in, "fw_ver", &r->fw_ver);
   Strings(in, "char_devices", &r->char_devices);
   Objects(in, "ports", &r->ports, ReadPort);
 }

@@ -149,7 +149,7 @@ Status SimNode::AddPciFunction(const SimPciFunction& fn) {
     RETURN_IF_ERROR(WriteFile(device_dirs_[fn.physfn] + "/sriov_numvfs", std::to_string(vf + 1)));
   }
   return AddNetAndRdma(dir, fn.netdevs, fn.link_type, fn.rdma_device, fn.ports, fn.with_uverbs,
-                       fn.with_umad, fn.with_issm, &owned);
+                       fn.with_umad, fn.with_issm, fn.fw_ver, fn.port_rate, &owned);
 }
 
 Status SimNode::AddPciCommon(const std::string& dir, const std::string& address,
@@ -213,6 +213,7 @@ Status SimNode::SetGid(const std::string& address, int port, int index, const Si
 Status SimNode::AddNetAndRdma(const std::string& dir, const std::vector<std::string>& netdevs,
                               const std::string& link_type, const std::string& rdma_device,
                               int ports, bool with_uverbs, bool with_umad, bool with_issm,
+                              const std::string& fw_ver, const std::string& port_rate,
                               std::vector<std::string>* owned) {
   const bool ib = link_type == "infiniband";
   for (const auto& nd : netdevs) {
@@ -226,11 +227,13 @@ Status SimNode::AddNetAndRdma(const std::string& dir, const std::vector<std::str
   if (rdma_device.empty()) return Status::Ok();
   std::string idir = dir + "/infiniband/" + rdma_device;
   RETURN_IF_ERROR(WriteFile(idir + "/node_type", "1: CA\n"));
+  if (!fw_ver.empty()) RETURN_IF_ERROR(WriteFile(idir + "/fw_ver", fw_ver + "\n"));
   for (int p = 1; p <= ports; ++p) {
     std::string pdir = idir + "/ports/" + std::to_string(p);
     RETURN_IF_ERROR(WriteFile(pdir + "/link_layer", ib ? "InfiniBand\n" : "Ethernet\n"));
     RETURN_IF_ERROR(WriteFile(pdir + "/state", "4: ACTIVE\n"));
     RETURN_IF_ERROR(WriteFile(pdir + "/phys_state", "5: LinkUp\n"));
+    if (!port_rate.empty()) RETURN_IF_ERROR(WriteFile(pdir + "/rate", port_rate + "\n"));
   }
   RETURN_IF_ERROR(Symlink("/sys/class/infiniband/" + rdma_device, idir));
   owned->push_back("/sys/class/infiniband/" + rdma_device);
@@ -270,7 +273,8 @@ Status SimNode::AddSubFunction(const SimSubFunction& sf) {
     fs::create_directories(Path("/sys/bus/auxiliary/drivers/" + sf.driver), ec);
     RETURN_IF_ERROR(Symlink(dir + "/driver", "/sys/bus/auxiliary/drivers/" + sf.driver));
   }
-  return AddNetAndRdma(dir, sf.netdevs, sf.link_type, sf.rdma_device, 1, true, true, true, &owned);
+  return AddNetAndRdma(dir, sf.netdevs, sf.link_type, sf.rdma_device, 1, true, true, true,
+                       sf.fw_ver, sf.port_rate, &owned);
 }
 
 Status SimNode::AddVirtualRdma(const SimVirtualRdma& dev) {
@@ -297,7 +301,8 @@ Status SimNode::AddVirtualRdma(const SimVirtualRdma& dev) {
   // the "device" directory is /sys/devices/virtual and nothing of it is removed but ours.
   const std::string vdir = "/sys/devices/virtual";
   std::vector<std::string> mine;
-  RETURN_IF_ERROR(AddNetAndRdma(vdir, {}, "ether", dev.name, 1, true, true, true, &mine));
+  RETURN_IF_ERROR(
+      AddNetAndRdma(vdir, {}, "ether", dev.name, 1, true, true, true, "", dev.port_rate, &mine));
   const std::string idir = vdir + "/infiniband/" + dev.name;
   if (dev.write_parent) RETURN_IF_ERROR(WriteFile(idir + "/parent", dev.netdev + "\n"));
   RETURN_IF_ERROR(WriteFile(idir + "/ports/1/gid_attrs/ndevs/0", dev.netdev + "\n"));

@@ -26,6 +26,8 @@ struct SimPciFunction {
   std::string link_type = "ether";      // "ether" or "infiniband", for netdevs and RDMA ports
   std::string rdma_device;              // e.g. "mlx5_0"; "" = no RDMA
   int ports = 1;                        // RDMA ports (one umad/issm each)
+  std::string fw_ver = "16.35.2000";    // the RDMA device's `fw_ver`; "" = not written
+  std::string port_rate = "100 Gb/sec (4X EDR)";  // each port's `rate`; "" = not written
   bool with_umad = true;
   bool with_issm = true;
   bool with_uverbs = true;
@@ -69,7 +71,9 @@ struct SimSubFunction {
   std::string driver = "mlx5_core.sf";
   std::vector<std::string> netdevs;  // e.g. "enp59s0f0s4"
   std::string link_type = "ether";
-  std::string rdma_device;  // e.g. "mlx5_4"
+  std::string rdma_device;                        // e.g. "mlx5_4"
+  std::string fw_ver = "16.35.2000";              // the RDMA device's `fw_ver`
+  std::string port_rate = "100 Gb/sec (4X EDR)";  // its port's `rate`
 };
 
 // A virtual RDMA device (Soft-RoCE `rxe`) to create, laid out as the kernel lays it out:
@@ -81,7 +85,8 @@ struct SimVirtualRdma {
   // The simulated function whose netdev it is (e.g. an SR-IOV VF); "" = a virtual netdev
   // (a veth), created under /sys/devices/virtual/net unless it exists.
   std::string netdev_owner;
-  bool write_parent = true;  // false: only the GID table names the netdev
+  bool write_parent = true;                      // false: only the GID table names the netdev
+  std::string port_rate = "10 Gb/sec (1X QDR)";  // its port's `rate`; rxe has no firmware
 };
 
 class SimNode {
@@ -184,11 +189,12 @@ class SimNode {
   Status Symlink(const std::string& link, const std::string& target);
   Status WriteFile(const std::string& host_path, const std::string& content);
   // Creates the netdevs and the RDMA device (with its ports and char devices) of the device
-  // at `dir`, recording the class links and /dev nodes in `owned`.
+  // at `dir`, recording the class links and /dev nodes in `owned`. `fw_ver` and
+  // `port_rate` ("" = not written) become the RDMA device's `fw_ver` and each port's `rate`.
   Status AddNetAndRdma(const std::string& dir, const std::vector<std::string>& netdevs,
                        const std::string& link_type, const std::string& rdma_device, int ports,
-                       bool with_uverbs, bool with_umad, bool with_issm,
-                       std::vector<std::string>* owned);
+                       bool with_uverbs, bool with_umad, bool with_issm, const std::string& fw_ver,
+                       const std::string& port_rate, std::vector<std::string>* owned);
   // The sysfs directory of the function's (first) RDMA device. NotFound when there is none.
   Result<std::string> RdmaDirOf(const std::string& address) const;
   // Writes the attributes every PCI function and bridge has (class, IDs, NUMA, CPUs) and

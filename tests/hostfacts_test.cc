@@ -341,6 +341,55 @@ TEST(SnapshotJsonTest, FilesWithoutTheNewerKeysLoad) {
   EXPECT_THAT(bad.status().message(), HasSubstr("/nvidia_gpus/0/minor"));
 }
 
+// An RDMA device's fw_ver and each port's rate (issue 27: the DRA attributes fwVersion and
+// portRateGbps) are read, dumped and loaded; a snapshot written before them still loads,
+// with the rate unknown, and one with only the rate text gets its Gb/s from it.
+TEST(SnapshotJsonTest, FirmwareAndPortRate) {
+  OnDisk d(Fixtures()[0]);
+  const HostSnapshot snap = d.Read();
+  const RdmaDevice* mlx = snap.FindRdma("mlx5_0");
+  ASSERT_NE(mlx, nullptr);
+  EXPECT_EQ(mlx->fw_ver, "16.35.2000");
+  ASSERT_EQ(mlx->ports.size(), 1u);
+  EXPECT_EQ(mlx->ports[0].rate, "100 Gb/sec (4X EDR)");
+  EXPECT_EQ(mlx->ports[0].rate_gbps, 100);
+  auto loaded = SnapshotFromJson(SnapshotToJson(snap));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_TRUE(*loaded == snap);
+
+  nlohmann::json j = nlohmann::json::parse(SnapshotToJson(snap).dump());
+  for (auto& r : j["rdma"]) {
+    ASSERT_EQ(r.erase("fw_ver"), 1u);
+    for (auto& p : r["ports"]) {
+      ASSERT_EQ(p.erase("rate"), 1u);
+      ASSERT_EQ(p.erase("rate_gbps"), 1u);
+    }
+  }
+  auto old = SnapshotFromJson(j);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->FindRdma("mlx5_0")->fw_ver, "");
+  EXPECT_EQ(old->FindRdma("mlx5_0")->ports[0].rate, "");
+  EXPECT_EQ(old->FindRdma("mlx5_0")->ports[0].rate_gbps, -1);
+  j["rdma"][0]["ports"][0]["rate"] = "56 Gb/sec (4X FDR)";
+  old = SnapshotFromJson(j);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->rdma[0].ports[0].rate_gbps, 56);
+}
+
+TEST(AttrsTest, PortRate) {
+  EXPECT_EQ(ParsePortRateGbps("100 Gb/sec (4X EDR)"), 100);
+  EXPECT_EQ(ParsePortRateGbps("400 Gb/sec (4X NDR)"), 400);
+  EXPECT_EQ(ParsePortRateGbps("2.5 Gb/sec (1X SDR)"), 2);
+  EXPECT_EQ(ParsePortRateGbps("10 Gb/sec"), 10);
+  EXPECT_EQ(ParsePortRateGbps(""), -1);
+  EXPECT_EQ(ParsePortRateGbps("Unknown"), -1);
+  EXPECT_EQ(ParsePortRateGbps("100Gb/sec"), -1);
+  EXPECT_EQ(ParsePortRateGbps("100 Mb/sec"), -1);
+  EXPECT_EQ(ParsePortRateGbps("2. Gb/sec"), -1);
+  EXPECT_EQ(ParsePortRateGbps("-1 Gb/sec"), -1);
+  EXPECT_EQ(ParsePortRateGbps("99999999999999999999 Gb/sec"), -1);
+}
+
 TEST(ValidateAgainstTest, ReportsWhatEachResourceSelectsOnTheSnapshot) {
   OnDisk d(Fixtures()[3]);
   const std::string file = d.tmp.path() + "/snap.json";

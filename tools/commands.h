@@ -61,11 +61,16 @@ struct DiscoverOptions {
   std::string snapshot;  // a snapshot file to read instead of the host
   bool json = false;
   bool use_cdi = false;  // answer Allocate as the daemon does with --use-cdi
+  // Print the ResourceSlice objects of the config's DRA resources instead of the report.
+  bool dra = false;
+  std::string node_name;  // with dra: "" = $NODE_NAME, else the host name
 };
 
 // `hcashare discover --config FILE`: what the device plugin would advertise and allocate
 // here (or on a snapshot), and why every other device is left out. 0 on success, 2 for an
-// invalid config, 1 when the snapshot cannot be loaded.
+// invalid config, 1 when the snapshot cannot be loaded. With opts.dra: the ResourceSlice
+// objects (v1, generation 1, without the Node's ownerReference) as a JSON array, and every
+// refused device on stderr.
 int RunDiscover(const DiscoverOptions& opts);
 
 struct CniGcOptions {

@@ -65,6 +65,17 @@ void WriteDevices(const ResourceReport& r, std::ostringstream& out) {
   }
 }
 
+// A DRA resource's devices: name, function, and the attributes a claim aligns by.
+void WriteDraDevices(const ResourceReport& r, const std::string& driver, std::ostringstream& out) {
+  out << "  published " << r.dra_devices.size() << " DRA device(s) in the ResourceSlice of driver "
+      << driver << (r.dra_devices.empty() ? "" : ":") << "\n";
+  for (const auto& d : r.dra_devices) {
+    out << "    " << d.name << "  " << d.fn.address << "  pcieRoot "
+        << (d.pcie_root.empty() ? "-" : d.pcie_root) << "  NUMA " << d.fn.numa_node
+        << (d.shared ? "  shares " + std::to_string(r.rc.rdma_hca_max) : "") << "\n";
+  }
+}
+
 void WriteAllocations(const ResourceReport& r, std::ostringstream& out) {
   for (const auto& a : r.allocations) {
     out << "  Allocate " << nlohmann::json(a.ids).dump() << ":";
@@ -87,11 +98,16 @@ std::string FormatDiscoverText(const DiscoverReport& report) {
     out << "\nresource " << r.rc.FullName() << " (" << config::PoolModeName(r.rc.mode);
     if (r.rc.mode == config::PoolMode::kShared) out << ", rdmaHcaMax " << r.rc.rdma_hca_max;
     if (r.rc.topology_aware) out << ", topologyAware";
+    if (r.rc.api == config::ResourceApi::kDra) out << ", api dra";
     out << ")\n";
     if (!r.pool.blocked_reason.empty()) out << "  BLOCKED: " << r.pool.blocked_reason << "\n";
     WriteSelected(r, report.inventory.functions.size(), out);
-    WriteDevices(r, out);
-    WriteAllocations(r, out);
+    if (r.rc.api == config::ResourceApi::kDra) {
+      WriteDraDevices(r, report.dra_driver, out);
+    } else {
+      WriteDevices(r, out);
+      WriteAllocations(r, out);
+    }
     if (!r.excluded.empty()) out << "  not selected:\n";
     for (const auto& e : r.excluded) {
       out << "    " << e.address << (e.label.empty() ? "" : " (" + e.label + ")") << ": "
@@ -138,15 +154,28 @@ nlohmann::ordered_json DiscoverJson(const DiscoverReport& report) {
       excluded.push_back(
           {{"pci", e.address}, {"name", e.label}, {"rule", e.why.rule}, {"detail", e.why.detail}});
     }
-    resources.push_back(
-        {{"resource", r.rc.FullName()},
-         {"mode", config::PoolModeName(r.rc.mode)},
-         {"blocked", r.pool.blocked_reason.empty() ? nlohmann::ordered_json(nullptr)
-                                                   : nlohmann::ordered_json(r.pool.blocked_reason)},
-         {"selected", selected},
-         {"devices", devices},
-         {"allocations", allocations},
-         {"excluded", excluded}});
+    nlohmann::ordered_json one = {
+        {"resource", r.rc.FullName()},
+        {"mode", config::PoolModeName(r.rc.mode)},
+        {"api", config::ResourceApiName(r.rc.api)},
+        {"blocked", r.pool.blocked_reason.empty() ? nlohmann::ordered_json(nullptr)
+                                                  : nlohmann::ordered_json(r.pool.blocked_reason)},
+        {"selected", selected},
+        {"devices", devices},
+        {"allocations", allocations},
+        {"excluded", excluded}};
+    if (r.rc.api == config::ResourceApi::kDra) {
+      nlohmann::ordered_json dra_devices = nlohmann::ordered_json::array();
+      for (const auto& d : r.dra_devices) {
+        dra_devices.push_back({{"name", d.name},
+                               {"id", d.fn.address},
+                               {"pcieRoot", d.pcie_root},
+                               {"numa", d.fn.numa_node}});
+      }
+      one["dra_driver"] = report.dra_driver;
+      one["dra_devices"] = std::move(dra_devices);
+    }
+    resources.push_back(std::move(one));
   }
   return {{"rdma_netns_mode", report.netns_mode}, {"resources", resources}};
 }

@@ -6,6 +6,7 @@
 #include "common/strings.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/cdi.h"
+#include "deviceplugin/dra_owned.h"
 #include "hostfacts/snapshot_host.h"
 
 namespace hcashare::cli {
@@ -80,6 +81,33 @@ std::vector<AllocationView> Allocate(const ResourceReport& r, const Host& host, 
   return out;
 }
 
+// The pool view of DRA resource `full_name`: the functions of its devices (collected in
+// `devices`) and its refusals.
+dp::PoolState DraPool(const dra::DraInventory& inv, const std::string& full_name,
+                      std::vector<dra::DraDevice>* devices) {
+  dp::PoolState pool;
+  for (const dra::DraDevice& d : inv.devices) {
+    if (d.resource.FullName() != full_name) continue;
+    devices->push_back(d);
+    pool.hcas.push_back(d.fn);
+  }
+  std::sort(
+      pool.hcas.begin(), pool.hcas.end(),
+      [](const dp::PciFunction& a, const dp::PciFunction& b) { return a.address < b.address; });
+  for (const dra::DraRefusal& r : inv.refused) {
+    if (r.resource == full_name) pool.refused.push_back({r.address, r.reason});
+  }
+  return pool;
+}
+
+// The refusal of `address` in `pool`, or null.
+const dp::Exclusion* RefusalOf(const dp::PoolState& pool, const std::string& address) {
+  for (const dp::Exclusion& e : pool.refused) {
+    if (e.address == address) return &e;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 DiscoverReport BuildDiscoverReport(const config::PluginConfig& config,
@@ -92,17 +120,30 @@ DiscoverReport BuildDiscoverReport(const config::PluginConfig& config,
   report.inventory = dp::Discover(snap);
   const std::vector<ExcludedDevice> unusable = Unusable(report.inventory, snap);
   const std::unique_ptr<Host> host = hostfacts::NewSnapshotHost(snap);
+  report.dra_driver = config.dra_driver;
+  report.dra = dra::SelectDraDevices(config, report.inventory, snap);
+  const dp::DraOwners dra_owned = dp::DraOwnedFunctions(config, report.inventory);
   for (const auto& rc : config.resources) {
     ResourceReport r;
     r.rc = rc;
-    const bool shared = rc.mode == config::PoolMode::kShared;
-    r.pool = dp::BuildPool(rc, report.inventory, shared && exclusive_ns ? kBlockedExclusive : "");
-    r.devices = dp::DeviceList(rc, r.pool);
-    r.allocations = Allocate(r, *host, use_cdi);
+    if (rc.api == config::ResourceApi::kDra) {
+      r.pool = DraPool(report.dra, rc.FullName(), &r.dra_devices);
+    } else {
+      const bool shared = rc.mode == config::PoolMode::kShared;
+      r.pool = dp::BuildPool(rc, report.inventory, shared && exclusive_ns ? kBlockedExclusive : "");
+      dp::RefuseDraOwned(dra_owned, &r.pool);
+      r.devices = dp::DeviceList(rc, r.pool);
+      r.allocations = Allocate(r, *host, use_cdi);
+    }
     r.excluded = unusable;
     for (const auto& fn : report.inventory.functions) {
       if (r.pool.Find(fn.address) != nullptr) continue;
-      if (auto why = WhyNotSelected(rc, fn)) r.excluded.push_back({fn.address, Label(fn), *why});
+      if (auto why = WhyNotSelected(rc, fn)) {
+        r.excluded.push_back({fn.address, Label(fn), *why});
+      } else if (const dp::Exclusion* refusal = RefusalOf(r.pool, fn.address)) {
+        // Selected, but offered through the other API or not nameable as a DRA device.
+        r.excluded.push_back({fn.address, Label(fn), {"dra", refusal->reason}});
+      }
     }
     report.resources.push_back(std::move(r));
   }

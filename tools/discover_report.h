@@ -13,6 +13,7 @@
 #include "deviceplugin/api/deviceplugin_v1beta1.pb.h"
 #include "deviceplugin/discovery.h"
 #include "deviceplugin/pool.h"
+#include "dra/devices.h"
 #include "tools/exclusion.h"
 
 namespace hcashare::cli {
@@ -31,11 +32,13 @@ struct AllocationView {
   v1beta1::AllocateResponse response;  // when status is OK
 };
 
-// Everything about one resource.
+// Everything about one resource. A DRA resource ("api": "dra") has no device-plugin devices
+// or Allocate answers: its pool holds the functions it offers as `dra_devices`.
 struct ResourceReport {
   config::ResourceConfig rc;
   dp::PoolState pool;
-  std::vector<v1beta1::Device> devices;  // the ListAndWatch list
+  std::vector<dra::DraDevice> dra_devices;  // DRA resources: the devices, by name
+  std::vector<v1beta1::Device> devices;     // the ListAndWatch list
   std::vector<AllocationView> allocations;
   std::vector<ExcludedDevice> excluded;  // requirements first, then by address
 };
@@ -44,9 +47,12 @@ struct DiscoverReport {
   std::string netns_mode;  // "shared", "exclusive", or "unknown (<error>)"
   dp::Inventory inventory;
   std::vector<ResourceReport> resources;
+  std::string dra_driver;  // the config's draDriver
+  dra::DraInventory dra;   // every DRA resource's devices (dra::SelectDraDevices)
 };
 
-// Discovers from `snap`, builds each resource's pool as the daemon does (shared pools are
+// Discovers from `snap`, builds each resource's pool as the daemon does (a function that a
+// DRA resource offers is refused by device-plugin pools, rule "dra"; shared pools are
 // blocked in RDMA netns mode exclusive; an unreadable mode counts as shared, as in the
 // daemon), and allocates the first ID of every distinct NUMA topology of its device list,
 // checking device nodes against the snapshot. With `use_cdi` the answers are rewritten for
@@ -57,11 +63,12 @@ DiscoverReport BuildDiscoverReport(const config::PluginConfig& config,
 // Human-readable report.
 std::string FormatDiscoverText(const DiscoverReport& report);
 
-// JSON: {"rdma_netns_mode", "resources": [{"resource", "mode", "blocked", "selected": [{"id",
-// "bus" ("pci", "auxiliary" or "virtual"), "pci" (null for virtual), "rdma", "netdevs",
+// JSON: {"rdma_netns_mode", "resources": [{"resource", "mode", "api", "blocked", "selected":
+// [{"id", "bus" ("pci", "auxiliary" or "virtual"), "pci" (null for virtual), "rdma", "netdevs",
 // "numa", "healthy"}],
 // "devices": [{"id", "health", "numa"}], "allocations": [{"ids", "response" | "error"}],
-// "excluded": [{"pci", "name", "rule", "detail"}]}]}.
+// "excluded": [{"pci", "name", "rule", "detail"}]} and, for DRA resources, "dra_driver" and
+// "dra_devices": [{"name", "id", "pcieRoot", "numa"}]]}.
 nlohmann::ordered_json DiscoverJson(const DiscoverReport& report);
 
 }  // namespace hcashare::cli

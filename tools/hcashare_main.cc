@@ -90,6 +90,11 @@ int main(int argc, char** argv) {
                      "answer Allocate as the daemon does with --use-cdi");
   discover->add_option("--host-root", discover_opts.host_root, kHostRootHelp);
   discover->add_option("--snapshot", discover_opts.snapshot, kSnapshotHelp);
+  discover->add_flag("--dra", discover_opts.dra,
+                     "print the ResourceSlice objects of the config's DRA resources (\"api\": "
+                     "\"dra\") as JSON: what the node would publish");
+  discover->add_option("--node-name", discover_opts.node_name,
+                       "with --dra: the node's name (default $NODE_NAME, else the host name)");
 
   cli::SnapshotOptions snapshot_opts;
   auto* snapshot = app.add_subcommand(

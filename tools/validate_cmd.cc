@@ -11,8 +11,17 @@
 namespace hcashare::cli {
 namespace {
 
-// What the resource advertises, in words.
-std::string Advertises(const config::ResourceConfig& rc) {
+// What the resource advertises, and through which API, in words.
+std::string Advertises(const config::ResourceConfig& rc, const std::string& dra_driver) {
+  if (rc.api == config::ResourceApi::kDra && rc.mode == config::PoolMode::kShared) {
+    return "shared, through DRA (driver " + dra_driver +
+           "): one device per HCA, allocatable to several claims, rdmaHcaMax=" +
+           std::to_string(rc.rdma_hca_max) + " shares each";
+  }
+  if (rc.api == config::ResourceApi::kDra) {
+    return "exclusive, through DRA (driver " + dra_driver +
+           "): one named device per selected PCI function, SF or virtual RDMA device";
+  }
   if (rc.mode == config::PoolMode::kShared) {
     return "shared: rdmaHcaMax=" + std::to_string(rc.rdma_hca_max) + " IDs, each granting the pool";
   }
@@ -73,12 +82,15 @@ int RunValidate(const std::string& file, bool json, const std::string& against) 
     if (out.config) {
       nlohmann::json res = nlohmann::json::array();
       for (const auto& rc : out.config->resources) {
-        nlohmann::json r = {{"resource", rc.FullName()}, {"mode", config::PoolModeName(rc.mode)}};
+        nlohmann::json r = {{"resource", rc.FullName()},
+                            {"mode", config::PoolModeName(rc.mode)},
+                            {"api", config::ResourceApiName(rc.api)}};
         if (rc.mode == config::PoolMode::kShared) r["rdmaHcaMax"] = rc.rdma_hca_max;
         res.push_back(std::move(r));
       }
       j["resources"] = res;
       j["periodicUpdateInterval"] = out.config->periodic_update_seconds;
+      if (out.config->HasDra()) j["draDriver"] = out.config->dra_driver;
     }
     if (!against.empty()) {
       nlohmann::json cov = nlohmann::json::array();
@@ -93,7 +105,8 @@ int RunValidate(const std::string& file, bool json, const std::string& against) 
               << config::FormatIssues(out);
     if (out.config) {
       for (const auto& rc : out.config->resources) {
-        std::cout << "resource " << rc.FullName() << " " << Advertises(rc) << "\n";
+        std::cout << "resource " << rc.FullName() << " " << Advertises(rc, out.config->dra_driver)
+                  << "\n";
       }
     }
     for (const auto& c : coverage) {

@@ -1,0 +1,146 @@
+#include "dra/devices.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "config/names.h"
+#include "deviceplugin/dra_owned.h"
+#include "deviceplugin/pool.h"
+
+namespace hcashare::dra {
+namespace {
+
+constexpr const char* kSysDevices = "/sys/devices/";
+
+// Why a shared resource offers nothing while RDMA devices live in one pod's netns each.
+constexpr const char* kSharedInExclusiveNetns =
+    "RDMA netns mode is exclusive: an RDMA device cannot be shared across pods (run `rdma "
+    "system set netns shared`, or use an exclusive-mode resource)";
+
+// `text` with every character other than [a-z0-9] as '-'.
+std::string Dashed(const std::string& text) {
+  std::string out = text;
+  for (char& c : out) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) c = '-';
+  }
+  return out;
+}
+
+// The state name of a port's `state` ("4: ACTIVE" -> "ACTIVE").
+std::string StateName(const std::string& state) {
+  const size_t colon = state.find(": ");
+  return colon == std::string::npos ? state : state.substr(colon + 2);
+}
+
+// The sysfs path whose first component is the function's PCIe root: its own, an SF's PF's.
+std::string PcieRootFor(const dp::PciFunction& fn, const hostfacts::HostSnapshot& snap) {
+  if (fn.is_virtual) return "";
+  const hostfacts::PciFunction* pci = snap.FindPci(fn.is_sf ? fn.pf_address : fn.address);
+  return pci == nullptr ? "" : PcieRootOf(pci->sysfs_path);
+}
+
+// The device of `fn` offered by `rc`, with its host facts.
+DraDevice MakeDevice(const config::ResourceConfig& rc, const dp::PciFunction& fn, bool shared,
+                     const hostfacts::HostSnapshot& snap) {
+  DraDevice d;
+  d.name = DeviceName(fn, shared);
+  d.resource = rc;
+  d.fn = fn;
+  d.shared = shared;
+  d.pcie_root = PcieRootFor(fn, snap);
+  if (fn.rdma.empty()) return d;
+  const hostfacts::RdmaDevice* rdma = snap.FindRdma(fn.rdma.front().name);
+  if (rdma == nullptr) return d;
+  d.fw_version = rdma->fw_ver;
+  for (const hostfacts::RdmaPort& port : rdma->ports) {
+    if (port.number != "1") continue;
+    d.port_state = StateName(port.state);
+    d.port_rate_gbps = port.rate_gbps;
+  }
+  return d;
+}
+
+}  // namespace
+
+bool DraDevice::operator==(const DraDevice& o) const {
+  return std::tie(name, resource, fn, shared, pcie_root, fw_version, port_state, port_rate_gbps) ==
+         std::tie(o.name, o.resource, o.fn, o.shared, o.pcie_root, o.fw_version, o.port_state,
+                  o.port_rate_gbps);
+}
+
+const DraDevice* DraInventory::Find(const std::string& name) const {
+  auto it = std::lower_bound(devices.begin(), devices.end(), name,
+                             [](const DraDevice& d, const std::string& n) { return d.name < n; });
+  return it != devices.end() && it->name == name ? &*it : nullptr;
+}
+
+std::string DeviceName(const dp::PciFunction& fn, bool shared) {
+  if (fn.is_virtual) return std::string(shared ? "shared-" : "") + "rdma-" + Dashed(fn.address);
+  if (fn.is_sf) return std::string(shared ? "shared-" : "") + "sf-" + Dashed(fn.address);
+  return std::string(shared ? "shared-" : "pci-") + Dashed(fn.address);
+}
+
+std::string PcieRootOf(const std::string& sysfs_path) {
+  const std::string prefix = kSysDevices;
+  if (sysfs_path.compare(0, prefix.size(), prefix) != 0) return "";
+  const size_t end = sysfs_path.find('/', prefix.size());
+  std::string root = sysfs_path.substr(prefix.size(), end - prefix.size());
+  return root.rfind("pci", 0) == 0 ? root : "";
+}
+
+DraInventory SelectDraDevices(const config::PluginConfig& cfg, const dp::Inventory& inv,
+                              const hostfacts::HostSnapshot& snap) {
+  DraInventory out;
+  const bool exclusive_netns = snap.rdma_netns_mode == "exclusive";
+  // The one rule the device plugin's pools follow too: the first DRA resource owns.
+  const dp::DraOwners owners = dp::DraOwnedFunctions(cfg, inv);
+  std::map<std::string, std::string> names;  // device name -> the address it names
+  for (const config::ResourceConfig& rc : cfg.resources) {
+    if (rc.api != config::ResourceApi::kDra) continue;
+    const bool shared = rc.mode == config::PoolMode::kShared;
+    const std::string full = rc.FullName();
+    std::vector<DraRefusal> refused;
+    // Built unblocked: a shared resource's HCAs are listed as refused, not dropped.
+    dp::PoolState pool = dp::BuildPool(rc, inv);
+    for (dp::Exclusion& e : pool.refused) {
+      refused.push_back({std::move(e.address), full, std::move(e.reason)});
+    }
+    for (const dp::PciFunction& fn : pool.hcas) {
+      auto refuse = [&](std::string reason) {
+        refused.push_back({fn.address, full, std::move(reason)});
+      };
+      auto owner = owners.find(fn.address);
+      if (owner != owners.end() && owner->second != full) {
+        refuse(dp::DraOwnedReason(owner->second));
+        continue;
+      }
+      if (shared && exclusive_netns) {
+        refuse(kSharedInExclusiveNetns);
+        continue;
+      }
+      const std::string name = DeviceName(fn, shared);
+      const std::string problem = config::DnsLabelProblem(name);
+      if (!problem.empty()) {
+        refuse("its device name \"" + name + "\" is not a DNS label: it " + problem);
+        continue;
+      }
+      auto [it, inserted] = names.emplace(name, fn.address);
+      if (!inserted) {
+        refuse("its device name \"" + name + "\" is already the name of " + it->second);
+        continue;
+      }
+      out.devices.push_back(MakeDevice(rc, fn, shared, snap));
+    }
+    std::stable_sort(refused.begin(), refused.end(), [](const DraRefusal& a, const DraRefusal& b) {
+      return a.address < b.address;
+    });
+    for (DraRefusal& r : refused) out.refused.push_back(std::move(r));
+  }
+  std::sort(out.devices.begin(), out.devices.end(),
+            [](const DraDevice& a, const DraDevice& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace hcashare::dra
