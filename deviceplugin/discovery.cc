@@ -345,10 +345,13 @@ Inventory View::Run() {
 
 Inventory Discover(const HostSnapshot& snap) { return View(snap).Run(); }
 
-Inventory Discoverer::Scan() const {
+Inventory Discoverer::Scan(hostfacts::HostSnapshot* snapshot) const {
   hostfacts::ReadOptions opts;
   opts.all_functions = false;
-  return Discover(hostfacts::ReadHostSnapshot(host_, opts));
+  hostfacts::HostSnapshot snap = hostfacts::ReadHostSnapshot(host_, opts);
+  Inventory inv = Discover(snap);
+  if (snapshot != nullptr) *snapshot = std::move(snap);
+  return inv;
 }
 
 void Discoverer::RefreshHealth(PciFunction* fn) const {

@@ -103,8 +103,9 @@ class Discoverer {
   explicit Discoverer(const Host& host) : host_(host) {}
 
   // Reads a host snapshot (hostfacts::ReadHostSnapshot) and discovers from it. Never fails:
-  // unreadable entries count as unknown.
-  Inventory Scan() const;
+  // unreadable entries count as unknown. With `snapshot`, the snapshot read is kept there
+  // (the DRA renderer's other input).
+  Inventory Scan(hostfacts::HostSnapshot* snapshot = nullptr) const;
 
   // Re-reads only the health inputs of `fn` (that its sysfs directory and char devices
   // exist, RDMA port states, netdev operstate): the cheap poll between scans, since sysfs

@@ -25,6 +25,7 @@
 #include "deviceplugin/plugin_manager.h"
 #include "deviceplugin/probes.h"
 #include "deviceplugin/published_files.h"
+#include "dra/frontend.h"
 #include "http/server.h"
 #include "interop/pool_info.h"
 #include "metrics/registry.h"
@@ -137,6 +138,7 @@ std::optional<config::PluginConfig> LoadConfig(const std::string& path) {
                             {"warnings", out.warnings.size()}});
   for (const auto& rc : cfg.resources) {
     LogInfo("resource configured", {{"resource", rc.FullName()},
+                                    {"api", config::ResourceApiName(rc.api)},
                                     {"mode", config::PoolModeName(rc.mode)},
                                     {"rdma_hca_max", rc.rdma_hca_max},
                                     {"topology_aware", rc.topology_aware},
@@ -300,6 +302,23 @@ int Run(int argc, char** argv) {
     LogWarn("no kernel uevents; hot-plug is seen at the next periodic rescan",
             {{"error", uevents.status().ToString()}});
   }
+  // DRA resources (issue 27): the same loop's view of the host, rendered for the DRA driver,
+  // which starts with the first config that has any.
+  dra::DriverOptions dra_opts;
+  dra_opts.node_name = f.node_name;
+  if (dra_opts.node_name.empty()) {
+    const char* env = std::getenv("NODE_NAME");
+    dra_opts.node_name = env != nullptr ? env : "";
+  }
+  dra_opts.kubeconfig = f.kubeconfig;
+  dra_opts.kubelet_root = f.kubelet_root;
+  dra_opts.cdi_dir = f.cdi_spec_dir;
+  dra_opts.owner = CanonicalPath(f.kubelet_root);
+  dra::DraFrontEnd dra_front(dra_opts, &registry);
+  opts.view_observer = [&dra_front](const config::PluginConfig& c, const Inventory& inv,
+                                    const hostfacts::HostSnapshot& snap) {
+    dra_front.OnView(c, inv, snap);
+  };
   PluginManager manager(opts, *host, *rdma, uevents.ok() ? uevents->get() : nullptr);
   // The listener first: a port that cannot be bound fails before any file is written.
   std::unique_ptr<HttpServer> http;
@@ -307,8 +326,9 @@ int Run(int argc, char** argv) {
     const auto stall = Millis(f.liveness_stall);
     auto started = HttpServer::Start(
         f.metrics_address,
-        [&registry, &manager, stall](const std::string& path) {
-          return ProbeEndpoint(path, registry, manager, stall);
+        [&registry, &manager, &dra_front, stall](const std::string& path) {
+          return ProbeEndpoint(path, registry, manager, stall,
+                               [&dra_front] { return dra_front.Readiness(); });
         },
         ProbeServerOptions());
     if (!started.ok()) {
@@ -335,9 +355,11 @@ int Run(int argc, char** argv) {
     http.reset();
     if (!manager.Stop(kStopGrace)) {
       // The loop is stuck (logged): its servers are stopped; leave without it.
+      dra_front.Stop();
       std::fflush(nullptr);
       std::_Exit(0);
     }
+    dra_front.Stop();  // its sockets go; slices, CDI specs and checkpoint stay for the successor
     LogInfo("stopped");
     ExitAfterShutdown();
     return 0;

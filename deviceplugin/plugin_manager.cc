@@ -187,8 +187,7 @@ void PluginManager::LoadAndApplyConfigFile() {
   for (const auto& w : out.warnings) {
     LogWarn("config warning", {{"json_path", w.path}, {"warning", w.message}});
   }
-  if (out.config->periodic_update_seconds == config_.periodic_update_seconds &&
-      out.config->resources == config_.resources) {
+  if (*out.config == config_) {  // draDriver and draNumaNode included
     LogDebug("config file unchanged", {{"file", opts_.config_path}});
     return;
   }
@@ -281,7 +280,7 @@ std::string PluginManager::BlockedReason() {
 void PluginManager::Rescan() {
   const auto start = std::chrono::steady_clock::now();
   last_blocked_ = BlockedReason();
-  inventory_ = discoverer_.Scan();
+  inventory_ = discoverer_.Scan(opts_.view_observer ? &snapshot_ : nullptr);
   if (Metrics()) {
     Metrics()->Rescanned(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -305,6 +304,7 @@ void PluginManager::Publish() {
   health_due_ = debouncer_.Apply(&inv.functions, std::chrono::steady_clock::now());
   // A function a DRA resource offers is never offered by a device-plugin pool too.
   const DraOwners dra_owned = DraOwnedFunctions(config_, inv);
+  if (opts_.view_observer) opts_.view_observer(config_, inv, snapshot_);
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& rc : config_.resources) {
     auto it = servers_.find(rc.resource_name);

@@ -58,6 +58,11 @@ struct ManagerOptions {
   // Where shared pools' descriptions are published for hcashare-cni's macvlan mode (a
   // host path as given); "" publishes none.
   std::string pool_info_dir;
+  // Called on the loop thread after every publish with the config, the inventory with its
+  // debounced health, and the snapshot of the last scan: the DRA front-end's view of the
+  // host (the same scan, never a second one). Must not block.
+  std::function<void(const config::PluginConfig&, const Inventory&, const hostfacts::HostSnapshot&)>
+      view_observer;
   // Sockets and kubelet.sock are also re-checked with stat() on every health poll and
   // rescan, in case inotify is silent (e.g. a stale bind mount of a re-created directory);
   // there is no separate timer, so an idle daemon wakes only for those two.
@@ -143,6 +148,7 @@ class PluginManager {
   // Loop-thread state.
   config::PluginConfig config_;
   Inventory inventory_;
+  hostfacts::HostSnapshot snapshot_;  // of the last scan, kept for view_observer only
   int dp_wd_ = -1;
   int reg_wd_ = -1;
   int config_wd_ = -1;

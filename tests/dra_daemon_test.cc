@@ -1,0 +1,228 @@
+// hcashare-device-plugin with DRA resources (issue 27), as a process: the real daemon on the
+// simulated demo node, against the fake API server (HTTPS, keep-alive) and the fake kubelet's
+// DRA side. One daemon serves a device-plugin resource and a DRA resource from one config:
+// it publishes the DRA pool as ResourceSlices, undoes the kubelet's wipe, prepares and
+// unprepares claims through its socket, reports a hot-unplugged device, and is ready only
+// once registered and published. Without DRA resources it never calls the API server.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "testing/fake_dra_kubelet.h"
+#include "tests/daemon_fixture.h"
+#include "tests/kube_test_util.h"
+
+namespace hcashare::testing {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+
+constexpr char kDriver[] = "rdma.hcashare.io";
+constexpr char kNode[] = "node-a";
+constexpr char kSlices[] = "/apis/resource.k8s.io/v1/resourceslices";
+constexpr char kClaims[] = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
+
+// ib0/ib1 stay a shared device-plugin resource; the PFs of ib3 and ib4 are DRA devices.
+constexpr char kDraConfig[] = R"({"configList": [
+  {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 10, "devices": ["ib0", "ib1"]},
+  {"resourceName": "hca_dra", "api": "dra", "mode": "exclusive",
+   "selectors": {"ifNames": ["ib3", "ib4"]}}]})";
+
+std::string HttpGet(int port, const std::string& path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+class DraDaemonTest : public DaemonTest {
+ protected:
+  void SetUp() override {
+    ::unsetenv("NODE_NAME");  // the daemon takes it when --node-name is absent
+    DaemonTest::SetUp();
+    fake::FakeApiServerOptions o;
+    o.keep_alive = true;
+    api_ = StartFakeApiServer(o);
+    ASSERT_NE(api_, nullptr);
+    api_->Seed("/api/v1/nodes",
+               {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", kNode}}}});
+    node_uid_ = api_->Get("/api/v1/nodes", kNode)["metadata"]["uid"].get<std::string>();
+    kubeconfig_ = tmp_.path() + "/kubeconfig";
+    std::ofstream(kubeconfig_) << KubeconfigFor(api_->url(), SharedPki().ca_pem());
+    std::filesystem::create_directories(kubelet_root_ + "/plugins_registry");
+    dra_kubelet_ = std::make_unique<fake::FakeDraKubelet>(kubelet_root_);
+  }
+
+  Result<Subprocess> SpawnDra(const std::string& log) {
+    return Spawn({"--config", config_, "--kubeconfig", kubeconfig_, "--node-name", kNode,
+                  "--cdi-spec-dir", tmp_.path() + "/cdi", "--health-poll-interval", "0.1",
+                  "--health-debounce", "0.1", "--metrics-address", "127.0.0.1:0"},
+                 log);
+  }
+
+  // The devices of our slices in the fake API server, by name.
+  std::map<std::string, json> Devices() const {
+    std::map<std::string, json> out;
+    for (const json& s : api_->List(kSlices)) {
+      if (s["spec"]["driver"] != kDriver) continue;
+      for (const json& d : s["spec"]["devices"]) out[d["name"].get<std::string>()] = d;
+    }
+    return out;
+  }
+
+  int MetricsPort(const std::string& log_name) const {
+    const std::string log = ReadTextFile(tmp_.path() + "/" + log_name);
+    auto at = log.find("serving metrics and probes");
+    if (at == std::string::npos) return 0;
+    auto port_at = log.find("port=", at);
+    return port_at == std::string::npos ? 0 : std::atoi(log.c_str() + port_at + 5);
+  }
+
+  // Seeds claim `name` allocating `device` of our pool; its UID.
+  std::string SeedClaim(const std::string& name, const std::string& device) {
+    json claim = {{"apiVersion", "resource.k8s.io/v1"},
+                  {"kind", "ResourceClaim"},
+                  {"metadata", {{"name", name}, {"namespace", "ml"}}}};
+    claim["spec"]["devices"]["requests"] = json::array();
+    claim["status"]["allocation"]["devices"]["results"] = json::array(
+        {{{"request", "nic"}, {"driver", kDriver}, {"pool", kNode}, {"device", device}}});
+    api_->Seed(kClaims, claim);
+    return api_->Get(kClaims, name)["metadata"]["uid"].get<std::string>();
+  }
+
+  std::unique_ptr<fake::FakeApiServer> api_;
+  std::string node_uid_;
+  std::string kubeconfig_;
+  std::unique_ptr<fake::FakeDraKubelet> dra_kubelet_;
+};
+
+TEST_F(DraDaemonTest, PublishesPreparesAndStaysPublished) {
+  WriteConfig(kDraConfig);
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = SpawnDra("dra.log");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  // The device-plugin resource is served as before, over ib0 and ib1 only.
+  ASSERT_TRUE(WaitDevices(10));
+  // The DRA pool: the two PFs of ib3 and ib4, named from their PCI addresses.
+  ASSERT_TRUE(WaitUntil([&] { return Devices().size() == 2; }))
+      << ReadTextFile(tmp_.path() + "/dra.log");
+  auto devices = Devices();
+  ASSERT_TRUE(devices.count("pci-0000-af-00-0")) << json(devices).dump();
+  const json& dev = devices["pci-0000-af-00-0"];
+  EXPECT_EQ(dev["attributes"]["k8s.cni.cncf.io/resourceName"]["string"], "rdma/hca_dra");
+  EXPECT_EQ(dev["attributes"]["k8s.cni.cncf.io/deviceID"]["string"], "0000:af:00.0");
+  EXPECT_EQ(dev["attributes"]["resource.kubernetes.io/numaNode"]["int"], 1);
+  const json slice = api_->List(kSlices).at(0);
+  EXPECT_EQ(slice["metadata"]["ownerReferences"][0]["uid"], node_uid_);
+  EXPECT_EQ(slice["spec"]["nodeName"], kNode);
+
+  // Not ready until the kubelet registered the DRA driver.
+  const int port = MetricsPort("dra.log");
+  ASSERT_GT(port, 0);
+  EXPECT_NE(HttpGet(port, "/readyz").find("has not registered the DRA driver"), std::string::npos);
+  ASSERT_TRUE(dra_kubelet_->Register(kDriver).ok());
+  ASSERT_TRUE(WaitUntil([&] { return HttpGet(port, "/readyz").find("HTTP/1.1 200") == 0; }))
+      << HttpGet(port, "/readyz");
+  EXPECT_NE(HttpGet(port, "/metrics").find("hcashare_dra_published{driver=\"rdma.hcashare.io\"} 1"),
+            std::string::npos);
+
+  // The kubelet's wipe at its start is undone.
+  ASSERT_TRUE(api_->DeleteCollection(kSlices, "spec.nodeName=node-a").ok());
+  ASSERT_TRUE(WaitUntil([&] { return Devices().size() == 2; }, milliseconds(2000)));
+
+  // A claim prepared through the daemon's socket, twice, then unprepared after deletion.
+  const std::string uid = SeedClaim("nic", "pci-0000-af-00-0");
+  for (int i = 0; i < 2; ++i) {
+    auto r = dra_kubelet_->Prepare(fake::DraApi::kV1, {{"ml", uid, "nic"}});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const auto& claim = r->claims().at(uid);
+    ASSERT_EQ(claim.error(), "") << i;
+    ASSERT_EQ(claim.devices_size(), 1);
+    EXPECT_EQ(claim.devices(0).device_name(), "pci-0000-af-00-0");
+    ASSERT_EQ(claim.devices(0).cdi_device_ids_size(), 1);
+  }
+  const std::string spec = tmp_.path() + "/cdi/hcashare-dra-rdma_hcashare_io-" + uid + ".json";
+  const json cdi = json::parse(ReadTextFile(spec));
+  EXPECT_NE(cdi.dump().find("/dev/infiniband/rdma_cm"), std::string::npos) << cdi.dump();
+  ASSERT_TRUE(api_->Delete(kClaims, "nic"));
+  auto un = dra_kubelet_->Unprepare(fake::DraApi::kV1, {{"ml", uid, "nic"}});
+  ASSERT_TRUE(un.ok());
+  EXPECT_EQ(un->claims().at(uid).error(), "");
+  EXPECT_FALSE(std::filesystem::exists(spec));
+
+  // Hot-unplug: the device is reported unhealthy at once, and not prepared any more.
+  ASSERT_TRUE(env_.node.RemovePciFunction("0000:af:00.1").ok());
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto d = Devices();
+        return !d.count("pci-0000-af-00-1") ||
+               d["pci-0000-af-00-1"]["attributes"]["healthy"]["bool"] == false;
+      },
+      milliseconds(3000)));
+  const std::string gone = SeedClaim("gone", "pci-0000-af-00-1");
+  auto r = dra_kubelet_->Prepare(fake::DraApi::kV1, {{"ml", gone, "gone"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->claims().at(gone).error().find("pci-0000-af-00-1"), std::string::npos)
+      << r->claims().at(gone).error();
+
+  // SIGTERM: the sockets go, the slices stay for the successor.
+  ASSERT_TRUE(p->Signal(SIGTERM).ok());
+  ASSERT_TRUE(p->Wait(milliseconds(5000)).ok());
+  EXPECT_FALSE(
+      std::filesystem::exists(kubelet_root_ + "/plugins_registry/rdma.hcashare.io-reg.sock"));
+  EXPECT_FALSE(Devices().empty());
+}
+
+TEST_F(DraDaemonTest, WithoutDraResourcesTheApiServerIsNeverCalled) {
+  WriteConfig(Config(5));
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = SpawnDra("plain.log");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(WaitDevices(5));
+  const int port = MetricsPort("plain.log");
+  ASSERT_TRUE(WaitUntil([&] { return HttpGet(port, "/readyz").find("HTTP/1.1 200") == 0; }));
+  EXPECT_TRUE(api_->Requests().empty());
+  EXPECT_FALSE(
+      std::filesystem::exists(kubelet_root_ + "/plugins_registry/rdma.hcashare.io-reg.sock"));
+}
+
+TEST_F(DraDaemonTest, NoNodeNameIsAClearErrorAndNotReady) {
+  WriteConfig(kDraConfig);
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p =
+      Spawn({"--config", config_, "--kubeconfig", kubeconfig_, "--metrics-address", "127.0.0.1:0"},
+            "noname.log");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(WaitDevices(10));  // the device-plugin resource still works
+  const int port = MetricsPort("noname.log");
+  ASSERT_TRUE(WaitUntil([&] {
+    return HttpGet(port, "/readyz").find("DRA driver not started") != std::string::npos;
+  })) << HttpGet(port, "/readyz");
+  EXPECT_NE(ReadTextFile(tmp_.path() + "/noname.log").find("set --node-name, or NODE_NAME"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace hcashare::testing
