@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_util.h"
+#include "bench/fake_cluster.h"
 #include "common/log.h"
 #include "common/temp_dir.h"
 #include "dra/checkpoint.h"
@@ -51,22 +52,10 @@ void Print(const char* what, const std::vector<double>& ms) {
 
 int Run(int claims) {
   SetLogLevel(LogLevel::kWarn);  // a line per claim would be timed too
-  auto pki = fake::TestPki::Create("bench-ca");
-  if (!pki.ok()) return std::fprintf(stderr, "%s\n", pki.status().ToString().c_str()), 1;
-  fake::FakeApiServerOptions server_options;
-  server_options.keep_alive = true;  // as the real API server: the client's connection is kept
-  auto api = fake::FakeApiServer::Start(pki->get(), server_options);
-  if (!api.ok()) return std::fprintf(stderr, "%s\n", api.status().ToString().c_str()), 1;
-  kube::ClusterConfig c;
-  c.server = (*api)->url();
-  c.url = kube::ParseServerUrl(c.server, "bench").value();
-  c.ca_pem = (*pki)->ca_pem();
-  c.token = "test-token";
-  c.source = "bench";
-  kube::RestOptions ro;
-  ro.qps = 0;
-  auto client = kube::RestClient::Create(c, ro);
-  if (!client.ok()) return std::fprintf(stderr, "%s\n", client.status().ToString().c_str()), 1;
+  auto cluster = bench::StartFakeCluster();
+  if (!cluster.ok()) return std::fprintf(stderr, "%s\n", cluster.status().ToString().c_str()), 1;
+  fake::FakeApiServer* api = cluster->api.get();
+  kube::RestClient* client = cluster->client.get();
 
   TempDir tmp("hcashare-dra-bench-");
   const std::string root = tmp.path() + "/kubelet";
@@ -89,10 +78,10 @@ int Run(int claims) {
                   {"metadata", {{"name", name}}}};
     claim["spec"]["devices"]["requests"] = json::array();
     claim["status"]["allocation"]["devices"]["results"] = json::array({result});
-    (*api)->Seed(kClaims, claim);
-    refs.push_back({"ml", (*api)->Get(kClaims, name)["metadata"]["uid"].get<std::string>(), name});
+    api->Seed(kClaims, claim);
+    refs.push_back({"ml", api->Get(kClaims, name)["metadata"]["uid"].get<std::string>(), name});
   }
-  dra::RestClaimSource source(client->get(), "v1");
+  dra::RestClaimSource source(client, "v1");
   dra::PreparerOptions po{kDriver, kPool, tmp.path() + "/cdi", dra::CheckpointPath(root, kDriver),
                           root};
   auto preparer =

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/fake_cluster.h"
 #include "dra/publisher.h"
 #include "kube/config.h"
 #include "kube/rest.h"
@@ -59,33 +60,17 @@ double Publish(dra::SlicePublisher& p, dra::PoolContent pool) {
 }
 
 int Run(int devices, int rounds) {
-  auto pki = fake::TestPki::Create("bench-ca");
-  if (!pki.ok()) return 1;
-  fake::FakeApiServerOptions server_options;
-  server_options.keep_alive = true;  // as the real API server: the client's connection is kept
-  auto api = fake::FakeApiServer::Start(pki->get(), server_options);
-  if (!api.ok()) {
-    std::fprintf(stderr, "fake API server: %s\n", api.status().ToString().c_str());
+  auto cluster = bench::StartFakeCluster();
+  if (!cluster.ok()) {
+    std::fprintf(stderr, "fake cluster: %s\n", cluster.status().ToString().c_str());
     return 1;
   }
-  (*api)->Seed("/api/v1/nodes", {{"metadata", {{"name", "node-a"}}}});
-  kube::ClusterConfig config;
-  config.server = (*api)->url();
-  config.url = kube::ParseServerUrl(config.server, "bench").value();
-  config.ca_pem = (*pki)->ca_pem();
-  config.token = "test-token";
-  config.source = "bench";
-  kube::RestOptions o;
-  o.qps = 0;
-  auto client = kube::RestClient::Create(config, o);
-  if (!client.ok()) {
-    std::fprintf(stderr, "client: %s\n", client.status().ToString().c_str());
-    return 1;
-  }
+  fake::FakeApiServer* api = cluster->api.get();
+  api->Seed("/api/v1/nodes", {{"metadata", {{"name", "node-a"}}}});
   dra::PublisherOptions po;
   po.node_name = "node-a";
   po.backoff.initial = std::chrono::milliseconds(10);
-  dra::SlicePublisher publisher(client->get(), po);
+  dra::SlicePublisher publisher(cluster->client.get(), po);
   int errors = 0;
   const auto started = Clock::now();
   if (!publisher.Update(Pool(devices, 0)).ok() || !publisher.Start().ok() ||

@@ -15,6 +15,7 @@
 #include "common/atomic_file.h"
 #include "common/grpc_edge.h"
 #include "common/log.h"
+#include "deviceplugin/socket_files.h"
 
 namespace hcashare::dra {
 namespace {
@@ -23,15 +24,8 @@ namespace {
 // each are far less).
 constexpr int kMaxRequestBytes = 1 << 20;
 
-ino_t InodeOf(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
-}
-
-bool IsDir(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
+using dp::InodeOf;
+using dp::IsDir;
 
 std::string Nonce() {
   std::random_device rd;

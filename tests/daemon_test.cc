@@ -18,6 +18,7 @@
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/socket_files.h"
 #include "tests/daemon_fixture.h"
+#include "tests/support/http_get.h"
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
@@ -27,6 +28,7 @@ namespace {
 
 using testing::Config;
 using testing::DaemonTest;
+using testing::HttpGet;
 
 constexpr const char* kRes = testing::kDaemonRes;
 
@@ -254,27 +256,6 @@ TEST_P(OverlapTest, OldInstanceExitLeavesNewRegistration) {
 
 // SIGTERM at once (the old one may not have noticed the new one yet), and once it stands by.
 INSTANTIATE_TEST_SUITE_P(Overlap, OverlapTest, ::testing::Bool());
-
-// A plain HTTP GET to 127.0.0.1:`port`; returns the whole response ("" on failure).
-std::string HttpGet(int port, const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
-      char buf[4096];
-      ssize_t n;
-      while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  return out;
-}
 
 // --metrics-address serves Prometheus metrics and the probes of the running daemon.
 TEST_F(DaemonTest, MetricsAndProbes) {

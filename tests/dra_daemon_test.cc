@@ -19,6 +19,7 @@
 #include "testing/fake_dra_kubelet.h"
 #include "tests/daemon_fixture.h"
 #include "tests/kube_test_util.h"
+#include "tests/support/http_get.h"
 
 namespace hcashare::testing {
 namespace {
@@ -36,26 +37,6 @@ constexpr char kDraConfig[] = R"({"configList": [
   {"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 10, "devices": ["ib0", "ib1"]},
   {"resourceName": "hca_dra", "api": "dra", "mode": "exclusive",
    "selectors": {"ifNames": ["ib3", "ib4"]}}]})";
-
-std::string HttpGet(int port, const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return "";
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
-      char buf[4096];
-      ssize_t n;
-      while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  return out;
-}
 
 class DraDaemonTest : public DaemonTest {
  protected:
