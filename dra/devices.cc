@@ -143,4 +143,27 @@ DraInventory SelectDraDevices(const config::PluginConfig& cfg, const dp::Invento
   return out;
 }
 
+void KeepDevicesInUse(const DraInventory& previous, const config::PluginConfig& cfg,
+                      const dp::Inventory& inv, DraInventory* next) {
+  bool added = false;
+  for (const DraDevice& old : previous.devices) {
+    if (old.shared || next->Find(old.name) != nullptr || inv.present.count(old.fn.address) == 0) {
+      continue;
+    }
+    const bool same_resource =
+        std::any_of(cfg.resources.begin(), cfg.resources.end(),
+                    [&](const config::ResourceConfig& rc) { return rc == old.resource; });
+    const bool function_taken =
+        std::any_of(next->devices.begin(), next->devices.end(),
+                    [&](const DraDevice& d) { return d.fn.address == old.fn.address; });
+    if (!same_resource || function_taken) continue;
+    next->devices.push_back(old);
+    added = true;
+  }
+  if (added) {
+    std::sort(next->devices.begin(), next->devices.end(),
+              [](const DraDevice& a, const DraDevice& b) { return a.name < b.name; });
+  }
+}
+
 }  // namespace hcashare::dra

@@ -66,6 +66,14 @@ struct DraInventory {
 DraInventory SelectDraDevices(const config::PluginConfig& cfg, const dp::Inventory& inv,
                               const hostfacts::HostSnapshot& snap);
 
+// Keeps in `next` the exclusive devices of `previous` that are in use: a device handed to a
+// pod whose RDMA device (and netdev) moved into the pod's namespace is gone from host sysfs
+// while its function is still present (`inv.present`). As the device plugin's exclusive pools
+// do, it stays published with its last known details while its function exists, its resource
+// is unchanged in `cfg`, and no device of `next` took its name or function.
+void KeepDevicesInUse(const DraInventory& previous, const config::PluginConfig& cfg,
+                      const dp::Inventory& inv, DraInventory* next);
+
 // The device name of `fn` (see DraDevice::name), before the DNS label check.
 std::string DeviceName(const dp::PciFunction& fn, bool shared);
 

@@ -87,7 +87,9 @@ void DraFrontEnd::OnView(const config::PluginConfig& cfg, const dp::Inventory& i
     driver = driver_;  // DRA resources removed: publish the empty pool
   }
   if (!driver) return;
-  const DraInventory dra = SelectDraDevices(cfg, inv, snap);
+  DraInventory dra = SelectDraDevices(cfg, inv, snap);
+  KeepDevicesInUse(previous_, cfg, inv, &dra);
+  previous_ = dra;
   std::vector<std::string> refused;
   for (const auto& r : dra.refused)
     refused.push_back(r.resource + " " + r.address + ": " + r.reason);

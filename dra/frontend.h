@@ -17,6 +17,7 @@
 
 #include "config/config.h"
 #include "deviceplugin/discovery.h"
+#include "dra/devices.h"
 #include "dra/driver.h"
 #include "hostfacts/facts.h"
 
@@ -60,6 +61,7 @@ class DraFrontEnd {
   std::atomic<bool> start_failed_{false};  // the last attempt to start the driver failed
   std::string last_refused_;               // loop thread: the refusals last logged
   bool warned_rename_ = false;
+  DraInventory previous_;  // loop thread: the devices last rendered (KeepDevicesInUse)
   // Per device: healthy or not, and since when (unix seconds). Loop thread.
   std::map<std::string, std::pair<bool, int64_t>> health_since_;
 

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -195,6 +196,42 @@ TEST(DraRenderTest, UnknownNumaOmittedAndPfWithVfsRefused) {
                                     testing::LoadCanned("vfs"));
   EXPECT_NE(opted.Find("pci-0000-03-00-0"), nullptr);
   EXPECT_TRUE(opted.refused.empty());
+}
+
+// A VF handed to a pod whose RDMA device moved into the pod's namespace is gone from the
+// host's functions while its PCI function is present: it stays published (in use) with its
+// last details, as the device plugin's exclusive pools keep it; not once its function is
+// gone, nor when its resource changed.
+TEST(DraRenderTest, AnExclusiveDeviceInUseStaysPublished) {
+  const HostSnapshot snap = testing::LoadCanned("vfs");
+  const config::PluginConfig cfg = Parse(kExclusive);
+  const dp::Inventory all = dp::Discover(snap);
+  const DraInventory before = SelectDraDevices(cfg, all, snap);
+  ASSERT_NE(before.Find("pci-0000-03-00-2"), nullptr);
+
+  dp::Inventory moved = all;  // 03:00.2's RDMA device is in a pod: not a usable function
+  moved.functions.erase(
+      std::remove_if(moved.functions.begin(), moved.functions.end(),
+                     [](const dp::PciFunction& f) { return f.address == "0000:03:00.2"; }),
+      moved.functions.end());
+  DraInventory next = SelectDraDevices(cfg, moved, snap);
+  EXPECT_EQ(next.Find("pci-0000-03-00-2"), nullptr);
+  KeepDevicesInUse(before, cfg, moved, &next);
+  ASSERT_NE(next.Find("pci-0000-03-00-2"), nullptr);
+  EXPECT_EQ(next.devices, before.devices);  // same details, in name order
+
+  dp::Inventory unplugged = moved;  // the function itself is gone
+  unplugged.present.erase("0000:03:00.2");
+  DraInventory gone = SelectDraDevices(cfg, unplugged, snap);
+  KeepDevicesInUse(before, cfg, unplugged, &gone);
+  EXPECT_EQ(gone.Find("pci-0000-03-00-2"), nullptr);
+
+  const config::PluginConfig other = Parse(R"({"configList": [{"resourceName": "hca_dra",
+      "resourcePrefix": "hcashare.io", "mode": "exclusive", "api": "dra",
+      "selectors": {"vendors": ["15b3"], "isVF": true}}]})");
+  DraInventory changed = SelectDraDevices(other, moved, snap);
+  KeepDevicesInUse(before, other, moved, &changed);
+  EXPECT_EQ(changed.Find("pci-0000-03-00-2"), nullptr);
 }
 
 // Within DRA the first resource that selects a function owns it; a later one lists it as
