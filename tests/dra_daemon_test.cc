@@ -28,6 +28,13 @@ using json = nlohmann::json;
 using std::chrono::milliseconds;
 
 constexpr char kDriver[] = "rdma.hcashare.io";
+// A host change is published within a second; a sanitized daemon and test are slower, and
+// the release build checks the second.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr milliseconds kPublishBound{5000};
+#else
+constexpr milliseconds kPublishBound{1000};
+#endif
 constexpr char kNode[] = "node-a";
 constexpr char kSlices[] = "/apis/resource.k8s.io/v1/resourceslices";
 constexpr char kClaims[] = "/apis/resource.k8s.io/v1/namespaces/ml/resourceclaims";
@@ -174,6 +181,68 @@ TEST_F(DraDaemonTest, PublishesPreparesAndStaysPublished) {
   EXPECT_FALSE(
       std::filesystem::exists(kubelet_root_ + "/plugins_registry/rdma.hcashare.io-reg.sock"));
   EXPECT_FALSE(Devices().empty());
+}
+
+// The claims a kubelet may send, through the daemon's socket: another driver's results mixed
+// in, a claim replaced under the same name, the API server failing during Prepare (an error
+// for the kubelet to retry, then success), and a prepared device unplugged (reported
+// unhealthy at once; its claim still unprepares).
+TEST_F(DraDaemonTest, ClaimsAsTheKubeletSendsThem) {
+  WriteConfig(kDraConfig);
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = SpawnDra("claims.log");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_TRUE(WaitUntil([&] { return Devices().size() == 2; }))
+      << ReadTextFile(tmp_.path() + "/claims.log");
+  ASSERT_TRUE(dra_kubelet_->Register(kDriver).ok());
+
+  // A GPU of another driver and our device in one claim: only ours is prepared.
+  json claim = {{"apiVersion", "resource.k8s.io/v1"},
+                {"kind", "ResourceClaim"},
+                {"metadata", {{"name", "mixed"}, {"namespace", "ml"}}}};
+  claim["spec"]["devices"]["requests"] = json::array();
+  claim["status"]["allocation"]["devices"]["results"] = json::array(
+      {{{"request", "gpu"}, {"driver", "gpu.nvidia.com"}, {"pool", kNode}, {"device", "gpu-0"}},
+       {{"request", "nic"}, {"driver", kDriver}, {"pool", kNode}, {"device", "pci-0000-af-00-1"}}});
+  api_->Seed(kClaims, claim);
+  const std::string mixed = api_->Get(kClaims, "mixed")["metadata"]["uid"].get<std::string>();
+  auto r = dra_kubelet_->Prepare(fake::DraApi::kV1beta1, {{"ml", mixed, "mixed"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->claims().at(mixed).error(), "");
+  ASSERT_EQ(r->claims().at(mixed).devices_size(), 1);
+  EXPECT_EQ(r->claims().at(mixed).devices(0).device_name(), "pci-0000-af-00-1");
+
+  // The kubelet names a UID the claim no longer has (deleted and created again).
+  const std::string uid = SeedClaim("nic", "pci-0000-af-00-0");
+  r = dra_kubelet_->Prepare(fake::DraApi::kV1, {{"ml", "old-" + uid, "nic"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->claims().at("old-" + uid).error().find("replaced"), std::string::npos)
+      << r->claims().at("old-" + uid).error();
+
+  // The API server fails the GET: an error for this claim; the kubelet's retry succeeds.
+  api_->InjectError(500, "InternalError", 1);
+  r = dra_kubelet_->Prepare(fake::DraApi::kV1, {{"ml", uid, "nic"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->claims().at(uid).error(), "");
+  r = dra_kubelet_->Prepare(fake::DraApi::kV1, {{"ml", uid, "nic"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->claims().at(uid).error(), "");
+
+  // The prepared device of "mixed" is unplugged: published unhealthy or gone within a
+  // second (health polled every 0.1 s here), and its claim still unprepares.
+  const auto unplugged = std::chrono::steady_clock::now();
+  ASSERT_TRUE(env_.node.RemovePciFunction("0000:af:00.1").ok());
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto d = Devices();
+        return !d.count("pci-0000-af-00-1") ||
+               d["pci-0000-af-00-1"]["attributes"]["healthy"]["bool"] == false;
+      },
+      kPublishBound));
+  EXPECT_LT(std::chrono::steady_clock::now() - unplugged, kPublishBound);
+  auto un = dra_kubelet_->Unprepare(fake::DraApi::kV1, {{"ml", mixed, "mixed"}});
+  ASSERT_TRUE(un.ok());
+  EXPECT_EQ(un->claims().at(mixed).error(), "");
 }
 
 TEST_F(DraDaemonTest, WithoutDraResourcesTheApiServerIsNeverCalled) {
