@@ -11,10 +11,21 @@
 //   allocate --socket PATH --ids ID[,ID...]
 //       Calls Allocate on the plugin at PATH with one container request and prints the
 //       response as JSON (tools/allocate_json.h).
+//   dra-api --kubeconfig FILE --node NAME --claim-device DEVICE --uid-file FILE --log FILE
+//           [--driver NAME] [--ns NS] [--name NAME]
+//       An API server for the daemon's DRA side: the fake API server with a CA made
+//       in-process, the Node and one ResourceClaim (default e2e/rxe-claim) allocating DEVICE;
+//       writes the kubeconfig, then the claim's UID, logs the driver's published devices to
+//       --log and serves until killed (e2e_dra.h).
+//   dra-prepare|dra-unprepare --root DIR --uid UID [--driver NAME] [--ns NS] [--name NAME]
+//       Registers the DRA driver through DIR/plugins_registry as the kubelet does, calls
+//       NodePrepareResources / NodeUnprepareResources (v1) for the claim and prints the
+//       answer as JSON.
+//   cdi-nodes --spec FILE --id CDI_ID
+//       Prints the device nodes the CDI device CDI_ID of the spec FILE gives a container.
 //
 // Exit status: 0 on success, 1 on an RPC or I/O error, 2 on bad arguments.
 #include <grpcpp/grpcpp.h>
-#include <time.h>
 
 #include <chrono>
 #include <fstream>
@@ -28,19 +39,13 @@
 #include "common/strings.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
 #include "testing/fake_kubelet.h"
+#include "tests/e2e/vm/e2e_dra.h"
 #include "tools/allocate_json.h"
 
 namespace hcashare::e2e {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Milliseconds since boot, as /proc/uptime counts them.
-long long BoottimeMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  return static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 // The value after flag `name` in argv, or "" (all flags take a value).
 std::vector<std::string> FlagValues(int argc, char** argv, const std::string& name) {
@@ -51,9 +56,9 @@ std::vector<std::string> FlagValues(int argc, char** argv, const std::string& na
   return out;
 }
 
-std::string Flag(int argc, char** argv, const std::string& name) {
+std::string Flag(int argc, char** argv, const std::string& name, const std::string& dflt = "") {
   auto v = FlagValues(argc, argv, name);
-  return v.empty() ? "" : v.back();
+  return v.empty() ? dflt : v.back();
 }
 
 // "id:Healthy,id:Unhealthy" for a device list.
@@ -115,7 +120,12 @@ int Allocate(const std::string& socket, const std::string& ids) {
 
 int Usage() {
   std::cerr << "usage: hcashare-e2e-kubelet watch --root DIR --resource NAME... --log FILE\n"
-               "       hcashare-e2e-kubelet allocate --socket PATH --ids ID[,ID...]\n";
+               "       hcashare-e2e-kubelet allocate --socket PATH --ids ID[,ID...]\n"
+               "       hcashare-e2e-kubelet dra-api --kubeconfig FILE --node NAME --claim-device "
+               "DEVICE --uid-file FILE --log FILE [--driver NAME] [--ns NS] [--name NAME]\n"
+               "       hcashare-e2e-kubelet dra-prepare|dra-unprepare --root DIR --uid UID "
+               "[--driver NAME] [--ns NS] [--name NAME]\n"
+               "       hcashare-e2e-kubelet cdi-nodes --spec FILE --id CDI_ID\n";
   return 2;
 }
 
@@ -138,6 +148,35 @@ int main(int argc, char** argv) {
     const std::string ids = Flag(argc, argv, "--ids");
     if (socket.empty() || ids.empty()) return Usage();
     return Allocate(socket, ids);
+  }
+  const std::string driver = Flag(argc, argv, "--driver", "rdma.hcashare.io");
+  const std::string ns = Flag(argc, argv, "--ns", "e2e");
+  const std::string name = Flag(argc, argv, "--name", "rxe-claim");
+  if (cmd == "dra-api") {
+    const DraApiOptions o{Flag(argc, argv, "--kubeconfig"),
+                          Flag(argc, argv, "--node"),
+                          driver,
+                          ns,
+                          name,
+                          Flag(argc, argv, "--claim-device"),
+                          Flag(argc, argv, "--uid-file"),
+                          Flag(argc, argv, "--log")};
+    if (o.kubeconfig.empty() || o.node.empty() || o.claim_device.empty() || o.uid_file.empty() ||
+        o.slices_log.empty()) {
+      return Usage();
+    }
+    return DraApi(o);
+  }
+  if (cmd == "dra-prepare" || cmd == "dra-unprepare") {
+    const DraClaimRef c{Flag(argc, argv, "--root"), driver, ns, name, Flag(argc, argv, "--uid")};
+    if (c.kubelet_root.empty() || c.uid.empty()) return Usage();
+    return cmd == "dra-prepare" ? DraPrepare(c) : DraUnprepare(c);
+  }
+  if (cmd == "cdi-nodes") {
+    const std::string spec = Flag(argc, argv, "--spec");
+    const std::string id = Flag(argc, argv, "--id");
+    if (spec.empty() || id.empty()) return Usage();
+    return CdiNodes(spec, id);
   }
   return Usage();
 }

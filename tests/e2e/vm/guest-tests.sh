@@ -140,9 +140,9 @@ SHARED_ID=$(latest rdma/rxe_shared | awk '{ print $4 }' | cut -d: -f1)
   >"$WORK/alloc.json" 2>&1
 cat "$WORK/alloc.json"
 ALLOC_DEVS=$(host_paths <"$WORK/alloc.json")
-real_char_devices() {
+real_char_devices() { # real_char_devices PATHS: rxe0's uverbs node, rdma_cm, umad/issm
   uverbs=0
-  for p in $ALLOC_DEVS; do
+  for p in $1; do
     [ "$(stat -c %F "$p")" = "character special file" ] || { echo "$p is not a char device"; return 1; }
     got=$((0x$(stat -c %t "$p"))):$((0x$(stat -c %T "$p")))
     n=$(basename "$p")
@@ -158,9 +158,9 @@ real_char_devices() {
     echo "$p $got ok"
   done
   [ "$uverbs" = 1 ] || { echo "want exactly rxe0's uverbs node, got $uverbs"; return 1; }
-  echo "$ALLOC_DEVS" | grep -q /dev/infiniband/rdma_cm || { echo "no rdma_cm"; return 1; }
+  echo "$1" | grep -q /dev/infiniband/rdma_cm || { echo "no rdma_cm"; return 1; }
 }
-check dp-allocate-real-char-devices real_char_devices
+check dp-allocate-real-char-devices real_char_devices "$ALLOC_DEVS"
 
 # within_1s NAME RESOURCE TEXT CMD...: runs CMD; PASS when the resource's list shows TEXT
 # within 1 s (the measured latency is printed).
@@ -236,6 +236,76 @@ if sandbox "$NO_UVERBS" "$PINGPONG" >"$WORK/pp-no-uverbs.log" 2>&1; then
 else
   pass datapath-needs-uverbs
 fi
+
+# ---------------------------------------------------------------- 5b. DRA
+say "5b. DRA: the daemon publishes rxe0 and prepares a claim; the CDI spec's nodes alone suffice"
+# The real daemon with a DRA resource, against an API server in the guest (the fake one, over
+# HTTPS with a CA made there) holding the Node and a claim allocating rxe0, and the kubelet's
+# DRA client (hcashare-e2e-kubelet dra-*). No igb VF carries an RDMA device of its own
+# (igbvf has no RDMA): the device is Soft-RoCE's rxe0, on VF1's netdev.
+DRA_DRIVER=rdma.hcashare.io
+DRA_CDI=$WORK/dra-cdi
+DRA_SLICES=$WORK/dra-slices.log
+mkdir -p "$KROOT/plugins_registry"
+: >"$DRA_SLICES"
+"$BIN/hcashare-e2e-kubelet" dra-api --kubeconfig "$WORK/dra.kubeconfig" --node e2e-node \
+  --claim-device rdma-rxe0 --uid-file "$WORK/dra-claim.uid" --log "$DRA_SLICES" \
+  >"$WORK/dra-api.log" 2>&1 &
+DRA_API_PID=$!
+cat >"$WORK/dra.json" <<EOF
+{"configList": [
+  {"resourceName": "rxe_dra", "resourcePrefix": "rdma", "api": "dra", "mode": "exclusive",
+   "selectors": {"ifNames": ["$VF1"]}}
+]}
+EOF
+wait_for 30 test -s "$WORK/dra-claim.uid" || fail dra-api-server "$(cat "$WORK/dra-api.log")"
+DRA_UID=$(cat "$WORK/dra-claim.uid")
+"$BIN/hcashare-device-plugin" --config "$WORK/dra.json" --kubelet-root-dir "$KROOT" \
+  --device-plugin-dir "$KROOT/device-plugins" --registration kubelet --pool-info-dir "" \
+  --device-info-dir "$WORK/devinfo" --kubeconfig "$WORK/dra.kubeconfig" --node-name e2e-node \
+  --cdi-spec-dir "$DRA_CDI" >"$WORK/dp-dra.log" 2>&1 &
+DRA_DP_PID=$!
+# The latest list of the driver's published devices: "<ms> n=<count> <device>:<rdma>:<healthy>".
+dra_published() { tail -1 "$DRA_SLICES" | grep -q " n=1 rdma-rxe0:rxe0:true$"; }
+if wait_for 30 dra_published; then
+  pass dra-publishes-rxe0
+else
+  fail dra-publishes-rxe0 "slices: $(tail -1 "$DRA_SLICES") daemon: $(tail -5 "$WORK/dp-dra.log" | tr '\n' ' ')"
+fi
+tail -1 "$DRA_SLICES"
+dra_claim() { # dra_claim VERB: dra-prepare or dra-unprepare of the claim, its answer in $WORK
+  "$BIN/hcashare-e2e-kubelet" "$1" --root "$KROOT" --driver "$DRA_DRIVER" --uid "$DRA_UID" \
+    >"$WORK/$1.json" 2>&1
+}
+wait_for 10 test -S "$KROOT/plugins_registry/$DRA_DRIVER-reg.sock"
+check dra-register-and-prepare dra_claim dra-prepare
+cat "$WORK/dra-prepare.json"
+DRA_CDI_ID=$(grep -o "\"$DRA_DRIVER/claim=[^\"]*\"" "$WORK/dra-prepare.json" | tr -d '"')
+DRA_SPEC=$DRA_CDI/hcashare-dra-$(echo "$DRA_DRIVER" | tr . _)-$DRA_UID.json
+cat "$DRA_SPEC"
+# What a runtime takes from the spec for the returned CDI ID: containerEdits.deviceNodes.
+DRA_DEVS=$("$BIN/hcashare-e2e-kubelet" cdi-nodes --spec "$DRA_SPEC" --id "$DRA_CDI_ID" 2>&1)
+dra_prepared() {
+  grep -q '"deviceName": "rdma-rxe0"' "$WORK/dra-prepare.json" || { echo "rdma-rxe0 not prepared"; return 1; }
+  [ "$DRA_CDI_ID" = "$DRA_DRIVER/claim=$DRA_UID-rdma-rxe0" ] || { echo "CDI ID '$DRA_CDI_ID'"; return 1; }
+  "$BIN/hcashare-e2e-kubelet" cdi-nodes --spec "$DRA_SPEC" --id "$DRA_CDI_ID" >/dev/null
+}
+check dra-prepare-answers-rxe0-and-its-cdi-id dra_prepared
+check dra-cdi-spec-real-char-devices real_char_devices "$DRA_DEVS"
+check dra-cdi-device-nodes-suffice sandbox "$DRA_DEVS" "$PINGPONG"
+# The control: the spec's nodes without the uverbs node cannot do RDMA.
+if sandbox "$(echo "$DRA_DEVS" | grep -v uverbs)" "$PINGPONG" >"$WORK/pp-dra-no-uverbs.log" 2>&1; then
+  fail dra-cdi-needs-uverbs "ibv_rc_pingpong worked without a uverbs node"
+else
+  pass dra-cdi-needs-uverbs
+fi
+dra_unprepared() {
+  dra_claim dra-unprepare || { cat "$WORK/dra-unprepare.json"; return 1; }
+  [ ! -e "$DRA_SPEC" ] || { echo "$DRA_SPEC is still there"; return 1; }
+}
+check dra-unprepare-removes-spec dra_unprepared
+kill "$DRA_DP_PID" "$DRA_API_PID" 2>/dev/null
+wait "$DRA_DP_PID" "$DRA_API_PID" 2>/dev/null
 
 # ---------------------------------------------------------------- 3. CNI on real SR-IOV
 say "3. hcashare-cni on a real SR-IOV VF ($VF0_PCI)"
