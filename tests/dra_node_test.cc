@@ -382,6 +382,26 @@ TEST_F(DraNodeTest, CheckpointSurvivesARestart) {
   EXPECT_FALSE(Exists(SpecPath(uid)));  // reclaimed at start, so still ours to remove
 }
 
+// The daemon killed between writing a claim's CDI spec and checkpointing the claim: the
+// spec is ours (the ledger names it) but no prepared claim holds it. The next start removes
+// it, and the kubelet's retry prepares the claim again, spec and all.
+TEST_F(DraNodeTest, ASpecKilledBeforeItsCheckpointIsRemovedAtStart) {
+  const std::string uid = SeedClaim("torn", {AllocResult("nic", kDriver, kPool, kVf0)});
+  ASSERT_EQ(PrepareOne(DraApi::kV1, {"ml", uid, "torn"}).error(), "");
+  StopDriver();
+  ASSERT_TRUE(Exists(SpecPath(uid)));
+  {
+    auto cp = Checkpoint::Load(CheckpointPath(root_, kDriver));
+    ASSERT_TRUE(cp.ok()) << cp.status().ToString();
+    ASSERT_TRUE(cp->Erase(uid).ok());  // the state a SIGKILL before Put() leaves
+  }
+  StartDriver();
+  EXPECT_FALSE(Exists(SpecPath(uid)));
+  EXPECT_EQ(PrepareOne(DraApi::kV1, {"ml", uid, "torn"}).error(), "");
+  EXPECT_TRUE(Exists(SpecPath(uid)));
+  EXPECT_EQ(ClaimGets("torn"), 2);
+}
+
 TEST_F(DraNodeTest, ForeignSpecFileIsNeverRemoved) {
   const std::string uid = SeedClaim("foreign", {AllocResult("nic", kDriver, kPool, kVf0)});
   ASSERT_EQ(PrepareOne(DraApi::kV1, {"ml", uid, "foreign"}).error(), "");
