@@ -246,7 +246,11 @@ class SliceCheck {
         Add(field, "Invalid value: exactly one value must be specified");
         continue;
       }
-      const auto& [type, v] = *value.items().begin();
+      // The one member (a structured binding to *items().begin() would dangle: the
+      // iteration proxy is a temporary).
+      const auto member = value.begin();
+      const std::string type = member.key();
+      const json& v = member.value();
       lists |= type == "ints" || type == "bools" || type == "strings" || type == "versions";
       Value(field + "." + type, type, v);
     }
