@@ -6,6 +6,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "testing/schema_keywords.h"
+
 namespace hcashare::testing {
 namespace {
 
@@ -86,27 +88,7 @@ class Linter {
       if (schema.contains(k) && !schema[k].is_boolean())
         BadSchema(at, std::string(k) + " must be a boolean");
     }
-    if (schema.contains("enum") && (!schema["enum"].is_array() || schema["enum"].empty())) {
-      BadSchema(at, "enum must be a non-empty array");
-    }
-    for (const char* k : {"minItems", "maxItems", "minLength", "maxLength"}) {
-      if (schema.contains(k) && !(schema[k].is_number_integer() && schema[k].get<int64_t>() >= 0)) {
-        BadSchema(at, std::string(k) + " must be a non-negative integer");
-      }
-    }
-    for (const char* k : {"minimum", "maximum"}) {
-      if (schema.contains(k) && !schema[k].is_number()) {
-        BadSchema(at, std::string(k) + " must be a number");
-      }
-    }
-    if (schema.contains("pattern")) {
-      if (!schema["pattern"].is_string()) BadSchema(at, "pattern must be a string");
-      try {
-        std::regex(schema["pattern"].get<std::string>(), std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        BadSchema(at, "pattern " + schema["pattern"].dump() + ": " + e.what());
-      }
-    }
+    CheckSharedKeywords(schema, [&](const std::string& what) { BadSchema(at, what); });
     if (schema.contains("required")) {
       if (!schema["required"].is_array()) BadSchema(at, "required must be an array");
       for (const auto& r : schema["required"]) {

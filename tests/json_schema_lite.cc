@@ -5,6 +5,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "testing/schema_keywords.h"
+
 namespace hcashare::deploy {
 namespace {
 
@@ -80,27 +82,8 @@ void Lint(const json& schema, const json& root, const std::string& at) {
       }
     }
   }
-  if (schema.contains("enum") && (!schema["enum"].is_array() || schema["enum"].empty())) {
-    BadSchema(at, "enum must be a non-empty array");
-  }
-  for (const char* k : {"minItems", "maxItems", "minLength", "maxLength"}) {
-    if (schema.contains(k) && !schema[k].is_number_unsigned()) {
-      BadSchema(at, std::string(k) + " must be a non-negative integer");
-    }
-  }
-  for (const char* k : {"minimum", "maximum"}) {
-    if (schema.contains(k) && !schema[k].is_number()) {
-      BadSchema(at, std::string(k) + " must be a number");
-    }
-  }
-  if (schema.contains("pattern")) {
-    if (!schema["pattern"].is_string()) BadSchema(at, "pattern must be a string");
-    try {
-      std::regex(schema["pattern"].get<std::string>(), std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      BadSchema(at, "pattern " + schema["pattern"].dump() + ": " + e.what());
-    }
-  }
+  hcashare::testing::CheckSharedKeywords(schema,
+                                         [&](const std::string& what) { BadSchema(at, what); });
   for (const auto& r : schema.value("required", json::array())) {
     if (!r.is_string()) BadSchema(at, "required must list strings");
   }
