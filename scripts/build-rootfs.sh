@@ -83,9 +83,13 @@ if [ -d /lib64 ]; then
 fi
 
 for b in "${BINARIES[@]}"; do
-  install -m 0755 "$bin_dir/$b" "$out/usr/local/bin/$b"
+  # Stripped as it is copied: the unstripped daemon is ~160 MB, and the tree is often
+  # made on a small /tmp.
   if [ "$strip_bins" -eq 1 ]; then
-    strip --strip-unneeded "$out/usr/local/bin/$b"
+    strip --strip-unneeded -o "$out/usr/local/bin/$b" "$bin_dir/$b"
+    chmod 0755 "$out/usr/local/bin/$b"
+  else
+    install -m 0755 "$bin_dir/$b" "$out/usr/local/bin/$b"
   fi
 done
 install -m 0755 "$repo/scripts/install-cni.sh" "$out/usr/local/bin/hcashare-install-cni"

@@ -216,8 +216,8 @@ TEST(DeployImage, TagIsTheProjectVersion) {
 TEST(DeployImage, CommandsExistInTheImageTree) {
   TempDir tmp("deploy-rootfs-");
   const std::string tree = tmp.path() + "/rootfs";
-  const RunResult built = RunProcess(
-      {"bash", Src("scripts/build-rootfs.sh"), "--bin-dir", BinDir(), "--out", tree, "--no-strip"});
+  const RunResult built =
+      RunProcess({"bash", Src("scripts/build-rootfs.sh"), "--bin-dir", BinDir(), "--out", tree});
   ASSERT_EQ(built.code, 0) << built.out << built.err;
   std::set<std::string> commands;
   std::vector<std::vector<json>> sets = {BaseObjects()};
