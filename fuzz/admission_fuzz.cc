@@ -33,10 +33,14 @@ namespace injector = hcashare::injector;
 class FixedNads : public injector::NadLookup {
  public:
   Result<injector::NadInfo> Find(const std::string& ns, const std::string& name) override {
-    if (ns == "team-a" && name == "rdma-a") return injector::NadInfo{"rdma/vfs_a", {}};
-    if (ns == "team-a" && name == "rdma-b") return injector::NadInfo{"example.com/b~x", {"side"}};
-    if (ns == "shared" && name == "c") return injector::NadInfo{"rdma/vfs_c", {}};
-    if (ns == "team-a" && name == "plain") return injector::NadInfo{"", {}};
+    if (ns == "team-a" && name == "rdma-a") return injector::NadInfo{"rdma/vfs_a", {}, {}};
+    if (ns == "team-a" && name == "rdma-b") {
+      return injector::NadInfo{"example.com/b~x", {"side"}, {}};
+    }
+    if (ns == "shared" && name == "c") return injector::NadInfo{"rdma/vfs_c", {}, {}};
+    if (ns == "team-a" && name == "plain") return injector::NadInfo{"", {}, {}};
+    if (ns == "team-a" && name == "dra") return injector::NadInfo{"rdma/hca_vfs", {}, {"dra"}};
+    if (ns == "team-a" && name == "odd") return injector::NadInfo{"rdma/vfs_a", {}, {"Dra"}};
     if (name == "broken") return Status::Unavailable("the API server is down");
     return Status::NotFound("no NAD " + ns + "/" + name);
   }

@@ -160,6 +160,32 @@ void AddOp(json& patch, const char* op, const std::string& path, json value) {
   patch.push_back({{"op", op}, {"path", path}, {"value", std::move(value)}});
 }
 
+// true when network `key`'s NAD allocates its resource through DRA (kResourceApiAnnotation);
+// an unknown value is refused.
+bool AllocatedThroughDra(const NadInfo& nad, const std::string& key) {
+  if (!nad.resource_api || *nad.resource_api == "devicePlugin") return false;
+  if (*nad.resource_api == "dra") return true;
+  throw Refusal{"network " + key + ": its NetworkAttachmentDefinition's annotation " +
+                kResourceApiAnnotation + " is " + Quote(*nad.resource_api) +
+                "; write \"dra\" (a ResourceClaim of the pod allocates the device) or "
+                "\"devicePlugin\" (the default: the injector requests " +
+                Quote(nad.resource_name) + "); fix the NAD"};
+}
+
+// The warning for DRA networks (network -> resource) of a pod without ResourceClaims.
+std::optional<std::string> DraWithoutClaims(const json* spec,
+                                            const std::map<std::string, std::string>& dra) {
+  if (dra.empty()) return std::nullopt;
+  const json* claims = spec ? Member(*spec, "resourceClaims") : nullptr;
+  if (claims && claims->is_array() && !claims->empty()) return std::nullopt;
+  std::vector<std::string> named;
+  for (const auto& [network, resource] : dra) named.push_back(network + " (" + resource + ")");
+  return "network" + std::string(dra.size() > 1 ? "s " : " ") + Join(named, ", ") +
+         " get their device from a DRA ResourceClaim (" + kResourceApiAnnotation +
+         ": dra), but the pod has no spec.resourceClaims: add a claim for the device, or " +
+         (dra.size() > 1 ? "these attachments" : "the attachment") + " will find none";
+}
+
 // Appends the operations that give container `index` at least `counts` (request == limit).
 // `asked_by` maps each injected resource to the first two containers that already ask for it,
 // for a warning when another container than `index` does.
@@ -355,6 +381,7 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
   std::map<size_t, std::map<std::string, int64_t>> counts;  // container -> resource -> units
   std::set<std::string> injected;
   std::optional<ContainerIndex> index_cache;
+  std::map<std::string, std::string> dra;  // network -> resource, allocated through DRA
   for (const NetworkRef& ref : *refs) {
     const auto it = found.find(ref.Key());
     if (it == found.end()) continue;  // missing, tolerated above
@@ -365,12 +392,21 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
       throw Refusal{"network " + ref.Key() + ": its NetworkAttachmentDefinition's annotation " +
                     kResourceNameAnnotation + ": " + name_ok.message() + "; fix the NAD"};
     }
+    if (AllocatedThroughDra(nad, ref.Key())) {
+      dra.emplace(ref.Key(), nad.resource_name);
+      continue;
+    }
     const size_t index =
         ChooseContainer(spec ? *spec : json::object(), pod_choice, nad, ref.Key(), index_cache);
     injected.insert(nad.resource_name);
     ++counts[index][nad.resource_name];
   }
-  if (counts.empty()) return Admit("no network of the pod names a resource", warnings);
+  if (auto w = DraWithoutClaims(spec, dra)) warnings.push_back(std::move(*w));
+  if (counts.empty()) {
+    return Admit(dra.empty() ? "no network of the pod names a resource"
+                             : "the pod's network resources come from DRA claims",
+                 warnings);
+  }
 
   MutateResult result;
   result.warnings = std::move(warnings);
@@ -395,8 +431,10 @@ NadInfo NadInfoFromObject(const json& nad) {
   const json* resource = annotations ? Member(*annotations, kResourceNameAnnotation) : nullptr;
   const json* container =
       annotations ? Member(*annotations, kResourceContainerAnnotation) : nullptr;
+  const json* api = annotations ? Member(*annotations, kResourceApiAnnotation) : nullptr;
   if (resource && resource->is_string()) info.resource_name = resource->get<std::string>();
   if (container && container->is_string()) info.container = container->get<std::string>();
+  if (api && api->is_string()) info.resource_api = api->get<std::string>();
   return info;
 }
 

@@ -20,6 +20,10 @@
 // devices by that amount). Existing quantities must be whole numbers (a clear refusal
 // otherwise).
 //
+// An attachment whose NAD says hcashare.io/resource-api: dra asks for nothing: its device
+// comes from one of the pod's ResourceClaims. A pod with such a network and no
+// spec.resourceClaims is admitted with a warning (the attachment would find no device).
+//
 // The patch is empty when the pod already has everything, so admitting a mutated pod again
 // changes nothing.
 #pragma once
@@ -38,6 +42,14 @@ namespace hcashare::injector {
 inline constexpr char kResourceNameAnnotation[] = "k8s.v1.cni.cncf.io/resourceName";
 // The pod (or NAD) annotation naming the container that gets the resources.
 inline constexpr char kResourceContainerAnnotation[] = "hcashare.io/resource-container";
+// The NAD annotation saying through which API its resource is allocated: "devicePlugin" (the
+// default: an extended resource the injector requests) or "dra" (a ResourceClaim the pod
+// carries; Multus's DRA path matches the claim's device to the NAD by resourceName, so the
+// injector requests nothing).
+inline constexpr char kResourceApiAnnotation[] = "hcashare.io/resource-api";
+// Every NAD annotation NadInfoFromObject reads (what a NAD cache must keep).
+inline constexpr const char* kNadAnnotationsRead[] = {
+    kResourceNameAnnotation, kResourceContainerAnnotation, kResourceApiAnnotation};
 // The annotation Multus writes with each attachment's status (and device-info).
 inline constexpr char kNetworkStatusAnnotation[] = "k8s.v1.cni.cncf.io/network-status";
 // The downward-API volume (MutateOptions::downward_api_volume): its name, where it is
@@ -48,8 +60,9 @@ inline constexpr char kPodNetInfoFile[] = "network-status";
 
 // What the injector needs of one NAD.
 struct NadInfo {
-  std::string resource_name;             // its resourceName annotation; "" adds nothing
-  std::optional<std::string> container;  // its resource-container annotation, if any
+  std::string resource_name;                // its resourceName annotation; "" adds nothing
+  std::optional<std::string> container;     // its resource-container annotation, if any
+  std::optional<std::string> resource_api;  // its resource-api annotation, if any
 };
 
 // Reads the NAD info from a NetworkAttachmentDefinition object's metadata.annotations

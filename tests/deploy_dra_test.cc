@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "cni/netconf.h"
+#include "injector/mutate.h"
 #include "tests/deploy_rules.h"
 #include "tests/deploy_support.h"
 #include "tests/test_util.h"
@@ -488,6 +489,30 @@ TEST(DeployDraExamples, JobContainerListsTheClaim) {
   // Its network is the Multus DRA NAD.
   const json nad = LoadYamlFile(Src(kExamples + "nad-multus-dra.yaml")).at(0);
   EXPECT_EQ(pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"], Name(nad));
+}
+
+// The injector, given the example NAD, admits the example Job's pod as written: no
+// rdma/hca_vfs request (the claim allocates the VF) and no warning (the pod has its claim).
+TEST(DeployDraExamples, InjectorAddsNothingToTheJobOfTheDraNad) {
+  const json nad = LoadYamlFile(Src(kExamples + "nad-multus-dra.yaml")).at(0);
+  const json job = *Find(LoadYamlFile(Src(kExamples + "gpu-nic-claim.yaml")), "Job");
+  struct OneNad : injector::NadLookup {
+    explicit OneNad(const json& n) : nad(n) {}
+    Result<injector::NadInfo> Find(const std::string&, const std::string& name) override {
+      if (name != Name(nad)) return Status::NotFound(name);
+      return injector::NadInfoFromObject(nad);
+    }
+    json nad;
+  } nads(nad);
+  const injector::MutateResult r = injector::Mutate(job["spec"]["template"], "team-a", nads);
+  EXPECT_TRUE(r.allowed) << r.message;
+  EXPECT_EQ(r.patch, json::array());
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+  // Without the annotation the same pod would be given the device plugin's resource.
+  json plain = nad;
+  plain["metadata"]["annotations"].erase("hcashare.io/resource-api");
+  OneNad without(plain);
+  EXPECT_NE(injector::Mutate(job["spec"]["template"], "team-a", without).patch, json::array());
 }
 
 // The NAD's resourceName is the attribute the claimed VF carries (the class's selector),

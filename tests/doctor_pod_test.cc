@@ -103,6 +103,24 @@ TEST_F(CheckPodNetworksTest, MissingNadFailsNamingIt) {
   EXPECT_THAT(r[0].reason, HasSubstr("team-a/gone"));
 }
 
+// A network served by DRA needs no request: a pod with its claim passes; one without a claim
+// gets the webhook's warning.
+TEST_F(CheckPodNetworksTest, DraNetworkNeedsAClaimNotARequest) {
+  nads_.Set("team-a", "vf-dra", injector::NadInfo{"rdma/hca_vfs", std::nullopt, "dra"});
+  json pod = TrainerPod("vf-dra");
+  pod["spec"]["resourceClaims"] = json::array({{{"name", "rdma"}, {"resourceClaimName", "c"}}});
+  auto r = doctor::CheckPodNetworks(pod, nads_);
+  ASSERT_EQ(r.size(), 2u) << Summary(r);
+  EXPECT_EQ(r[1].verdict, Verdict::kPass) << Summary(r);
+  EXPECT_FALSE(doctor::AnyFailed(r));
+
+  r = doctor::CheckPodNetworks(TrainerPod("vf-dra"), nads_);
+  ASSERT_EQ(r.size(), 3u) << Summary(r);
+  EXPECT_EQ(r[2].verdict, Verdict::kWarn);
+  EXPECT_THAT(r[2].reason, HasSubstr("team-a/vf-dra (rdma/hca_vfs)"));
+  EXPECT_THAT(r[2].reason, HasSubstr("spec.resourceClaims"));
+}
+
 // The command: the pod and NADs from the fake API server through a kubeconfig.
 class DoctorPodCommandTest : public ::testing::Test {
  protected:

@@ -403,13 +403,71 @@ TEST(InjectorMutateTest, NadInfoFromObjectReadsTheAnnotations) {
                      {{"name", "n"},
                       {"annotations",
                        {{"k8s.v1.cni.cncf.io/resourceName", "rdma/vfs_a"},
-                        {"hcashare.io/resource-container", "side"}}}}}};
+                        {"hcashare.io/resource-container", "side"},
+                        {"hcashare.io/resource-api", "dra"}}}}}};
   NadInfo info = NadInfoFromObject(nad);
   EXPECT_EQ(info.resource_name, "rdma/vfs_a");
   EXPECT_EQ(info.container.value_or("?"), "side");
+  EXPECT_EQ(info.resource_api.value_or("?"), "dra");
   NadInfo none = NadInfoFromObject({{"metadata", {{"name", "n"}}}});
   EXPECT_EQ(none.resource_name, "");
   EXPECT_FALSE(none.container.has_value());
+  EXPECT_FALSE(none.resource_api.has_value());
+}
+
+// A NAD whose resource is allocated through DRA (hcashare.io/resource-api: dra) asks for no
+// extended resource: Multus's DRA path finds the claim's device by the NAD's resourceName, and
+// a request of the same name would leave the pod unschedulable (no device plugin advertises
+// it) or, with a DeviceClass extendedResourceName, allocate a second device.
+TEST(InjectorMutateTest, DraNadsAskForNoExtendedResource) {
+  MapNadLookup nads = StandardNads();
+  nads.Set("ml", "vf-dra", NadInfo{"rdma/hca_vfs", std::nullopt, "dra"})
+      .Set("ml", "vf-dp", NadInfo{"rdma/vfs_a", std::nullopt, "devicePlugin"});
+  json with_claim = NetPod("vf-dra, vf-dp, vf-dra");
+  with_claim["spec"]["resourceClaims"] =
+      json::array({{{"name", "rdma"}, {"resourceClaimTemplateName", "vf"}}});
+  json want = with_claim;
+  want["spec"]["containers"][0]["resources"] = {{"requests", {{"rdma/vfs_a", "1"}}},
+                                                {"limits", {{"rdma/vfs_a", "1"}}}};
+  const MutateResult r = ExpectMutation(
+      with_claim, nads,
+      json::array({Add("/spec/containers/0/resources",
+                       {{"requests", {{"rdma/vfs_a", "1"}}}, {"limits", {{"rdma/vfs_a", "1"}}}})}),
+      want);
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];
+
+  // Only DRA networks: nothing to add, and the message says why.
+  json only = NetPod("vf-dra");
+  only["spec"]["resourceClaims"] = with_claim["spec"]["resourceClaims"];
+  const MutateResult o = Mutate(only, "", nads);
+  EXPECT_TRUE(o.allowed);
+  EXPECT_EQ(o.patch, json::array());
+  EXPECT_TRUE(Contains(o.message, "DRA")) << o.message;
+  EXPECT_TRUE(o.warnings.empty());
+
+  // Without any claim the attachment will find no device: admitted, with a warning naming
+  // the network, its resource and what to add (once, however often the NAD is named).
+  const MutateResult w = Mutate(NetPod("vf-dra, vf-dra"), "", nads);
+  EXPECT_TRUE(w.allowed);
+  EXPECT_EQ(w.patch, json::array());
+  ASSERT_EQ(w.warnings.size(), 1u);
+  EXPECT_TRUE(Contains(w.warnings[0], "ml/vf-dra")) << w.warnings[0];
+  EXPECT_TRUE(Contains(w.warnings[0], "rdma/hca_vfs")) << w.warnings[0];
+  EXPECT_TRUE(Contains(w.warnings[0], "spec.resourceClaims")) << w.warnings[0];
+}
+
+TEST(InjectorMutateTest, UnknownResourceApiIsRefusedNamingTheNetwork) {
+  MapNadLookup nads;
+  nads.Set("ml", "typo", NadInfo{"rdma/hca_vfs", std::nullopt, "DRA "});
+  const MutateResult r = Mutate(NetPod("typo"), "", nads);
+  EXPECT_FALSE(r.allowed);
+  EXPECT_EQ(r.denial_code, 400);
+  EXPECT_TRUE(Contains(r.message, "ml/typo")) << r.message;
+  EXPECT_TRUE(Contains(r.message, "hcashare.io/resource-api")) << r.message;
+  EXPECT_TRUE(Contains(r.message, "\"dra\"")) << r.message;
+  // Without a resource the annotation changes nothing, so it is not checked.
+  nads.Set("ml", "plain-typo", NadInfo{"", std::nullopt, "x"});
+  EXPECT_TRUE(Mutate(NetPod("plain-typo"), "", nads).allowed);
 }
 
 const json kMount = {{"name", "podnetinfo"}, {"mountPath", "/etc/podnetinfo"}, {"readOnly", true}};

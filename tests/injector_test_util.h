@@ -23,7 +23,12 @@ class MapNadLookup : public injector::NadLookup {
   // Adds NAD ns/name with `resource` ("" for none) and an optional target container.
   MapNadLookup& Add(const std::string& ns, const std::string& name, const std::string& resource,
                     std::optional<std::string> container = std::nullopt) {
-    nads_[ns + "/" + name] = injector::NadInfo{resource, std::move(container)};
+    nads_[ns + "/" + name] = injector::NadInfo{resource, std::move(container), std::nullopt};
+    return *this;
+  }
+  // Adds NAD ns/name as `info`.
+  MapNadLookup& Set(const std::string& ns, const std::string& name, injector::NadInfo info) {
+    nads_[ns + "/" + name] = std::move(info);
     return *this;
   }
   // Makes lookups of ns/name fail with `status`.

@@ -257,6 +257,23 @@ TEST_F(WebhookProcessTest, CasesThroughTheProcess) {
   }
 }
 
+// A NAD served by DRA, read through the webhook's slimmed NAD cache (which keeps only the
+// annotations the injector reads), asks for nothing; its device-plugin twin still does.
+TEST_F(WebhookProcessTest, DraNadFromTheCacheAsksForNothing) {
+  json dra = Nad("team-a", "vf-dra", "rdma/hca_vfs");
+  dra["metadata"]["annotations"]["hcashare.io/resource-api"] = "dra";
+  api_->Seed(NadCollection("team-a"), dra);
+  Start();  // ready: the cache has synced
+  json pod = Pod("vf-dra, rdma-a");
+  pod["spec"]["resourceClaims"] = json::array({{{"name", "rdma"}, {"resourceClaimName", "c"}}});
+  json review = Admit(Review(pod));
+  ASSERT_TRUE(review["response"]["allowed"].get<bool>()) << review.dump();
+  EXPECT_EQ(PatchOf(review), json::parse(R"([
+    {"op":"add","path":"/spec/containers/0/resources","value":{
+      "limits":{"rdma/vfs_a":"1"},"requests":{"rdma/vfs_a":"1"}}}])"));
+  EXPECT_FALSE(review["response"].contains("warnings")) << review.dump();
+}
+
 // NADs made and removed while the webhook runs are seen: a new one at once (from the watch,
 // or a GET on the cache miss), a deleted one once the watch delivers the deletion.
 TEST_F(WebhookProcessTest, FollowsNadsCreatedAndDeleted) {

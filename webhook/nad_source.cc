@@ -23,8 +23,7 @@ json SlimNad(json nad) {
   auto ann = meta->find("annotations");
   if (ann != meta->end() && ann->is_object()) {
     json kept = json::object();
-    for (const char* key :
-         {injector::kResourceNameAnnotation, injector::kResourceContainerAnnotation}) {
+    for (const char* key : injector::kNadAnnotationsRead) {
       if (ann->contains(key)) kept[key] = std::move((*ann)[key]);
     }
     if (!kept.empty()) slim_meta["annotations"] = std::move(kept);

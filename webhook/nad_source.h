@@ -23,7 +23,7 @@ namespace hcashare::webhook {
 inline constexpr char kNadCollection[] = "/apis/k8s.cni.cncf.io/v1/network-attachment-definitions";
 
 // What the cache keeps of a NAD: its name, namespace and the annotations the injector
-// reads (resourceName, resource-container); the CNI config and everything else are dropped.
+// reads (injector::kNadAnnotationsRead); the CNI config and everything else are dropped.
 nlohmann::json SlimNad(nlohmann::json nad);
 
 class NadSource : public injector::NadLookup {
