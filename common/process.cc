@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -132,9 +133,15 @@ Result<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv,
   std::vector<char*> cargv = CStrings(argv);
   std::vector<char*> cenv;
   if (options.env != nullptr) cenv = CStrings(*options.env);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) return ErrnoStatus(errno, "fork");
   if (pid == 0) {
+    // The parent may have died before the request took effect: then the child is gone too.
+    if (options.die_with_parent &&
+        (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)) {
+      ::_exit(127);
+    }
     // Child: only async-signal-safe calls. A clean signal mask, so that a parent that
     // blocks signals does not pass that on.
     sigset_t none;
@@ -163,6 +170,7 @@ Result<Subprocess> Subprocess::Spawn(const std::vector<std::string>& argv,
   SpawnOptions options;
   options.stdout_fd = out.get();
   options.stderr_fd = out.get();
+  options.die_with_parent = true;
   return Spawn(argv, options);
 }
 

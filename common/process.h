@@ -25,6 +25,10 @@ struct SpawnOptions {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // true: the child is SIGKILLed when its parent process ends (PR_SET_PDEATHSIG; kernels may
+  // also count the end of the spawning thread), so that a test that aborts leaves no daemon
+  // behind.
+  bool die_with_parent = false;
 };
 
 // A child process. The child starts with an empty signal mask. Not thread-safe.
@@ -34,7 +38,8 @@ class Subprocess {
   static Result<Subprocess> Spawn(const std::vector<std::string>& argv,
                                   const SpawnOptions& options);
   // Starts argv[0] (a path) with `argv`. When `output_path` is not empty, stdout and
-  // stderr go to that file (created 0644, truncated); otherwise they are inherited.
+  // stderr go to that file (created 0644, truncated); otherwise they are inherited. The
+  // child dies with this process (SpawnOptions::die_with_parent).
   static Result<Subprocess> Spawn(const std::vector<std::string>& argv,
                                   const std::string& output_path = "");
 

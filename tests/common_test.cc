@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -595,6 +597,44 @@ TEST(SubprocessTest, ExitCodesAndSignals) {
   EXPECT_FALSE(s->Wait(std::chrono::milliseconds(50)).ok());
   ASSERT_TRUE(s->Signal(SIGTERM).ok());
   EXPECT_EQ(*s->Wait(std::chrono::seconds(5)), 128 + SIGTERM);
+}
+
+// A child spawned with die_with_parent is killed when the process that spawned it ends (as a
+// test that aborts takes its daemons with it); one spawned without it lives on. Checked in a
+// forked subreaper, which inherits the orphans: subreaper -> spawner -> two sleeps.
+int OrphanSignals() {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) return 10;
+  int fds[2];
+  if (::pipe(fds) != 0) return 11;
+  const pid_t spawner = ::fork();
+  if (spawner == 0) {
+    auto bound = Subprocess::Spawn({"/bin/sleep", "30"});  // the default for this overload
+    auto free = Subprocess::Spawn({"/bin/sleep", "30"}, SpawnOptions{});
+    const pid_t pids[2] = {bound.ok() ? bound->pid() : -1, free.ok() ? free->pid() : -1};
+    const bool sent = ::write(fds[1], pids, sizeof pids) == sizeof pids;
+    ::_exit(sent ? 0 : 1);  // no destructors: the children outlive this process
+  }
+  pid_t pids[2] = {-1, -1};
+  if (::read(fds[0], pids, sizeof pids) != sizeof pids || pids[0] < 0 || pids[1] < 0) return 12;
+  int status = 0;
+  ::waitpid(spawner, &status, 0);
+  if (::waitpid(pids[0], &status, 0) != pids[0]) return 13;
+  if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) return 14;
+  if (::waitpid(pids[1], &status, WNOHANG) != 0) return 15;  // still running
+  ::kill(pids[1], SIGTERM);
+  ::waitpid(pids[1], &status, 0);
+  return 0;
+}
+
+TEST(SubprocessTest, DieWithParentKillsTheChildOfAnEndedProcess) {
+  const pid_t reaper = ::fork();
+  ASSERT_GE(reaper, 0);
+  if (reaper == 0) ::_exit(OrphanSignals());
+  int status = 0;
+  ASSERT_EQ(::waitpid(reaper, &status, 0), reaper);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10 subreaper, 11 pipe, 12 spawn, 13 wait, 14 the bound "
+                                       "child was not SIGKILLed, 15 the free child ended";
 }
 
 }  // namespace
