@@ -155,52 +155,54 @@ Result<pluginregistration::PluginInfo> FakeDraKubelet::Register(const std::strin
   return info;
 }
 
-Result<drav1::NodePrepareResourcesResponse> FakeDraKubelet::Prepare(
-    DraApi api, const std::vector<FakeClaim>& claims) {
-  if (!channel_) return Status::FailedPrecondition("not registered");
+namespace {
+
+// One DRAPlugin call in `api`'s version: `call(stub, ctx, request, response)` on the v1 or
+// the v1beta1 stub, the v1beta1 answer converted to v1. V1Req/V1Resp and BetaReq/BetaResp
+// are each version's request and response types.
+template <typename V1Req, typename V1Resp, typename BetaReq, typename BetaResp, typename Call>
+Result<V1Resp> CallDraPlugin(const std::shared_ptr<grpc::Channel>& channel, DraApi api,
+                             const std::vector<FakeClaim>& claims, const std::string& what,
+                             Call call) {
+  if (!channel) return Status::FailedPrecondition("not registered");
   grpc::ClientContext ctx;
   SetDeadline(&ctx);
   GrpcCallScope edge;  // see common/grpc_edge.h
   if (api == DraApi::kV1) {
-    drav1::NodePrepareResourcesResponse resp;
-    auto stub = drav1::DRAPlugin::NewStub(channel_);
-    RETURN_IF_ERROR(
-        FromGrpc(stub->NodePrepareResources(
-                     &ctx, ClaimsRequest<drav1::NodePrepareResourcesRequest>(claims), &resp),
-                 "v1 NodePrepareResources"));
+    V1Resp resp;
+    auto stub = drav1::DRAPlugin::NewStub(channel);
+    RETURN_IF_ERROR(FromGrpc(call(*stub, &ctx, ClaimsRequest<V1Req>(claims), &resp), "v1 " + what));
     return resp;
   }
-  drav1beta1::NodePrepareResourcesResponse resp;
-  auto stub = drav1beta1::DRAPlugin::NewStub(channel_);
+  BetaResp resp;
+  auto stub = drav1beta1::DRAPlugin::NewStub(channel);
   RETURN_IF_ERROR(
-      FromGrpc(stub->NodePrepareResources(
-                   &ctx, ClaimsRequest<drav1beta1::NodePrepareResourcesRequest>(claims), &resp),
-               "v1beta1 NodePrepareResources"));
-  return AsV1<drav1::NodePrepareResourcesResponse>(resp);
+      FromGrpc(call(*stub, &ctx, ClaimsRequest<BetaReq>(claims), &resp), "v1beta1 " + what));
+  return AsV1<V1Resp>(resp);
+}
+
+}  // namespace
+
+Result<drav1::NodePrepareResourcesResponse> FakeDraKubelet::Prepare(
+    DraApi api, const std::vector<FakeClaim>& claims) {
+  return CallDraPlugin<drav1::NodePrepareResourcesRequest, drav1::NodePrepareResourcesResponse,
+                       drav1beta1::NodePrepareResourcesRequest,
+                       drav1beta1::NodePrepareResourcesResponse>(
+      channel_, api, claims, "NodePrepareResources",
+      [](auto& stub, grpc::ClientContext* ctx, const auto& req, auto* resp) {
+        return stub.NodePrepareResources(ctx, req, resp);
+      });
 }
 
 Result<drav1::NodeUnprepareResourcesResponse> FakeDraKubelet::Unprepare(
     DraApi api, const std::vector<FakeClaim>& claims) {
-  if (!channel_) return Status::FailedPrecondition("not registered");
-  grpc::ClientContext ctx;
-  SetDeadline(&ctx);
-  GrpcCallScope edge;  // see common/grpc_edge.h
-  if (api == DraApi::kV1) {
-    drav1::NodeUnprepareResourcesResponse resp;
-    auto stub = drav1::DRAPlugin::NewStub(channel_);
-    RETURN_IF_ERROR(
-        FromGrpc(stub->NodeUnprepareResources(
-                     &ctx, ClaimsRequest<drav1::NodeUnprepareResourcesRequest>(claims), &resp),
-                 "v1 NodeUnprepareResources"));
-    return resp;
-  }
-  drav1beta1::NodeUnprepareResourcesResponse resp;
-  auto stub = drav1beta1::DRAPlugin::NewStub(channel_);
-  RETURN_IF_ERROR(
-      FromGrpc(stub->NodeUnprepareResources(
-                   &ctx, ClaimsRequest<drav1beta1::NodeUnprepareResourcesRequest>(claims), &resp),
-               "v1beta1 NodeUnprepareResources"));
-  return AsV1<drav1::NodeUnprepareResourcesResponse>(resp);
+  return CallDraPlugin<drav1::NodeUnprepareResourcesRequest, drav1::NodeUnprepareResourcesResponse,
+                       drav1beta1::NodeUnprepareResourcesRequest,
+                       drav1beta1::NodeUnprepareResourcesResponse>(
+      channel_, api, claims, "NodeUnprepareResources",
+      [](auto& stub, grpc::ClientContext* ctx, const auto& req, auto* resp) {
+        return stub.NodeUnprepareResources(ctx, req, resp);
+      });
 }
 
 std::unique_ptr<HealthWatch> FakeDraKubelet::WatchHealth() {
