@@ -110,7 +110,7 @@ int Main(int argc, char** argv) {
   app.add_option("--plugin", plugin, "daemon binary")->capture_default_str();
   bool trace = false;
   app.add_flag("--trace", trace, "print the plugin's debug log of each start-up");
-  std::string health_poll = "2";
+  std::string health_poll = "0.5";  // the daemon's default
   app.add_option("--health-poll", health_poll, "the daemon's --health-poll-interval")
       ->capture_default_str();
   double idle_seconds = 10;

@@ -43,7 +43,7 @@ struct Flags {
   std::string log_level = "info";
   std::string log_format = "text";
   std::string device_info_dir = kDefaultDeviceInfoDir;
-  double health_poll_interval = 2.0;
+  double health_poll_interval = 0.5;
   bool use_cdi = false;
   std::string metrics_address;
   std::string cdi_spec_dir = kDefaultCdiSpecDir;

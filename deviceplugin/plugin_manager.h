@@ -42,7 +42,7 @@ struct ManagerOptions {
   ServerOptions server;
   // How often the health inputs (RDMA port states, netdev operstate) are re-read between
   // scans; sysfs attributes cannot be watched. 0 disables the poll.
-  std::chrono::milliseconds health_poll_interval{2000};
+  std::chrono::milliseconds health_poll_interval{500};
   // Re-read device health at once on rtnetlink link events (carrier and up/down changes of
   // netdevs in the daemon's network namespace), instead of only at the next poll.
   bool watch_links = false;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates deviceplugin/symbol-order.txt: the functions hcashare-device-plugin runs from
 # start to idle (bench/dp_bench's workload: 4 shared resources, registration, ListAndWatch,
-# 2000 Allocates), as mangled names. The static daemon is linked with lld and this file as
+# 5000 Allocates, 5 s idle with health polls), as mangled names. The static daemon is linked with lld and this file as
 # its --symbol-ordering-file, so that the code an idle daemon runs sits in few pages instead
 # of being spread over the whole 13 MB text (docs/benchmarks.md, "idle RSS").
 #
@@ -26,7 +26,7 @@ EOF
 chmod +x "$work/plugin"
 # Under callgrind the daemon is ~50x slower: one start-up, and it is stopped (SIGTERM) by
 # dp_bench at the end, which writes the profile.
-"$bin/dp_bench" --runs 1 --allocs 2000 --idle-seconds 1 --plugin "$work/plugin" \
+"$bin/dp_bench" --runs 1 --allocs 5000 --idle-seconds 5 --plugin "$work/plugin" \
   >"$work/bench.log" 2>&1 || { cat "$work/bench.log" >&2; exit 1; }
 
 # Every function that has costs of its own (an "fn=" block). Callgrind compresses names:

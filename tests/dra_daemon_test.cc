@@ -9,9 +9,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -181,6 +185,37 @@ TEST_F(DraDaemonTest, PublishesPreparesAndStaysPublished) {
   EXPECT_FALSE(
       std::filesystem::exists(kubelet_root_ + "/plugins_registry/rdma.hcashare.io-reg.sock"));
   EXPECT_FALSE(Devices().empty());
+}
+
+// At the daemon's default health settings an RDMA port state change, which no event
+// announces (sysfs cannot signal it), reaches the slice within a second. The second device
+// goes down right after the first one's change was published, i.e. just after a poll: with
+// a poll interval over a second it would wait that long.
+TEST_F(DraDaemonTest, APortStateChangeReachesTheSliceWithinASecondAtTheDefaults) {
+  WriteConfig(kDraConfig);
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = Spawn({"--config", config_, "--kubeconfig", kubeconfig_, "--node-name", kNode,
+                  "--cdi-spec-dir", tmp_.path() + "/cdi"},
+                 "defaults.log");
+  ASSERT_TRUE(p.ok());
+  const auto healthy = [&](const char* device) -> std::optional<bool> {
+    auto d = Devices();
+    if (!d.count(device)) return std::nullopt;
+    return d[device]["attributes"]["healthy"]["bool"].get<bool>();
+  };
+  ASSERT_TRUE(WaitUntil([&] {
+    return healthy("pci-0000-af-00-0") == true && healthy("pci-0000-af-00-1") == true;
+  })) << ReadTextFile(tmp_.path() + "/defaults.log");
+  for (const auto& [address, device] : {std::pair{"0000:af:00.0", "pci-0000-af-00-0"},
+                                        std::pair{"0000:af:00.1", "pci-0000-af-00-1"}}) {
+    SCOPED_TRACE(device);
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(env_.node.SetPortState(address, 1, "1: DOWN").ok());
+    ASSERT_TRUE(WaitUntil([&] { return healthy(device) == false; }, milliseconds(5000)));
+    EXPECT_LE(testing::MsSince(start), kPublishBound.count());
+  }
+  ASSERT_TRUE(p->Signal(SIGTERM).ok());
+  EXPECT_TRUE(p->Wait(milliseconds(5000)).ok());
 }
 
 // The claims a kubelet may send, through the daemon's socket: another driver's results mixed
