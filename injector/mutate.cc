@@ -180,10 +180,12 @@ std::optional<std::string> DraWithoutClaims(const json* spec,
   if (claims && claims->is_array() && !claims->empty()) return std::nullopt;
   std::vector<std::string> named;
   for (const auto& [network, resource] : dra) named.push_back(network + " (" + resource + ")");
-  return "network" + std::string(dra.size() > 1 ? "s " : " ") + Join(named, ", ") +
-         " get their device from a DRA ResourceClaim (" + kResourceApiAnnotation +
-         ": dra), but the pod has no spec.resourceClaims: add a claim for the device, or " +
-         (dra.size() > 1 ? "these attachments" : "the attachment") + " will find none";
+  const bool several = dra.size() > 1;
+  return "network" + std::string(several ? "s " : " ") + Join(named, ", ") +
+         (several ? " get their devices" : " gets its device") + " from a DRA ResourceClaim (" +
+         kResourceApiAnnotation + ": dra), but the pod has no spec.resourceClaims: add a claim " +
+         (several ? "for them, or these attachments" : "for it, or the attachment") +
+         " will find no device";
 }
 
 // Appends the operations that give container `index` at least `counts` (request == limit).
