@@ -16,6 +16,7 @@ PACKAGES=(
   libboost-dev libssl-dev  # Boost.Beast/Asio (HTTP) and OpenSSL (TLS): docs/architecture.md
   lld  # links the static device plugin in its symbol order (deviceplugin/CMakeLists.txt)
   iproute2 procps clang-format
+  gdb  # the stacks of a test's child that did not end in time (testing/stuck_process.h)
   containernetworking-plugins  # reference IPAM plugins (host-local) for the CNI tests
   "$@"
 )

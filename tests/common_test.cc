@@ -40,6 +40,7 @@
 #include "nl/link_events.h"
 #include "nl/netlink.h"
 #include "nl/rdma_netlink.h"
+#include "testing/stuck_process.h"
 #include "tests/test_util.h"
 
 namespace fs = std::filesystem;
@@ -637,6 +638,26 @@ TEST(SubprocessTest, DieWithParentKillsTheChildOfAnEndedProcess) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << "10 subreaper, 11 pipe, 12 spawn, 13 wait, 14 the bound "
                                        "child was not SIGKILLed, 15 the free child ended";
+}
+
+// A child that ignores the signal: the failure names its threads and where they wait (and,
+// with gdb, their stacks), and the child is killed and reaped; one that obeys gives its code.
+TEST(SubprocessTest, SignalAndWaitDescribesAChildThatDidNotEnd) {
+  auto p = Subprocess::Spawn({"/bin/sleep", "60"});
+  ASSERT_TRUE(p.ok());
+  auto rc = fake::SignalAndWait(*p, SIGCONT, std::chrono::milliseconds(200));
+  ASSERT_FALSE(rc.ok());
+  const std::string what = rc.status().message();
+  EXPECT_NE(what.find("'sleep' state S"), std::string::npos) << what;
+  if (::access("/usr/bin/gdb", X_OK) == 0) {
+    EXPECT_NE(what.find("#0 "), std::string::npos) << what;
+  }
+  EXPECT_FALSE(p->Signal(SIGCONT).ok()) << "killed and reaped";
+
+  auto q = Subprocess::Spawn({"/bin/sleep", "60"});
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(fake::SignalAndWait(*q, SIGTERM, std::chrono::milliseconds(10000)).value_or(-1),
+            128 + SIGTERM);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "common/unique_fd.h"
+#include "testing/stuck_process.h"
 #include "tests/daemon_fixture.h"
 #include "tests/support/dp_configs.h"
 
@@ -47,15 +48,12 @@ class DaemonHostileTest : public DaemonTest {
   }
   std::string Log() const { return ReadTextFile(tmp_.path() + "/plugin.log"); }
 
-  // Sends SIGTERM to `p` and returns its exit code (-1: it did not end within kSafety).
+  // Sends SIGTERM to `p` and returns its exit code (-1: it did not end within kSafety; the
+  // failure then shows what each of its threads was doing).
   static int TermAndWait(Subprocess& p) {
-    if (!p.Signal(SIGTERM).ok()) return -1;
-    auto rc = p.Wait(kSafety);
-    if (!rc.ok()) {
-      (void)p.Signal(SIGKILL);
-      return -1;
-    }
-    return *rc;
+    auto rc = fake::SignalAndWait(p, SIGTERM, kSafety);
+    if (!rc.ok()) ADD_FAILURE() << rc.status().ToString();
+    return rc.value_or(-1);
   }
 };
 
