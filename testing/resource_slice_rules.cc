@@ -9,33 +9,67 @@ namespace {
 
 using json = nlohmann::json;
 
-const size_t kMaxDevices = 128;
-const size_t kMaxDevicesAdvanced = 64;
-const size_t kMaxAttributesAndCapacities = 32;
-const size_t kMaxAttributeText = 64;
-const char* const kListValues[] = {"ints", "bools", "strings", "versions"};
-const char* const kValues[] = {"int",  "bool",  "string",  "version",
-                               "ints", "bools", "strings", "versions"};
+constexpr size_t kMaxDevices = 128;
+constexpr size_t kMaxDevicesAdvanced = 64;  // with taints, counters or list attributes
+constexpr size_t kMaxAttributesAndCapacities = 32;
+constexpr size_t kMaxValueLength = 64;  // string and version attributes
 
+// `text` cut at every `sep` (empty pieces kept).
+std::vector<std::string> SplitOn(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  for (size_t start = 0;;) {
+    const size_t end = text.find(sep, start);
+    out.push_back(text.substr(start, end == std::string::npos ? end : end - start));
+    if (end == std::string::npos) return out;
+    start = end + 1;
+  }
+}
+
+bool IsAlnumLower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63.
 bool IsDnsLabel(const std::string& s) {
-  static const std::regex re("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
-  return s.size() <= 63 && std::regex_match(s, re);
+  if (s.empty() || s.size() > 63 || !IsAlnumLower(s.front()) || !IsAlnumLower(s.back())) {
+    return false;
+  }
+  for (char c : s) {
+    if (!IsAlnumLower(c) && c != '-') return false;
+  }
+  return true;
 }
 
+// DNS labels joined by '.', at most `max` in all.
 bool IsDnsSubdomain(const std::string& s, size_t max) {
-  static const std::regex re(
-      R"(^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$)");
-  return s.size() <= max && std::regex_match(s, re);
+  if (s.empty() || s.size() > max) return false;
+  for (const std::string& label : SplitOn(s, '.')) {
+    if (!IsDnsLabel(label)) return false;
+  }
+  return true;
 }
 
-bool IsQualifiedName(const std::string& s) {
-  static const std::regex id("^[A-Za-z_][A-Za-z0-9_]*$");
-  const size_t slash = s.find('/');
-  const std::string name = slash == std::string::npos ? s : s.substr(slash + 1);
-  if (name.size() > 32 || !std::regex_match(name, id)) return false;
-  return slash == std::string::npos || IsDnsSubdomain(s.substr(0, slash), 63);
+// A C identifier of at most 32 characters.
+bool IsCIdentifier(const std::string& s) {
+  if (s.empty() || s.size() > 32) return false;
+  if (!std::isalpha(static_cast<unsigned char>(s[0])) && s[0] != '_') return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
 }
 
+// Why `name` is no qualified name (a C identifier, or "<DNS subdomain <= 63>/<C identifier>"),
+// or "".
+std::string QualifiedNameProblem(const std::string& name) {
+  const size_t slash = name.find('/');
+  const std::string id = slash == std::string::npos ? name : name.substr(slash + 1);
+  if (slash != std::string::npos && !IsDnsSubdomain(name.substr(0, slash), 63)) {
+    return "the domain must be a DNS subdomain of at most 63 characters";
+  }
+  if (!IsCIdentifier(id)) return "the name must be a C identifier of at most 32 characters";
+  return "";
+}
+
+// MAJOR.MINOR.PATCH[-pre][+build], semantic versioning 2.0.0 exactly.
 bool IsSemver(const std::string& s) {
   static const std::regex re(
       R"(^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*))"
@@ -44,117 +78,245 @@ bool IsSemver(const std::string& s) {
   return std::regex_match(s, re);
 }
 
-bool IsQuantity(const json& q) {
-  if (q.is_number()) return true;
+// A Kubernetes quantity: a decimal number with an optional suffix (Ki, M, m, e3, ...).
+bool IsQuantity(const std::string& s) {
   static const std::regex re(
-      R"(^[+-]?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?\d+)?$)");
-  return q.is_string() && std::regex_match(q.get<std::string>(), re);
+      R"(^[+-]?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$)");
+  return std::regex_match(s, re);
 }
 
-class Rules {
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string Quoted(const json& v) {
+  return v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
+}
+
+// The problems of one slice, as the API server words them.
+class SliceCheck {
  public:
+  SliceCheck(bool v1beta1, size_t max) : v1beta1_(v1beta1), max_(max) {}
+
+  void Add(const std::string& field, const std::string& what) {
+    if (problems_.size() < max_) problems_.push_back({field, what});
+  }
+  void Invalid(const std::string& field, const json& value, const std::string& why) {
+    Add(field, "Invalid value: " + Quoted(value) + ": " + why);
+  }
+
   void Slice(const json& slice) {
-    const json& spec = slice["spec"];
-    // The server lower-cases the driver name before it checks it ("RDMA.example.com" passes).
-    std::string driver = spec.value("driver", "");
-    for (char& c : driver) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (!IsDnsSubdomain(driver, 63)) {
-      Error("spec.driver", "not a DNS subdomain of at most 63 characters");
+    const json spec = slice.value("spec", json());
+    if (!spec.is_object()) {
+      Add("spec", "Required value");
+    } else {
+      Spec(spec);
     }
-    const std::string pool = spec["pool"].value("name", "");
-    bool pool_ok = !pool.empty() && pool.size() <= 253;
-    for (size_t start = 0; pool_ok && start <= pool.size();) {
-      size_t end = pool.find('/', start);
-      if (end == std::string::npos) end = pool.size();
-      pool_ok = IsDnsSubdomain(pool.substr(start, end - start), 253);
-      start = end + 1;
-    }
-    if (!pool_ok) Error("spec.pool.name", "not DNS subdomains joined by '/' (253 at most)");
-    if (spec["pool"].value("resourceSliceCount", int64_t{0}) <= 0) {
-      Error("spec.pool.resourceSliceCount", "must be above 0");
-    }
-    int placements = spec.contains("nodeName") + spec.contains("nodeSelector") +
-                     spec.value("allNodes", false) + spec.value("perDeviceNodeSelection", false);
-    if (placements != 1) {
-      Error("spec", "exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection");
-    }
+    const json metadata = slice.value("metadata", json::object());
     const json refs =
-        slice.value("metadata", json::object()).value("ownerReferences", json::array());
-    for (size_t i = 0; i < refs.size(); ++i) {
-      if (refs[i].value("uid", "").empty()) {
-        Error("metadata.ownerReferences[" + std::to_string(i) + "].uid", "must not be empty");
+        metadata.is_object() ? metadata.value("ownerReferences", json::array()) : json::array();
+    for (size_t i = 0; refs.is_array() && i < refs.size(); ++i) {
+      const json uid = refs[i].is_object() ? refs[i].value("uid", json()) : json();
+      if (!uid.is_string() || uid.get<std::string>().empty()) {
+        Add("metadata.ownerReferences[" + std::to_string(i) + "].uid", "Required value");
       }
     }
-    const bool beta1 = slice["apiVersion"] == "resource.k8s.io/v1beta1";
+  }
+
+  void Spec(const json& spec) {
+    const json driver = spec.value("driver", json());
+    if (!driver.is_string() || driver.get<std::string>().empty()) {
+      Add("spec.driver", "Required value");
+    } else if (!IsDnsSubdomain(Lower(driver.get<std::string>()), 63)) {  // checked lower-cased
+      Invalid("spec.driver", driver,
+              "a lowercase DNS subdomain of at most 63 characters is required");
+    }
+    Pool(spec.value("pool", json()));
+    int selectors = 0;
+    selectors += spec.contains("nodeName") && spec["nodeName"] != "";
+    selectors += spec.contains("nodeSelector");
+    selectors += spec.value("allNodes", json()) == true;
+    selectors += spec.value("perDeviceNodeSelection", json()) == true;
+    if (selectors != 1) {
+      Add("spec",
+          "Invalid value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
+          "`perDeviceNodeSelection` is required");
+    }
+    if (spec.contains("nodeName") && spec["nodeName"].is_string() && spec["nodeName"] != "" &&
+        !IsDnsSubdomain(spec["nodeName"].get<std::string>(), 253)) {
+      Invalid("spec.nodeName", spec["nodeName"], "a lowercase DNS subdomain is required");
+    }
     const json devices = spec.value("devices", json::array());
-    bool advanced = false;
+    if (!devices.is_array()) {
+      Add("spec.devices", "Invalid value: must be a list");
+      return;
+    }
+    Devices(devices);
+  }
+
+  void Pool(const json& pool) {
+    if (!pool.is_object()) {
+      Add("spec.pool", "Required value");
+      return;
+    }
+    const json name = pool.value("name", json());
+    if (!name.is_string() || name.get<std::string>().empty()) {
+      Add("spec.pool.name", "Required value");
+    } else {
+      const std::string& n = name.get_ref<const std::string&>();
+      bool ok = n.size() <= 253;
+      for (const std::string& part : SplitOn(n, '/')) ok = ok && IsDnsSubdomain(part, 253);
+      if (!ok) Invalid("spec.pool.name", name, "DNS subdomains joined by '/' (at most 253)");
+    }
+    const json generation = pool.value("generation", json(0));
+    if (!generation.is_number_integer() || generation.get<int64_t>() < 0) {
+      Invalid("spec.pool.generation", generation, "must be greater than or equal to 0");
+    }
+    const json count = pool.value("resourceSliceCount", json());
+    if (!count.is_number_integer() || count.get<int64_t>() < 1) {
+      Invalid("spec.pool.resourceSliceCount", count, "must be greater than zero");
+    }
+  }
+
+  void Devices(const json& devices) {
     std::set<std::string> names;
+    bool advanced = false;
     for (size_t i = 0; i < devices.size(); ++i) {
-      const std::string at = "spec.devices[" + std::to_string(i) + "]";
-      const std::string name = devices[i].value("name", "");
-      if (!IsDnsLabel(name)) Error(at + ".name", "\"" + name + "\" is not a DNS label");
-      if (!names.insert(name).second) Error(at + ".name", "\"" + name + "\" is not unique");
-      const json body = beta1 ? devices[i].value("basic", json::object()) : devices[i];
-      advanced = Device(body, beta1 ? at + ".basic" : at) || advanced;
+      const std::string field = "spec.devices[" + std::to_string(i) + "]";
+      const json& d = devices[i];
+      if (!d.is_object()) {
+        Add(field, "Invalid value: must be an object");
+        continue;
+      }
+      const json name = d.value("name", json());
+      if (!name.is_string() || name.get<std::string>().empty()) {
+        Add(field + ".name", "Required value");
+      } else if (!IsDnsLabel(name.get<std::string>())) {
+        Invalid(field + ".name", name,
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+                "or '-', start and end with one, at most 63 characters");
+      } else if (!names.insert(name.get<std::string>()).second) {
+        Add(field + ".name", "Duplicate value: " + Quoted(name));
+      }
+      if (v1beta1_ && !d.contains("basic")) Add(field + ".basic", "Required value");
+      if (!v1beta1_ && d.contains("basic")) {
+        Add(field + ".basic", "Forbidden: the v1beta1 shape; this version has no `basic`");
+      }
+      const json& body = v1beta1_ ? d.value("basic", json::object()) : d;
+      if (!body.is_object()) {
+        Add(field + ".basic", "Invalid value: must be an object");
+        continue;
+      }
+      const std::string at = v1beta1_ ? field + ".basic" : field;
+      advanced |= body.contains("taints") || body.contains("consumesCounters");
+      advanced |= Attributes(at, body.value("attributes", json::object()));
+      Capacity(at, body.value("capacity", json::object()));
+      const size_t total = body.value("attributes", json::object()).size() +
+                           body.value("capacity", json::object()).size();
+      if (total > kMaxAttributesAndCapacities) {
+        Add(at, "Too many: " + std::to_string(total) +
+                    ": must have at most 32 attributes and capacities combined");
+      }
     }
     const size_t max = advanced ? kMaxDevicesAdvanced : kMaxDevices;
     if (devices.size() > max) {
-      Error("spec.devices", std::to_string(devices.size()) + " devices, more than " +
-                                std::to_string(max) +
-                                (advanced ? " (taints, counters or list attributes)" : ""));
+      Add("spec.devices", "Too many: " + std::to_string(devices.size()) + ": must have at most " +
+                              std::to_string(max) + " items");
     }
   }
 
-  std::vector<std::string> errors;
+  // True when an attribute is list-typed.
+  bool Attributes(const std::string& at, const json& attributes) {
+    if (!attributes.is_object()) {
+      Add(at + ".attributes", "Invalid value: must be a map");
+      return false;
+    }
+    bool lists = false;
+    for (const auto& [name, value] : attributes.items()) {
+      const std::string field = at + ".attributes[" + name + "]";
+      if (std::string why = QualifiedNameProblem(name); !why.empty()) {
+        Invalid(at + ".attributes", name, why);
+      }
+      if (!value.is_object() || value.size() != 1) {
+        Add(field, "Invalid value: exactly one value must be specified");
+        continue;
+      }
+      // The one member (a structured binding to *items().begin() would dangle: the
+      // iteration proxy is a temporary).
+      const auto member = value.begin();
+      const std::string type = member.key();
+      const json& v = member.value();
+      lists |= type == "ints" || type == "bools" || type == "strings" || type == "versions";
+      Value(field + "." + type, type, v);
+    }
+    return lists;
+  }
+
+  void Value(const std::string& field, const std::string& type, const json& v) {
+    if (type == "ints" || type == "bools" || type == "strings" || type == "versions") {
+      if (!v.is_array() || v.empty()) {
+        Add(field, "Invalid value: must be a non-empty list");
+        return;
+      }
+      for (size_t i = 0; i < v.size(); ++i) {
+        Value(field + "[" + std::to_string(i) + "]", type.substr(0, type.size() - 1), v[i]);
+      }
+    } else if (type == "int") {
+      if (!v.is_number_integer()) Invalid(field, v, "must be an integer");
+    } else if (type == "bool") {
+      if (!v.is_boolean()) Invalid(field, v, "must be a boolean");
+    } else if (type == "string" || type == "version") {
+      if (!v.is_string()) {
+        Invalid(field, v, "must be a string");
+      } else if (v.get<std::string>().size() > kMaxValueLength) {
+        Add(field, "Too long: may not be more than 64 bytes");
+      } else if (type == "version" && !IsSemver(v.get<std::string>())) {
+        Invalid(field, v, "must be a semantic version");
+      }
+    } else {
+      Add(field, "Unsupported value: \"" + type + "\"");
+    }
+  }
+
+  void Capacity(const std::string& at, const json& capacity) {
+    if (!capacity.is_object()) {
+      Add(at + ".capacity", "Invalid value: must be a map");
+      return;
+    }
+    for (const auto& [name, value] : capacity.items()) {
+      if (std::string why = QualifiedNameProblem(name); !why.empty()) {
+        Invalid(at + ".capacity", name, why);
+      }
+      const json q = value.is_object() ? value.value("value", json()) : json();
+      if (!q.is_number() && (!q.is_string() || !IsQuantity(q.get<std::string>()))) {
+        Invalid(at + ".capacity[" + name + "].value", q, "must be a quantity");
+      }
+    }
+  }
+
+  std::vector<SliceProblem> problems_;
 
  private:
-  void Error(const std::string& path, const std::string& what) {
-    errors.push_back(path + ": " + what);
-  }
-
-  // The device's own rules; true when it counts for the smaller slice limit.
-  bool Device(const json& d, const std::string& at) {
-    bool advanced = d.contains("taints") || d.contains("consumesCounters");
-    const json attrs = d.value("attributes", json::object());
-    const json caps = d.value("capacity", json::object());
-    if (attrs.size() + caps.size() > kMaxAttributesAndCapacities) {
-      Error(at, std::to_string(attrs.size() + caps.size()) +
-                    " attributes and capacities, more than " +
-                    std::to_string(kMaxAttributesAndCapacities));
-    }
-    for (const auto& [name, value] : attrs.items()) {
-      const std::string path = at + ".attributes." + name;
-      if (!IsQualifiedName(name)) Error(path, "not a qualified name");
-      int set = 0;
-      for (const char* k : kValues) set += value.contains(k);
-      if (set != 1) Error(path, "must have exactly one value, has " + std::to_string(set));
-      for (const char* k : kListValues) advanced = advanced || value.contains(k);
-      for (const char* k : {"string", "version"}) {
-        if (value.contains(k) && value[k].get<std::string>().size() > kMaxAttributeText) {
-          Error(path + "." + k, "longer than 64 characters");
-        }
-      }
-      if (value.contains("version") && !IsSemver(value["version"].get<std::string>())) {
-        Error(path + ".version",
-              "\"" + value["version"].get<std::string>() + "\" is not a semantic version 2.0.0");
-      }
-    }
-    for (const auto& [name, value] : caps.items()) {
-      const std::string path = at + ".capacity." + name;
-      if (!IsQualifiedName(name)) Error(path, "not a qualified name");
-      if (!IsQuantity(value["value"]))
-        Error(path + ".value", value["value"].dump() + " is not a quantity");
-    }
-    return advanced;
-  }
+  const bool v1beta1_;
+  const size_t max_;
 };
 
 }  // namespace
 
+std::vector<SliceProblem> ResourceSliceProblems(const json& slice, bool v1beta1, size_t max) {
+  SliceCheck check(v1beta1, max);
+  check.Slice(slice);
+  return std::move(check.problems_);
+}
+
 std::vector<std::string> ResourceSliceRuleProblems(const json& slice) {
-  Rules rules;
-  rules.Slice(slice);
-  return rules.errors;
+  std::vector<std::string> out;
+  for (const SliceProblem& p :
+       ResourceSliceProblems(slice, slice.value("apiVersion", "") == "resource.k8s.io/v1beta1")) {
+    out.push_back(p.field + ": " + p.what);
+  }
+  return out;
 }
 
 }  // namespace hcashare::testing

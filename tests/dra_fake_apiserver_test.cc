@@ -178,8 +178,13 @@ TEST_F(DraFakeApiServerTest, SlicesAreValidated) {
   s = Slice("node-a");
   s["spec"]["pool"]["resourceSliceCount"] = 0;
   ExpectInvalid(s, "spec.pool.resourceSliceCount");
-  ExpectInvalid(Slice("node-a", "Rdma.hcashare.io"), "spec.driver");
+  ExpectInvalid(Slice("node-a", "rdma_x.hcashare.io"), "spec.driver");
   ExpectInvalid(Slice("node-a", std::string(61, 'a') + ".io"), "spec.driver");
+  // The server checks the driver name lower-cased (kube-apiserver v1.34.9 took this one).
+  EXPECT_EQ(Post(Slice("node-c", "Rdma.hcashare.io")).first, 201);
+  s = Slice("node-a");
+  s["metadata"]["ownerReferences"] = {{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "n"}}};
+  ExpectInvalid(s, "metadata.ownerReferences[0].uid", "Required value");
   s = Slice("node-a");
   s["spec"]["allNodes"] = true;
   ExpectInvalid(s, "spec", "Invalid value: exactly one of");

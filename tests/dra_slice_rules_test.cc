@@ -41,6 +41,12 @@ std::string Joined(const std::vector<std::string>& problems) {
 
 using Problems = std::vector<std::string>;
 
+// The API server's words for a bad driver name and for a slice placed 0 or 2 ways.
+const std::string kDriver = "a lowercase DNS subdomain of at most 63 characters is required";
+const std::string kOnePlacement =
+    "spec: Invalid value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
+    "`perDeviceNodeSelection` is required";
+
 TEST(DraSliceRulesTest, NamesMustBeDnsAndQualified) {
   json ok = SliceOf({Device("pci-0000-3b-00-0")});
   ASSERT_EQ(Joined(ValidateResourceSlice(ok)), "");
@@ -53,15 +59,20 @@ TEST(DraSliceRulesTest, NamesMustBeDnsAndQualified) {
   s["spec"]["devices"][1]["attributes"]["resource.kubernetes.io/pcieRoot"] = {{"string", "p"}};
   s["spec"]["devices"][1]["capacity"] = {{"shares!", {{"value", "1"}}}};
   auto p = ValidateResourceSlice(s);
+  const std::string kLabel =
+      ": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+      "start and end with one, at most 63 characters";
+  const std::string kIdentifier = ": the name must be a C identifier of at most 32 characters";
   EXPECT_EQ(p, (Problems{
-                   "spec.driver: not a DNS subdomain of at most 63 characters",
-                   "spec.pool.name: not DNS subdomains joined by '/' (253 at most)",
-                   "spec.devices[0].name: \"pci-0000:3b:00.0\" is not a DNS label",
-                   "spec.devices[1].attributes.bad name: not a qualified name",
-                   "spec.devices[1].attributes.example.com/" + std::string(33, 'a') +
-                       ": not a qualified name",
-                   "spec.devices[1].capacity.shares!: not a qualified name",
-                   "spec.devices[2].name: \"x\" is not unique",
+                   "spec.driver: Invalid value: \"rdma_x.hcashare.io\": " + kDriver,
+                   "spec.pool.name: Invalid value: \"node_a\": DNS subdomains joined by '/' (at "
+                   "most 253)",
+                   "spec.devices[0].name: Invalid value: \"pci-0000:3b:00.0\"" + kLabel,
+                   "spec.devices[1].attributes: Invalid value: \"bad name\"" + kIdentifier,
+                   "spec.devices[1].attributes: Invalid value: \"example.com/" +
+                       std::string(33, 'a') + "\"" + kIdentifier,
+                   "spec.devices[1].capacity: Invalid value: \"shares!\"" + kIdentifier,
+                   "spec.devices[2].name: Duplicate value: \"x\"",
                }))
       << Joined(p);
 }
@@ -75,7 +86,8 @@ TEST(DraSliceRulesTest, TheDriverNameIsCheckedLowerCased) {
   EXPECT_EQ(Joined(ValidateResourceSlice(s)), "");
   s["spec"]["driver"] = std::string(61, 'a') + ".io";
   EXPECT_EQ(ValidateResourceSlice(s),
-            Problems{"spec.driver: not a DNS subdomain of at most 63 characters"});
+            Problems{"spec.driver: Invalid value: \"" + s["spec"]["driver"].get<std::string>() +
+                     "\": " + kDriver});
 }
 
 TEST(DraSliceRulesTest, AttributesHoldExactlyOneWellFormedValue) {
@@ -90,11 +102,12 @@ TEST(DraSliceRulesTest, AttributesHoldExactlyOneWellFormedValue) {
     const std::string at = v == ApiVersion::kV1beta1 ? "spec.devices[0].basic" : "spec.devices[0]";
     auto p = ValidateResourceSlice(SliceOf({d}, v));
     EXPECT_EQ(p, (Problems{
-                     at + ".attributes.fw.version: \"28.39\" is not a semantic version 2.0.0",
-                     at + ".attributes.long.string: longer than 64 characters",
-                     at + ".attributes.none: must have exactly one value, has 0",
-                     at + ".attributes.two: must have exactly one value, has 2",
-                     at + ".capacity.shares.value: \"1.5.0\" is not a quantity",
+                     at + ".attributes[fw].version: Invalid value: \"28.39\": must be a "
+                          "semantic version",
+                     at + ".attributes[long].string: Too long: may not be more than 64 bytes",
+                     at + ".attributes[none]: Invalid value: exactly one value must be specified",
+                     at + ".attributes[two]: Invalid value: exactly one value must be specified",
+                     at + ".capacity[shares].value: Invalid value: \"1.5.0\": must be a quantity",
                  }))
         << Joined(p);
   }
@@ -104,15 +117,14 @@ TEST(DraSliceRulesTest, DeviceAndAttributeLimits) {
   std::vector<json> devices;
   for (int i = 0; i < 129; ++i) devices.push_back(Device("d" + std::to_string(i)));
   EXPECT_EQ(ValidateResourceSlice(SliceOf(devices)),
-            Problems{"spec.devices: 129 devices, more than 128"});
+            Problems{"spec.devices: Too many: 129: must have at most 128 items"});
   devices.resize(128);
   EXPECT_EQ(Joined(ValidateResourceSlice(SliceOf(devices))), "");
   // Taints (or counters, or list attributes) halve it.
   devices.resize(65);
   devices[64]["taints"] = {{{"key", "example.com/broken"}, {"effect", "NoSchedule"}}};
-  EXPECT_EQ(
-      ValidateResourceSlice(SliceOf(devices)),
-      Problems{"spec.devices: 65 devices, more than 64 (taints, counters or list attributes)"});
+  EXPECT_EQ(ValidateResourceSlice(SliceOf(devices)),
+            Problems{"spec.devices: Too many: 65: must have at most 64 items"});
   devices.resize(64);
   devices[63]["attributes"]["numa"] = {{"ints", {0, 1}}};
   EXPECT_EQ(Joined(ValidateResourceSlice(SliceOf(devices), SliceSchemaExtension::kListAttributes)),
@@ -123,7 +135,8 @@ TEST(DraSliceRulesTest, DeviceAndAttributeLimits) {
   EXPECT_EQ(Joined(ValidateResourceSlice(SliceOf({full}))), "");
   full["attributes"]["oneMore"] = {{"int", 1}};
   EXPECT_EQ(ValidateResourceSlice(SliceOf({full})),
-            Problems{"spec.devices[0]: 33 attributes and capacities, more than 32"});
+            Problems{"spec.devices[0]: Too many: 33: must have at most 32 attributes and "
+                     "capacities combined"});
 }
 
 TEST(DraSliceRulesTest, PlacementPoolAndOwner) {
@@ -131,16 +144,12 @@ TEST(DraSliceRulesTest, PlacementPoolAndOwner) {
   s["spec"].erase("nodeName");
   s["spec"]["pool"]["resourceSliceCount"] = 0;
   s["metadata"]["ownerReferences"][0]["uid"] = "";
-  EXPECT_EQ(
-      ValidateResourceSlice(s),
-      (Problems{"spec.pool.resourceSliceCount: must be above 0",
-                "spec: exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection",
-                "metadata.ownerReferences[0].uid: must not be empty"}));
+  EXPECT_EQ(ValidateResourceSlice(s),
+            (Problems{"spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero",
+                      kOnePlacement, "metadata.ownerReferences[0].uid: Required value"}));
   s = SliceOf({Device("d0")});
   s["spec"]["allNodes"] = true;
-  EXPECT_EQ(
-      ValidateResourceSlice(s),
-      Problems{"spec: exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection"});
+  EXPECT_EQ(ValidateResourceSlice(s), Problems{kOnePlacement});
   s["spec"].erase("nodeName");
   s["metadata"].erase("ownerReferences");
   EXPECT_EQ(Joined(ValidateResourceSlice(s)), "");
@@ -154,7 +163,9 @@ TEST(DraSliceRulesTest, SchemaProblemsComeFirst) {
             Problems{"spec.pool.generation: expected integer, got string \"1\""});
   s["spec"]["pool"]["generation"] = 1;
   EXPECT_EQ(ValidateResourceSlice(s),
-            Problems{"spec.devices[0].name: \"Not_A_Label\" is not a DNS label"});
+            Problems{"spec.devices[0].name: Invalid value: \"Not_A_Label\": a lowercase RFC "
+                     "1123 label must consist of lower case alphanumeric characters or '-', "
+                     "start and end with one, at most 63 characters"});
 }
 
 }  // namespace
