@@ -43,4 +43,40 @@ std::string PathAsFileName(const std::string& path) {
   return out;
 }
 
+size_t FirstNonUtf8Byte(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    // The sequence length and the range of its second byte (RFC 3629's table), which
+    // excludes overlong forms, surrogates and code points past U+10FFFF.
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (b >= 0xC2 && b <= 0xDF) {
+      n = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      n = 3;
+      if (b == 0xE0) lo = 0xA0;
+      if (b == 0xED) hi = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      n = 4;
+      if (b == 0xF0) lo = 0x90;
+      if (b == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n > s.size()) return i;
+    const auto second = static_cast<unsigned char>(s[i + 1]);
+    if (second < lo || second > hi) return i;
+    for (size_t k = 2; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i;
+    }
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace hcashare

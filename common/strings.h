@@ -20,4 +20,9 @@ std::string ReplaceAny(std::string s, const std::string& chars, char with);
 // '/' becomes '_', every other byte %XX ("/var/lib/kubelet" -> "_var_lib_kubelet").
 std::string PathAsFileName(const std::string& path);
 
+// The offset of the first byte of `s` that does not begin or continue a well-formed UTF-8
+// sequence (overlong forms, surrogates, code points past U+10FFFF and sequences cut short
+// are ill-formed), or std::string_view::npos when all of `s` is UTF-8.
+size_t FirstNonUtf8Byte(std::string_view s);
+
 }  // namespace hcashare

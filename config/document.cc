@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
+#include "common/strings.h"
 #include "config/json_fields.h"
 #include "config/prescan.h"
 
@@ -195,6 +197,24 @@ std::string DescribeYamlError(const YAML::Exception& e) {
   return out + ": " + e.msg;
 }
 
+// "invalid YAML at line L, column C: not UTF-8 (byte 0xXX)" for the byte at `offset`; the
+// column counts characters (the text before it on its line is UTF-8).
+std::string DescribeNonUtf8(const std::string& text, size_t offset) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++column;
+    }
+  }
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[offset]));
+  return "invalid YAML at line " + std::to_string(line) + ", column " + std::to_string(column) +
+         ": not UTF-8 (byte " + byte + ")";
+}
+
 }  // namespace
 
 Document ParseJsonText(const std::string& text) {
@@ -209,6 +229,11 @@ Document ParseJsonText(const std::string& text) {
 
 Document ParseYamlText(const std::string& text) {
   Document doc;
+  // YAML is Unicode text; yaml-cpp passes other bytes through into names that then cannot
+  // be printed as JSON. (JSON text is checked by its parser.)
+  if (const size_t bad = FirstNonUtf8Byte(text); bad != std::string_view::npos) {
+    return SyntaxError(DescribeNonUtf8(text, bad));
+  }
   try {
     // yaml-cpp's own tree takes ~450 bytes a node: it is built only for a text that passed.
     Prescan scan = PrescanYaml(text);

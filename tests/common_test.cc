@@ -31,6 +31,7 @@
 #include "common/owned_files.h"
 #include "common/process.h"
 #include "common/status.h"
+#include "common/strings.h"
 #include "common/temp_dir.h"
 #include "config/config.h"
 #include "config/names.h"
@@ -658,6 +659,25 @@ TEST(SubprocessTest, SignalAndWaitDescribesAChildThatDidNotEnd) {
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(fake::SignalAndWait(*q, SIGTERM, std::chrono::milliseconds(10000)).value_or(-1),
             128 + SIGTERM);
+}
+
+// RFC 3629's well-formed sequences, at their edges; the offset is that of the sequence's
+// first byte.
+TEST(StringsTest, FirstNonUtf8ByteFollowsRfc3629) {
+  constexpr size_t kNone = std::string_view::npos;
+  EXPECT_EQ(FirstNonUtf8Byte(""), kNone);
+  EXPECT_EQ(FirstNonUtf8Byte("plain ascii\n"), kNone);
+  EXPECT_EQ(FirstNonUtf8Byte("\xc2\x80 \xdf\xbf"), kNone);                 // U+0080, U+07FF
+  EXPECT_EQ(FirstNonUtf8Byte("\xe0\xa0\x80\xef\xbf\xbf"), kNone);          // U+0800, U+FFFF
+  EXPECT_EQ(FirstNonUtf8Byte("\xf0\x90\x80\x80\xf4\x8f\xbf\xbf"), kNone);  // U+10000, U+10FFFF
+  EXPECT_EQ(FirstNonUtf8Byte("ab\xff"), 2u);
+  EXPECT_EQ(FirstNonUtf8Byte("a\x80"), 1u);             // a lone continuation byte
+  EXPECT_EQ(FirstNonUtf8Byte("a\xc1\xbf"), 1u);         // overlong
+  EXPECT_EQ(FirstNonUtf8Byte("\xe0\x9f\xbf"), 0u);      // overlong
+  EXPECT_EQ(FirstNonUtf8Byte("\xed\xa0\x80"), 0u);      // a surrogate
+  EXPECT_EQ(FirstNonUtf8Byte("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
+  EXPECT_EQ(FirstNonUtf8Byte("xy\xe2\x82"), 2u);        // cut short
+  EXPECT_EQ(FirstNonUtf8Byte("\xe2\x82x"), 0u);         // not continued
 }
 
 }  // namespace

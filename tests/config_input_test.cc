@@ -190,6 +190,26 @@ TEST(ConfigMalformed, YamlBadIndentation) {
   ExpectOnlyError(outcome, "$", "invalid YAML");
 }
 
+// Text that is not UTF-8 is refused in both formats with its position (the fuzzer found a
+// YAML config with 0xFF bytes in an ifNames entry accepted, and its names then unprintable
+// as JSON); UTF-8 beyond ASCII still reads.
+TEST(ConfigMalformed, TextThatIsNotUtf8IsRefusedWithItsPosition) {
+  const std::string bad =
+      "configList:\n  - resourceName: a\n    rdmaHcaMax: 1\n"
+      "    selectors:\n      ifNames: [ib0, i\xff\xff"
+      "b]\n";
+  ExpectOnlyError(Yaml(bad), "$", "invalid YAML at line 5, column 23: not UTF-8 (byte 0xFF)");
+  ExpectOnlyError(Yaml("# caf\xe9\nconfigList: []\n"), "$", "line 1, column 6");
+  ExpectOnlyError(Yaml("configList: [\xc0\x80]\n"), "$", "not UTF-8 (byte 0xC0)");  // overlong
+  ExpectOnlyError(Yaml("configList: [\xed\xa0\x80]\n"), "$", "not UTF-8");          // a surrogate
+  ExpectOnlyError(Yaml("configList: [\xe2\x82]\n"), "$", "not UTF-8");              // cut short
+  ExpectOnlyError(Json("{\"configList\": [\"\xff\"]}"), "$", "invalid JSON");
+  const ParseOutcome ok = Yaml(
+      "# café, 日本, 🚀\nconfigList:\n  - resourceName: a\n    rdmaHcaMax: 1\n"
+      "    selectors:\n      vendors: [\"15b3\"]\n");
+  EXPECT_TRUE(ok.ok()) << FormatIssues(ok);
+}
+
 TEST(ConfigMalformed, EmptyInput) {
   ExpectOnlyError(ParseConfig(""), "$", "empty");
   ExpectOnlyError(ParseConfig("  \n\t\n"), "$", "empty");
