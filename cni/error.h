@@ -42,7 +42,7 @@ struct CniError {
 
 // The error object for `cni_version` (pass the configuration's version, or
 // kLatestVersion when none is known). `details` is omitted when empty. This module quotes
-// untrusted values as valid UTF-8; dump messages from elsewhere with error_handler_t::replace.
+// untrusted values as valid UTF-8; dump messages from elsewhere with DumpJson (json/dump.h).
 nlohmann::json ToJson(const CniError& error, std::string_view cni_version);
 
 // Reads an error object printed by a delegated plugin (e.g. IPAM): an object with an

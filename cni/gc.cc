@@ -1,6 +1,7 @@
 #include "cni/gc.h"
 
 #include "common/log.h"
+#include "json/dump.h"
 
 namespace hcashare::cni {
 
@@ -20,7 +21,7 @@ Status CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
     del.container_id = state.owner.container_id;
     del.ifname = state.owner.ifname;
     del.netns = state.owner.netns;
-    auto del_conf = ParseNetConf(state.netconf.dump(), Verb::kDel, conf.node);
+    auto del_conf = ParseNetConf(DumpJson(state.netconf), Verb::kDel, conf.node);
     LogInfo("GC: releasing an attachment the runtime no longer knows",
             {{"container", del.container_id}, {"ifname", del.ifname}, {"device", state.device}});
     Status st = CmdDel(del, del_conf.ok() ? *del_conf : conf, ctx);

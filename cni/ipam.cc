@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "common/process.h"
 #include "common/strings.h"
+#include "json/dump.h"
 
 namespace hcashare::cni {
 
@@ -32,7 +33,7 @@ Result<std::string> Exec(const CniEnv& env, const std::string& path, const std::
                                               "CNI_PATH=" + env.path,
                                               "PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
   LogDebug("running IPAM plugin", {{"plugin", path}, {"command", command}});
-  auto out = Execute(path, {path}, child_env, input.dump(), kIpamTimeout);
+  auto out = Execute(path, {path}, child_env, DumpJson(input), kIpamTimeout);
   if (!out.ok()) return Summarize(out.status(), "IPAM plugin " + type + " failed to run");
   if (out->exit_code == 0) return std::move(out->out);
   auto j = nlohmann::json::parse(out->out, nullptr, false);

@@ -22,6 +22,7 @@
 #include "common/host.h"
 #include "common/log.h"
 #include "dra/checkpoint.h"
+#include "json/dump.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -36,8 +37,7 @@ using json = nlohmann::json;
 int Fail(const Status& status, const std::string& version) {
   const CniError error = FromStatus(status);
   LogError(error.msg, {{"code", error.code}, {"details", error.details}});
-  std::cout << ToJson(error, version).dump(-1, ' ', false, json::error_handler_t::replace)
-            << std::endl;
+  std::cout << DumpJson(ToJson(error, version)) << std::endl;
   return 1;
 }
 
@@ -71,7 +71,7 @@ int RunPlugin(const PluginBackends& backends) {
   if (!env.ok()) return Fail(env.status(), version);
   if (!input.ok()) return Fail(input.status(), version);
   if (env->verb == Verb::kVersion) {
-    std::cout << VersionResult(version).dump() << std::endl;
+    std::cout << DumpJson(VersionResult(version)) << std::endl;
     return 0;
   }
   auto node = LoadNodeSettings(environment);

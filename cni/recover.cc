@@ -3,6 +3,7 @@
 #include "common/lock_file.h"
 #include "common/log.h"
 #include "common/netns.h"
+#include "json/dump.h"
 
 namespace hcashare::cni {
 
@@ -33,7 +34,7 @@ std::vector<RecoveryItem> RecoverAttachments(const AttachContext& ctx, const Nod
       env.ifname = state.owner.ifname;
       env.netns = IsStale(state.owner) ? "" : state.owner.netns;
       env.path = cni_path;
-      auto conf = ParseNetConf(state.netconf.dump(), Verb::kDel, node);
+      auto conf = ParseNetConf(DumpJson(state.netconf), Verb::kDel, node);
       if (!conf.ok()) {
         item.error = "its recorded configuration does not parse: " + conf.status().message();
       } else if (Status st = CmdDel(env, *conf, ctx); !st.ok()) {

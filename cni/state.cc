@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/netns.h"
 #include "common/safe_file.h"
+#include "json/dump.h"
 
 namespace hcashare::cni {
 namespace {
@@ -200,7 +201,7 @@ Status StateStore::Save(const AttachmentState& s) const {
             {"steps", s.steps},
             {"netconf", s.netconf},
             {"result", s.result}};
-  return WriteFileAtomically(AttachmentPath(s.owner.container_id, s.owner.ifname), j.dump(),
+  return WriteFileAtomically(AttachmentPath(s.owner.container_id, s.owner.ifname), DumpJson(j),
                              kStateFileMode);
 }
 
@@ -283,7 +284,7 @@ std::optional<DeviceOwner> StateStore::OwnerOf(const std::string& device) const 
 
 Status StateStore::SetOwner(const std::string& device, const DeviceOwner& owner) const {
   RETURN_IF_ERROR(EnsureDir("owners"));
-  return WriteFileAtomically(OwnerPath(device), OwnerToJson(owner).dump(), kStateFileMode);
+  return WriteFileAtomically(OwnerPath(device), DumpJson(OwnerToJson(owner)), kStateFileMode);
 }
 
 Status StateStore::ReleaseOwner(const std::string& device, const std::string& container_id,

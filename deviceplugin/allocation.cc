@@ -12,6 +12,7 @@
 #include "common/env_names.h"
 #include "common/strings.h"
 #include "hostfacts/live.h"
+#include "json/dump.h"
 
 namespace hcashare::dp {
 namespace {
@@ -129,7 +130,7 @@ std::string InfoJson(const std::vector<std::string>& ids, const std::vector<PciF
     rdma["issm"] = Join(issm);
     info[ids[i]] = {{"generic", {{"deviceID", ids[i]}}}, {"rdma", rdma}};
   }
-  return info.dump();
+  return DumpJson(info);
 }
 
 // Validates one container request's IDs.

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "deviceplugin/allocation.h"
+#include "json/dump.h"
 
 namespace hcashare::dp {
 namespace {
@@ -58,7 +59,7 @@ nlohmann::ordered_json CdiDeviceJson(const std::string& name,
 
 std::string CdiSpecText(const std::string& kind, const nlohmann::ordered_json& devices) {
   nlohmann::ordered_json spec = {{"cdiVersion", "0.5.0"}, {"kind", kind}, {"devices", devices}};
-  return spec.dump(2) + "\n";
+  return DumpJson(spec, 2) + "\n";
 }
 
 std::string CdiInstanceTag(const std::string& kubelet_root) {

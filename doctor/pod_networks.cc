@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "injector/networks.h"
+#include "json/dump.h"
 
 namespace hcashare::doctor {
 namespace {
@@ -87,7 +88,8 @@ std::vector<CheckResult> CheckPodNetworks(const json& pod, injector::NadLookup& 
         name.is_string() ? name.get<std::string>() : "#" + std::to_string(i);
     if (!now.contains("requests") || !now["requests"].is_object()) continue;
     for (const auto& [resource, quantity] : now["requests"].items()) {
-      const std::string want = quantity.is_string() ? quantity.get<std::string>() : quantity.dump();
+      const std::string want =
+          quantity.is_string() ? quantity.get<std::string>() : DumpJson(quantity);
       const std::string had_req = Quantity(was, "requests", resource);
       const std::string had_lim = Quantity(was, "limits", resource);
       const std::string want_lim = Quantity(now, "limits", resource);

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.h"
 #include "common/safe_file.h"
+#include "json/dump.h"
 #include "json/parse.h"
 
 namespace hcashare::dra {
@@ -208,7 +209,7 @@ std::string Checkpoint::Serialize(const std::map<std::string, PreparedClaim>& cl
                    {"devices", std::move(devices)}};
   }
   json doc = {{"version", kCheckpointVersion}, {"claims", std::move(by_uid)}};
-  return doc.dump(1) + "\n";
+  return DumpJson(doc, 1) + "\n";
 }
 
 Result<std::map<std::string, PreparedClaim>> Checkpoint::Parse(const std::string& text,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "json/dump.h"
 #include "kube/status_error.h"
 
 namespace hcashare::dra {
@@ -361,7 +362,7 @@ Status SlicePublisher::Execute(const SlicePlan& plan) {
         {"apiVersion", "v1"},
         {"kind", "DeleteOptions"},
         {"preconditions", {{"uid", Field(slice, "/metadata/uid")}, {"resourceVersion", rv}}}};
-    Result<kube::Response> r = Call(kube::Verb::kDelete, base + name, options.dump());
+    Result<kube::Response> r = Call(kube::Verb::kDelete, base + name, DumpJson(options));
     if (r.ok() || kube::IsNotFound(r.status())) {
       view_.Deleted(name);
       if (r.ok()) count_write();
@@ -372,7 +373,7 @@ Status SlicePublisher::Execute(const SlicePlan& plan) {
   }
   for (const json& slice : plan.updates) {
     const std::string name = Field(slice, "/metadata/name");
-    Result<kube::Response> r = Call(kube::Verb::kPut, base + name, slice.dump());
+    Result<kube::Response> r = Call(kube::Verb::kPut, base + name, DumpJson(slice));
     if (!r.ok()) {
       if (!kube::IsConflict(r.status()) && !kube::IsNotFound(r.status())) return r.status();
       return Reread(name);  // and plan again
@@ -383,7 +384,7 @@ Status SlicePublisher::Execute(const SlicePlan& plan) {
     count_write();
   }
   for (const json& slice : plan.creates) {
-    Result<kube::Response> r = Call(kube::Verb::kPost, SlicesPath(), slice.dump());
+    Result<kube::Response> r = Call(kube::Verb::kPost, SlicesPath(), DumpJson(slice));
     if (!r.ok()) {
       if (!kube::IsConflict(r.status())) return r.status();
       return Status::Ok();  // a generated name taken: plan again

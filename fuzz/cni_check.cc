@@ -8,6 +8,7 @@
 
 #include "cni/version.h"
 #include "fuzz/fuzz_check.h"
+#include "json/dump.h"
 
 namespace hcashare::fuzz {
 
@@ -30,8 +31,7 @@ void CheckCniError(const Status& status) {
   FUZZ_CHECK(!error.msg.empty());
   // Printed as cni/main.cc prints it (messages from other modules, e.g. a JSON parser's,
   // may hold invalid UTF-8), it must read back as an error object with the same code.
-  const std::string printed =
-      cni::ToJson(error, cni::kLatestVersion).dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string printed = DumpJson(cni::ToJson(error, cni::kLatestVersion));
   const std::optional<cni::CniError> back = cni::ParseErrorJson(json::parse(printed));
   FUZZ_CHECK(back && back->code == error.code);
 }

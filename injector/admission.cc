@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json/dump.h"
 #include "json/fields.h"
 #include "json/parse.h"
 
@@ -157,7 +158,7 @@ Result<AdmissionReply> ReviewAdmission(std::string_view body, NadLookup& nads,
   if (!patch.empty()) {
     reply.patch_ops = patch.size();
     response["patchType"] = "JSONPatch";
-    response["patch"] = EncodeBase64(patch.dump(-1, ' ', false, json::error_handler_t::replace));
+    response["patch"] = EncodeBase64(DumpJson(patch));
   }
   if (reply.warnings.size() > kMaxWarnings) reply.warnings.resize(kMaxWarnings);
   for (std::string& w : reply.warnings) w = Truncated(std::move(w), kMaxWarningBytes);
@@ -172,7 +173,7 @@ Result<AdmissionReply> ReviewAdmission(std::string_view body, NadLookup& nads,
   }
   const json out = {
       {"apiVersion", kApiVersion}, {"kind", kKind}, {"response", std::move(response)}};
-  reply.body = out.dump(-1, ' ', false, json::error_handler_t::replace);
+  reply.body = DumpJson(out);
   return reply;
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/strings.h"
+#include "json/dump.h"
 
 namespace hcashare {
 
@@ -13,7 +14,7 @@ std::string PciDeviceInfoJson(const std::string& pci_address,
   if (!rdma_devices.empty()) pci["rdma-device"] = Join(rdma_devices);
   if (!pf_pci.empty()) pci["pf-pci-address"] = pf_pci;
   nlohmann::ordered_json doc = {{"type", "pci"}, {"version", "1.1.0"}, {"pci", pci}};
-  return doc.dump();
+  return DumpJson(doc);
 }
 
 }  // namespace hcashare

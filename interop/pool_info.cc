@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/strings.h"
+#include "json/dump.h"
 
 namespace hcashare {
 
@@ -37,7 +38,7 @@ std::string PoolInfoToJson(const PoolInfo& info) {
   }
   nlohmann::ordered_json doc = {{"resource", info.resource}, {"hcas", hcas}};
   if (!info.id_numa.empty()) doc["idNuma"] = info.id_numa;
-  return doc.dump();
+  return DumpJson(doc);
 }
 
 Result<PoolInfo> ParsePoolInfo(const std::string& text) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "common/strings.h"
+#include "json/dump.h"
 #include "json/parse.h"
 
 namespace hcashare::jsonin {
@@ -59,7 +60,7 @@ Result<json> DecodeJson(std::string_view text, std::string_view what) {
 std::string Quote(const std::string& s) {
   const bool long_value = s.size() > kMaxQuotedLength;
   json value = long_value ? s.substr(0, kMaxQuotedLength) : s;
-  std::string out = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out = DumpJson(value);
   if (long_value) out.insert(out.size() - 1, "...");
   return out;
 }
@@ -67,8 +68,7 @@ std::string Quote(const std::string& s) {
 std::string JoinKey(std::string_view parent, std::string_view key) {
   if (parent.empty()) return std::string(key);
   if (IsIdentifier(key)) return std::string(parent) + "." + std::string(key);
-  return std::string(parent) + "[" +
-         json(std::string(key)).dump(-1, ' ', false, json::error_handler_t::replace) + "]";
+  return std::string(parent) + "[" + DumpJson(json(std::string(key))) + "]";
 }
 
 std::string JoinIndex(std::string_view parent, size_t index) {
@@ -78,7 +78,7 @@ std::string JoinIndex(std::string_view parent, size_t index) {
 std::string DescribeValue(const json& value) {
   if (value.is_object() || value.is_array() || value.is_null()) return value.type_name();
   if (value.is_string()) return "string " + Quote(value.get<std::string>());
-  return std::string(value.type_name()) + " " + value.dump();
+  return std::string(value.type_name()) + " " + DumpJson(value);
 }
 
 std::string JoinIssues(const IssueList& issues) {

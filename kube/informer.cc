@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/log.h"
+#include "json/dump.h"
 #include "kube/list.h"
 #include "kube/status_error.h"
 
@@ -138,7 +139,7 @@ bool Informer::Prepare(json object, std::string* key, Entry* entry) const {
   *key = KeyOf(object);
   if (key->empty()) return false;
   if (options_.transform) object = options_.transform(std::move(object));
-  entry->bytes = object.dump().size();
+  entry->bytes = DumpJson(object).size();
   entry->object = std::make_shared<const json>(std::move(object));
   return true;
 }

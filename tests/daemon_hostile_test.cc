@@ -152,5 +152,46 @@ TEST_F(DaemonHostileTest, SigtermDuringAHugeFirstListAndWatchEndsPromptly) {
   EXPECT_EQ(TermAndWait(*p), 0) << Log();
 }
 
+// A netdev whose name is not UTF-8 (a pod can leave one on the host: it renames its VF in
+// its own netns, and when that netns goes the kernel returns the VF under the new name)
+// crashed the daemon and `hcashare snapshot`/`discover --json`: nlohmann's dump throws on
+// it. Every JSON hcashare writes now shows such bytes as U+FFFD.
+TEST_F(DaemonHostileTest, ANetdevNameThatIsNotUtf8CrashesNothing) {
+  const std::string name =
+      "ib\xff"
+      "x";
+  const std::string shown =
+      "ib\xef\xbf\xbd"
+      "x";  // U+FFFD
+  ASSERT_TRUE(env_.node.AddPciFunction(fake::SimNode::IbHca("0000:d8:00.0", name, "mlx5_9")).ok());
+  WriteConfig(R"({"configList": [{"resourceName": "hca_shared_devices_a", "rdmaHcaMax": 10,
+                  "selectors": {"vendors": ["15b3"]}}]})");
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = Spawn({"--config", config_}, "plugin.log");
+  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(WaitDevices(10)) << Log();
+  const std::string pool = env_.pools + "/rdma_hca_shared_devices_a.json";
+  EXPECT_TRUE(WaitUntil([&] { return ReadTextFile(pool).find(shown) != std::string::npos; }))
+      << ReadTextFile(pool) << Log();
+  EXPECT_EQ(TermAndWait(*p), 0) << Log();
+
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"snapshot", "--host-root", host_root_},
+        std::vector<std::string>{"discover", "--json", "--host-root", host_root_, "--config",
+                                 config_}}) {
+    auto r = Execute(
+        BinDir() + "/hcashare",
+        [&] {
+          std::vector<std::string> argv{BinDir() + "/hcashare"};
+          argv.insert(argv.end(), args.begin(), args.end());
+          return argv;
+        }(),
+        {}, "", kSafety);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->exit_code, 0) << args[0] << ": " << r->err;
+    EXPECT_NE(r->out.find(shown), std::string::npos) << args[0];
+  }
+}
+
 }  // namespace
 }  // namespace hcashare::testing

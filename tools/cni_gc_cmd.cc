@@ -8,6 +8,7 @@
 #include "cni/node_config.h"
 #include "cni/recover.h"
 #include "common/host.h"
+#include "json/dump.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -76,7 +77,7 @@ int RunCniGc(const CniGcOptions& flags) {
     std::cout << "\n";
   }
   if (opts.json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << DumpJson(out, 2) << "\n";
   } else if (items.empty()) {
     std::cout << "no attachments in " << opts.state_dir << "\n";
   }

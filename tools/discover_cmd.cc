@@ -11,6 +11,7 @@
 #include "dra/devices.h"
 #include "dra/render.h"
 #include "dra/slices.h"
+#include "json/dump.h"
 #include "tools/commands.h"
 #include "tools/discover_report.h"
 #include "tools/snapshot_source.h"
@@ -46,7 +47,7 @@ int PrintDraSlices(const config::PluginConfig& config, const hostfacts::HostSnap
   const dra::PoolContent pool =
       dra::RenderPool(inv, config.dra_driver, node_name, dra::RenderOptionsOf(config));
   const dra::SliceHeader header{dra::ApiVersion::kV1, "", 1};
-  std::cout << nlohmann::json(dra::SliceObjects(pool, header)).dump(2) << "\n";
+  std::cout << DumpJson(nlohmann::json(dra::SliceObjects(pool, header)), 2) << "\n";
   return 0;
 }
 
@@ -66,7 +67,7 @@ int RunDiscover(const DiscoverOptions& opts) {
   if (opts.dra) return PrintDraSlices(*parsed.config, *snap, NodeName(opts.node_name));
   const DiscoverReport report = BuildDiscoverReport(*parsed.config, *snap, opts.use_cdi);
   if (opts.json) {
-    std::cout << DiscoverJson(report).dump(2) << "\n";
+    std::cout << DumpJson(DiscoverJson(report), 2) << "\n";
   } else {
     std::cout << FormatDiscoverText(report);
   }

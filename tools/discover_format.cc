@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "json/dump.h"
 #include "tools/allocate_json.h"
 #include "tools/discover_report.h"
 
@@ -78,12 +79,12 @@ void WriteDraDevices(const ResourceReport& r, const std::string& driver, std::os
 
 void WriteAllocations(const ResourceReport& r, std::ostringstream& out) {
   for (const auto& a : r.allocations) {
-    out << "  Allocate " << nlohmann::json(a.ids).dump() << ":";
+    out << "  Allocate " << DumpJson(nlohmann::json(a.ids)) << ":";
     if (!a.status.ok()) {
       out << " refused: " << a.status.ToString() << "\n";
       continue;
     }
-    out << "\n" << Indent(AllocateResponseJson(a.response).dump(2), 4);
+    out << "\n" << Indent(DumpJson(AllocateResponseJson(a.response), 2), 4);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "doctor/rdma_sysfs.h"
 #include "doctor/report.h"
 #include "doctor/verbs.h"
+#include "json/dump.h"
 #include "nl/rdma_netlink.h"
 #include "tools/commands.h"
 
@@ -39,7 +40,7 @@ int RunDoctor(const DoctorOptions& opts) {
   const doctor::DoctorInputs in{snap, *verbs, *rdma, *limits, Environment()};
   const std::vector<doctor::CheckResult> results = doctor::RunChecks(in);
   if (opts.json) {
-    std::cout << doctor::ToJson(results).dump(2) << "\n";
+    std::cout << DumpJson(doctor::ToJson(results), 2) << "\n";
   } else {
     if (opts.host_root != "/") {
       std::cout << "sysfs and /dev read under " << opts.host_root

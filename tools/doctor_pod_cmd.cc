@@ -12,6 +12,7 @@
 #include "doctor/pod_networks.h"
 #include "doctor/report.h"
 #include "injector/networks.h"
+#include "json/dump.h"
 #include "json/parse.h"
 #include "kube/config.h"
 #include "kube/rest.h"
@@ -70,7 +71,7 @@ int RunPodDoctor(const DoctorOptions& opts) {
   webhook::NadSource nads(nullptr, client->get(), unused, kTimeout);
   const std::vector<doctor::CheckResult> results = doctor::CheckPodNetworks(*pod, nads);
   if (opts.json) {
-    std::cout << doctor::ToJson(results).dump(2) << "\n";
+    std::cout << DumpJson(doctor::ToJson(results), 2) << "\n";
   } else {
     std::cout << "pod " << opts.pod << " (" << cluster->source << ")\n"
               << doctor::FormatText(results);

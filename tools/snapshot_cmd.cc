@@ -4,6 +4,7 @@
 
 #include "common/atomic_file.h"
 #include "hostfacts/snapshot_json.h"
+#include "json/dump.h"
 #include "tools/commands.h"
 #include "tools/snapshot_source.h"
 
@@ -18,7 +19,7 @@ int RunSnapshot(const SnapshotOptions& opts) {
     std::cerr << "hcashare snapshot: " << snap.status().message() << "\n";
     return 1;
   }
-  const std::string text = hostfacts::SnapshotToJson(*snap).dump(1) + "\n";
+  const std::string text = DumpJson(hostfacts::SnapshotToJson(*snap), 1) + "\n";
   if (opts.output.empty()) {
     std::cout << text;
     return std::cout.good() ? 0 : 1;

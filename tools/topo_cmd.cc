@@ -5,6 +5,7 @@
 #include "cni/podresources.h"
 #include "common/host.h"
 
+#include "json/dump.h"
 #include "tools/commands.h"
 #include "tools/snapshot_source.h"
 #include "topo/endpoints.h"
@@ -44,7 +45,7 @@ int RunTopoPod(const TopoOptions& opts, const hostfacts::HostSnapshot& facts) {
   view.pod = opts.pod;
   view.source = found->source;
   if (opts.json || opts.format == "json") {
-    std::cout << topo::PodTopoToJson(view).dump(2) << "\n";
+    std::cout << DumpJson(topo::PodTopoToJson(view), 2) << "\n";
   } else {
     std::cout << topo::FormatPodTopo(view);
   }
@@ -84,7 +85,7 @@ int RunTopo(const TopoOptions& opts) {
   }
   const topo::TopoReport report = topo::BuildReport(*snap);
   if (format == "json") {
-    std::cout << topo::ToJson(report).dump(2) << "\n";
+    std::cout << DumpJson(topo::ToJson(report), 2) << "\n";
   } else if (format == "dot") {
     std::cout << topo::FormatDot(report);
   } else {

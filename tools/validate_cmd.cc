@@ -5,6 +5,7 @@
 
 #include "config/config.h"
 #include "hostfacts/snapshot_json.h"
+#include "json/dump.h"
 #include "tools/commands.h"
 #include "tools/discover_report.h"
 
@@ -99,7 +100,7 @@ int RunValidate(const std::string& file, bool json, const std::string& against) 
       }
       j["against"] = {{"snapshot", against}, {"resources", cov}};
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << DumpJson(j, 2) << "\n";
   } else {
     std::cout << file << ": " << (out.ok() ? "valid" : "INVALID") << "\n"
               << config::FormatIssues(out);
