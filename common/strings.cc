@@ -14,6 +14,16 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
+std::vector<std::string> SplitOn(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  for (size_t start = 0;;) {
+    const size_t end = text.find(sep, start);
+    out.emplace_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return out;
+    start = end + 1;
+  }
+}
+
 std::string ToLowerAscii(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -10,6 +10,9 @@ namespace hcashare {
 // Joins `parts` with `sep` between them ("" for no parts).
 std::string Join(const std::vector<std::string>& parts, const std::string& sep = ",");
 
+// `text` cut at every `sep`, empty pieces kept ("a,,b" -> {"a", "", "b"}; "" -> {""}).
+std::vector<std::string> SplitOn(std::string_view text, char sep);
+
 // ASCII lower-case copy of `s` (other bytes are kept).
 std::string ToLowerAscii(std::string_view s);
 

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/strings.h"
 #include "testing/fake_apiserver.h"
 
 namespace hcashare::fake {
@@ -52,8 +53,6 @@ struct Target {
 std::optional<Target> ParseTarget(const std::string& path);
 // True for a collection of ResourceSlices (/apis/resource.k8s.io/<version>/resourceslices).
 bool IsResourceSlices(const Target& t);
-// `text` cut at every `sep` (empty pieces kept).
-std::vector<std::string> SplitOn(const std::string& text, char sep);
 // The value of `key` in a query string, percent-decoded ("" when absent).
 std::string QueryParam(const std::string& query, const std::string& key);
 

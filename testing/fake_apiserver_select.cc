@@ -12,18 +12,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::vector<std::string> Split(const std::string& path, char sep) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i <= path.size()) {
-    size_t j = path.find(sep, i);
-    if (j == std::string::npos) j = path.size();
-    out.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
-
 int FromHex(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -48,7 +36,7 @@ std::string PercentDecode(const std::string& s) {
 bool ParseEqualities(const std::string& text,
                      std::vector<std::pair<std::string, std::string>>* out) {
   if (text.empty()) return true;
-  for (const std::string& term : Split(text, ',')) {
+  for (const std::string& term : SplitOn(text, ',')) {
     const size_t eq = term.find('=');
     if (eq == std::string::npos || eq == 0 || term.find('!') != std::string::npos) return false;
     const size_t value = term.compare(eq, 2, "==") == 0 ? eq + 2 : eq + 1;
@@ -59,11 +47,9 @@ bool ParseEqualities(const std::string& text,
 
 }  // namespace
 
-std::vector<std::string> SplitOn(const std::string& text, char sep) { return Split(text, sep); }
-
 std::optional<Target> ParseTarget(const std::string& path) {
   if (path.empty() || path[0] != '/') return std::nullopt;
-  std::vector<std::string> seg = Split(path.substr(1), '/');
+  std::vector<std::string> seg = SplitOn(path.substr(1), '/');
   size_t prefix = 0;
   if (seg.size() >= 2 && seg[0] == "api") prefix = 2;
   if (seg.size() >= 3 && seg[0] == "apis") prefix = 3;
@@ -89,7 +75,7 @@ std::optional<Target> ParseTarget(const std::string& path) {
 }
 
 std::string QueryParam(const std::string& query, const std::string& key) {
-  for (const std::string& kv : Split(query, '&')) {
+  for (const std::string& kv : SplitOn(query, '&')) {
     if (kv.compare(0, key.size() + 1, key + "=") == 0)
       return PercentDecode(kv.substr(key.size() + 1));
   }

@@ -4,6 +4,8 @@
 #include <regex>
 #include <set>
 
+#include "common/strings.h"
+
 namespace hcashare::testing {
 namespace {
 
@@ -13,17 +15,6 @@ constexpr size_t kMaxDevices = 128;
 constexpr size_t kMaxDevicesAdvanced = 64;  // with taints, counters or list attributes
 constexpr size_t kMaxAttributesAndCapacities = 32;
 constexpr size_t kMaxValueLength = 64;  // string and version attributes
-
-// `text` cut at every `sep` (empty pieces kept).
-std::vector<std::string> SplitOn(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  for (size_t start = 0;;) {
-    const size_t end = text.find(sep, start);
-    out.push_back(text.substr(start, end == std::string::npos ? end : end - start));
-    if (end == std::string::npos) return out;
-    start = end + 1;
-  }
-}
 
 bool IsAlnumLower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 

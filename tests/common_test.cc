@@ -661,6 +661,13 @@ TEST(SubprocessTest, SignalAndWaitDescribesAChildThatDidNotEnd) {
             128 + SIGTERM);
 }
 
+TEST(StringsTest, SplitOnKeepsEmptyPieces) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(SplitOn("", '/'), V{""});
+  EXPECT_EQ(SplitOn("a", '/'), V{"a"});
+  EXPECT_EQ(SplitOn("/apis//v1/", '/'), (V{"", "apis", "", "v1", ""}));
+}
+
 // RFC 3629's well-formed sequences, at their edges; the offset is that of the sequence's
 // first byte.
 TEST(StringsTest, FirstNonUtf8ByteFollowsRfc3629) {
