@@ -76,11 +76,6 @@ bool IsQuantity(const std::string& s) {
   return std::regex_match(s, re);
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 std::string Quoted(const json& v) {
   return v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.dump();
 }
@@ -119,7 +114,8 @@ class SliceCheck {
     const json driver = spec.value("driver", json());
     if (!driver.is_string() || driver.get<std::string>().empty()) {
       Add("spec.driver", "Required value");
-    } else if (!IsDnsSubdomain(Lower(driver.get<std::string>()), 63)) {  // checked lower-cased
+    } else if (!IsDnsSubdomain(ToLowerAscii(driver.get<std::string>()),
+                               63)) {  // checked lower-cased
       Invalid("spec.driver", driver,
               "a lowercase DNS subdomain of at most 63 characters is required");
     }

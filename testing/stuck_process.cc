@@ -18,12 +18,6 @@ std::string ReadSmall(const std::string& path) {
   return s;
 }
 
-// The state letter of /proc/PID/task/TID/stat (after the command name, which may hold ')').
-char TaskState(const std::string& stat) {
-  const size_t paren = stat.rfind(')');
-  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
-}
-
 std::string ProcThreads(pid_t pid) {
   std::ostringstream out;
   const std::string task = "/proc/" + std::to_string(pid) + "/task";
@@ -31,7 +25,7 @@ std::string ProcThreads(pid_t pid) {
   for (const auto& e : std::filesystem::directory_iterator(task, ec)) {
     const std::string dir = e.path().string();
     out << "  tid " << e.path().filename().string() << " '" << ReadSmall(dir + "/comm")
-        << "' state " << TaskState(ReadSmall(dir + "/stat")) << " wchan "
+        << "' state " << ThreadState(pid, std::stoi(e.path().filename().string())) << " wchan "
         << ReadSmall(dir + "/wchan") << "\n";
     const std::string stack = ReadSmall(dir + "/stack");  // root only
     if (!stack.empty()) {
@@ -54,6 +48,13 @@ std::string GdbStacks(pid_t pid) {
 }
 
 }  // namespace
+
+char ThreadState(pid_t pid, pid_t tid) {
+  const std::string stat =
+      ReadSmall("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+  const size_t paren = stat.rfind(')');  // the command name may hold spaces and ')'
+  return paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+}
 
 std::string DescribeStuckProcess(pid_t pid) {
   std::string out = "process " + std::to_string(pid) + " threads:\n" + ProcThreads(pid);

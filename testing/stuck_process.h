@@ -11,6 +11,10 @@
 
 namespace hcashare::fake {
 
+// The state letter ('R', 'S', 'D', ...) of thread `tid` of process `pid` from
+// /proc/PID/task/TID/stat, or '?' when it cannot be read.
+char ThreadState(pid_t pid, pid_t tid);
+
 // Every thread of `pid`: its name, state and kernel wait channel, and its user-space stack
 // when gdb is installed (scripts/install-deps.sh installs it). Never fails: what cannot be
 // read is said in the text.

@@ -21,6 +21,7 @@
 
 #include "common/log.h"
 #include "common/process.h"
+#include "testing/stuck_process.h"
 
 namespace hcashare::testing {
 
@@ -49,12 +50,7 @@ inline pid_t ThreadId() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 // True while thread `tid` of this process sleeps in the kernel (state S: in poll, on a
 // futex, ...): "the other thread is inside its blocking call", observed instead of hoped
 // for after a sleep.
-inline bool ThreadSleeps(pid_t tid) {
-  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t paren = stat.rfind(')');  // the command name may hold spaces and ')'
-  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'S';
-}
+inline bool ThreadSleeps(pid_t tid) { return fake::ThreadState(::getpid(), tid) == 'S'; }
 
 // A timeout for the blocking calls of BlockingCall that no passing test gets near: a call
 // given it returns early only because of the event under test.
