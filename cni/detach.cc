@@ -147,7 +147,12 @@ Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) 
     }
     HCASHARE_FAULT_POINT("del:vf-rebound");
   }
-  if (!state.device_info_file.empty()) {
+  if (!state.device_info_file.empty() &&
+      !IsDeviceInfoFileIn(state.device_info_file, conf.node.device_info_dir)) {
+    // Recorded by a version that took any path: never removed outside the directory.
+    LogWarn("the device-info file is not in this node's device-info directory: left alone",
+            {{"file", state.device_info_file}, {"dir", conf.node.device_info_dir}});
+  } else if (!state.device_info_file.empty()) {
     if (Status st = RemoveIfExists(state.device_info_file); !st.ok()) {
       return Summarize(st, "cannot remove the device-info file");
     }

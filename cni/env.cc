@@ -89,29 +89,76 @@ std::string CniEnv::Arg(std::string_view key) const {
   return it == cni_args.end() ? "" : it->second;
 }
 
+namespace {
+
+// CNI_ARGS keys whose repeats must agree: they name the pod an attachment is for, and the
+// state, the allocation check and the device lookup all key on them.
+constexpr std::string_view kIdentityKeys[] = {kArgPodNamespace, kArgPodName, kArgPodUid,
+                                              kArgPodInfraContainerId};
+
+// The keys hcashare reads (libcni's "fields of the args struct").
+constexpr std::string_view kKnownKeys[] = {kArgIgnoreUnknown, kArgPodNamespace,        kArgPodName,
+                                           kArgPodUid,        kArgPodInfraContainerId, kArgMac,
+                                           kArgGuid};
+
+template <size_t N>
+bool IsOneOf(std::string_view key, const std::string_view (&set)[N]) {
+  for (std::string_view k : set) {
+    if (k == key) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<bool> ParseArgsBool(std::string_view value) {
+  const std::string lower = ToLowerAscii(value);
+  if (lower == "1" || lower == "true") return true;
+  if (lower == "0" || lower == "false") return false;
+  return std::nullopt;
+}
+
 Result<std::map<std::string, std::string>> ParseCniArgs(std::string_view args) {
   std::map<std::string, std::string> out;
   if (args.empty()) return out;
-  size_t start = 0;
-  while (start <= args.size()) {
-    size_t semi = args.find(';', start);
-    if (semi == std::string_view::npos) semi = args.size();
-    const std::string_view pair = args.substr(start, semi - start);
-    start = semi + 1;
+  std::vector<std::string> unknown;
+  for (const std::string& pair : SplitOn(args, ';')) {
     const size_t eq = pair.find('=');
-    if (eq == std::string_view::npos || pair.find('=', eq + 1) != std::string_view::npos) {
-      return CniStatus(kErrInvalidEnv, "CNI_ARGS has a malformed pair " +
-                                           jsonin::Quote(std::string(pair)) + " (want KEY=VALUE)");
+    if (eq == std::string::npos || pair.find('=', eq + 1) != std::string::npos) {
+      return CniStatus(kErrInvalidEnv, "CNI_ARGS has an invalid pair " + jsonin::Quote(pair) +
+                                           " (want KEY=VALUE, one '=')");
     }
-    std::string key(pair.substr(0, eq));
-    if (key.empty()) {
-      return CniStatus(kErrInvalidEnv, "CNI_ARGS has a pair with an empty key: " +
-                                           jsonin::Quote(std::string(pair)));
+    std::string key = pair.substr(0, eq);
+    std::string value = pair.substr(eq + 1);
+    if (!IsOneOf(key, kKnownKeys)) {
+      unknown.push_back(pair);
+      continue;
     }
-    if (out.count(key)) {
-      return CniStatus(kErrInvalidEnv, "CNI_ARGS repeats the key " + jsonin::Quote(key));
+    if (key == kArgIgnoreUnknown && !ParseArgsBool(value)) {
+      return CniStatus(kErrInvalidEnv, "CNI_ARGS " + jsonin::Quote(pair) +
+                                           ": IgnoreUnknown must be 1, true, 0 or false "
+                                           "(any case)");
     }
-    out.emplace(std::move(key), std::string(pair.substr(eq + 1)));
+    const auto it = out.find(key);
+    if (it != out.end() && it->second != value && IsOneOf(key, kIdentityKeys)) {
+      return CniStatus(kErrInvalidNetConf,
+                       "CNI_ARGS names two pods: " + key + " is " + jsonin::Quote(it->second) +
+                           " and then " + jsonin::Quote(value) +
+                           " (a repeated pod identity key must repeat its value)");
+    }
+    out[std::move(key)] = std::move(value);  // a repeated key: the last value wins
+  }
+  const auto ignore = out.find(std::string(kArgIgnoreUnknown));
+  if (!unknown.empty() && (ignore == out.end() || !*ParseArgsBool(ignore->second))) {
+    constexpr size_t kNamed = 8;  // CNI_ARGS may be 128 KiB: name the first few
+    std::vector<std::string> quoted;
+    for (size_t i = 0; i < unknown.size() && i < kNamed; ++i) {
+      quoted.push_back(jsonin::Quote(unknown[i]));
+    }
+    if (unknown.size() > kNamed)
+      quoted.push_back(std::to_string(unknown.size() - kNamed) + " more");
+    return CniStatus(kErrInvalidEnv, "CNI_ARGS has unknown keys in " + Join(quoted, ", ") +
+                                         " and IgnoreUnknown is not true");
   }
   return out;
 }
@@ -150,6 +197,8 @@ Result<CniEnv> ParseCniEnv(const EnvMap& env) {
     Result<std::map<std::string, std::string>> args = ParseCniArgs(out.args);
     if (args.ok()) {
       out.cni_args = std::move(args).value();
+    } else if (problems.empty() && CniCodeOf(args.status()) != kErrInvalidEnv) {
+      return args.status();  // well-formed, but names two pods (code 7)
     } else {
       problems.push_back(args.status().message());
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,8 +53,20 @@ struct CniEnv {
   std::string PodInfraContainerId() const { return Arg(kArgPodInfraContainerId); }
 };
 
-// Parses CNI_ARGS, "KEY=VALUE;KEY=VALUE" (empty -> no pairs). A pair without exactly one
-// '=', an empty key or a repeated key -> code 4.
+// A libcni boolean (types.UnmarshallableBool): "1" or "true", "0" or "false", in any case;
+// std::nullopt for anything else.
+std::optional<bool> ParseArgsBool(std::string_view value);
+
+// Parses CNI_ARGS, "KEY=VALUE;KEY=VALUE", as libcni's types.LoadArgs does into a struct
+// holding the keys above (docs/cni.md#cni_args): empty -> no pairs; split on ';', each pair
+// on '=', and anything but exactly two parts (an empty pair, "K", "K=V=W") -> code 4. A
+// repeated key is applied in order, so the last value wins (Multus adds its own
+// IgnoreUnknown and pod keys in front of the runtime's). IgnoreUnknown must be a libcni
+// boolean (code 4). Keys not above (case-sensitive, as Go field names) are dropped when the
+// final IgnoreUnknown is true, else refused, all named (code 4). Stricter than libcni in
+// one place, to keep an attachment tied to one pod: a pod identity key (K8S_POD_NAMESPACE,
+// K8S_POD_NAME, K8S_POD_UID, K8S_POD_INFRA_CONTAINER_ID) repeated with a different value
+// -> code 7. Returns the known keys with their final values.
 Result<std::map<std::string, std::string>> ParseCniArgs(std::string_view args);
 
 // Reads and validates the environment. CNI_COMMAND must be a verb. Required (empty counts
@@ -62,7 +75,7 @@ Result<std::map<std::string, std::string>> ParseCniArgs(std::string_view args);
 // Present values are checked: CNI_CONTAINERID by CheckIdentifier, CNI_IFNAME by
 // CheckIfName, CNI_NETNS by CheckAbsolutePath, each CNI_PATH directory must be absolute,
 // CNI_ARGS by CheckUtf8 and ParseCniArgs. Every problem is reported in one code-4 error whose msg
-// names the variables.
+// names the variables; a CNI_ARGS that is well-formed but names two pods alone is code 7.
 Result<CniEnv> ParseCniEnv(const EnvMap& env);
 
 }  // namespace hcashare::cni

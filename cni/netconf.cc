@@ -7,6 +7,7 @@
 #include "cni/env.h"
 #include "cni/error.h"
 #include "cni/version.h"
+#include "common/strings.h"
 #include "config/suggest.h"
 #include "json/fields.h"
 #include "nl/vf_guid.h"
@@ -30,6 +31,16 @@ bool SamePath(const std::string& a, const std::string& b) {
   };
   return normal(a) == normal(b);
 }
+
+}  // namespace
+
+bool IsDeviceInfoFileIn(const std::string& file, const std::string& dir) {
+  const std::filesystem::path path = std::filesystem::path(file).lexically_normal();
+  const std::string name = path.filename().string();
+  return !name.empty() && name != "." && name != ".." && SamePath(path.parent_path().string(), dir);
+}
+
+namespace {
 
 const std::vector<std::string>& KnownKeys() {
   static const std::vector<std::string> kKeys = {
@@ -137,6 +148,26 @@ class NetConfReader {
     for (const auto& candidate : candidates) {
       if (!candidate.value) continue;
       const std::optional<DeviceName> name = ParseDeviceName(*candidate.value);
+      const bool shared_id = !candidate.value->empty() &&
+                             candidate.value->find_first_not_of("0123456789") == std::string::npos;
+      if (!name && shared_id && conf_.mode != AttachMode::kNetdev) {
+        // Multus injects the pod's device ID when the NAD carries the resourceName
+        // annotation (the injector needs it); a shared pool's ID names a share, and a child
+        // link picks its HCA from resourceName or master instead.
+        conf_.warnings.push_back(std::string(candidate.path) + ": " +
+                                 jsonin::Quote(*candidate.value) +
+                                 " is a shared pool's ID; a child link does not use it");
+        continue;
+      }
+      if (!name && shared_id) {
+        errors_.push_back(
+            {candidate.path, jsonin::Quote(*candidate.value) +
+                                 " is a shared pool's ID (a share of the pool's HCAs), not a VF "
+                                 "to move into the pod: netdev mode needs an exclusive resource; "
+                                 "to attach a shared pool, set \"mode\": \"macvlan\" (RoCE) or "
+                                 "\"ipoib\" (InfiniBand)"});
+        return;
+      }
       if (!name) {
         errors_.push_back({candidate.path,
                            "must be a PCI address (DDDD:BB:DD.F) or an auxiliary device name "
@@ -297,6 +328,21 @@ class NetConfReader {
       FieldReader runtime_reader = RuntimeReader();
       conf_.device_info_file =
           Checked(runtime_reader, "CNIDeviceInfoFile", CheckAbsolutePath, Need::kOptional);
+      if (conf_.device_info_file &&
+          !IsDeviceInfoFileIn(*conf_.device_info_file, conf_.node.device_info_dir)) {
+        const std::string problem =
+            jsonin::Quote(*conf_.device_info_file) +
+            " is not a file directly in this node's device-info directory " +
+            jsonin::Quote(conf_.node.device_info_dir) +
+            " (where Multus asks for them; the node file's deviceInfoDir)";
+        // DEL acts on what ADD recorded, so it is never stuck on this: the file is ignored.
+        if (verb_ == Verb::kDel) {
+          conf_.warnings.push_back("runtimeConfig.CNIDeviceInfoFile: " + problem + "; ignored");
+        } else {
+          runtime_reader.Fail("CNIDeviceInfoFile", problem);
+        }
+        conf_.device_info_file.reset();
+      }
     }
     if (const json* prev =
             top_.Object("prevResult", verb_ == Verb::kCheck ? Need::kRequired : Need::kOptional)) {
@@ -370,6 +416,13 @@ Result<NetConf> ParseNetConf(std::string_view text, Verb verb, const NodeSetting
   jsonin::IssueList errors;
   const std::optional<std::string> version =
       FieldReader(conf.raw, "", &errors).String("cniVersion", Need::kRequired);
+  if (version && version->empty() && verb != Verb::kVersion) {
+    // libcni passes "" for a single-plugin configuration without one (skel reads 0.1.0).
+    return CniStatus(
+        kErrIncompatibleVersion, "the network configuration has no cniVersion",
+        "add \"cniVersion\": \"1.0.0\" (supported versions: " + Join(SupportedVersions(), ", ") +
+            "; 0.1.0 and 0.2.0, which an empty one means, are not)");
+  }
   if (version) {
     RETURN_IF_ERROR(CheckConfigVersion(version, verb));
     conf.cni_version = *version;

@@ -141,6 +141,11 @@ Result<NetConf> ParseNetConf(std::string_view text, Verb verb, const NodeSetting
 // The same on a node with the built-in settings (DefaultNodeSettings()).
 Result<NetConf> ParseNetConf(std::string_view text, Verb verb);
 
+// Whether `file` (absolute) names a file directly in directory `dir` (lexically, as the node
+// file's paths are compared): where runtimeConfig.CNIDeviceInfoFile may point, at ADD and
+// when DEL removes it.
+bool IsDeviceInfoFileIn(const std::string& file, const std::string& dir);
+
 // The MAC for the interface, in sriov-cni's precedence: runtimeConfig.mac, else CNI_ARGS
 // "MAC", else "mac"; std::nullopt when none is set. An invalid CNI_ARGS MAC -> code 4.
 Result<std::optional<std::string>> SelectMac(const NetConf& conf,

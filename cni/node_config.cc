@@ -24,7 +24,7 @@ using nlohmann::json;
 const std::vector<std::string>& NodeKeys() {
   static const std::vector<std::string> kKeys = {"hostRoot",        "stateDir",    "kubeletRootDir",
                                                  "devicePluginDir", "poolInfoDir", "logFile",
-                                                 "checkAllocation", "draDriver"};
+                                                 "checkAllocation", "draDriver",   "deviceInfoDir"};
   return kKeys;
 }
 
@@ -107,6 +107,7 @@ Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string&
   if (auto v = path("devicePluginDir")) s.device_plugin_dir = *v;
   s.pool_info_dir = path("poolInfoDir").value_or(PoolInfoDirFor(s.kubelet_root_dir));
   s.log_file = path("logFile");
+  if (auto v = path("deviceInfoDir")) s.device_info_dir = *v;
   s.check_allocation = top.Bool("checkAllocation").value_or(true);
   if (std::optional<std::string> driver = top.String("draDriver")) {
     // A directory name under <kubeletRootDir>/plugins: a DNS subdomain, as the API says.
@@ -128,7 +129,7 @@ Result<NodeSettings> ParseNodeSettings(std::string_view text, const std::string&
     } else {
       problem +=
           " (known: hostRoot, stateDir, kubeletRootDir, devicePluginDir, poolInfoDir, "
-          "logFile, checkAllocation, draDriver)";
+          "logFile, checkAllocation, draDriver, deviceInfoDir)";
     }
     errors.push_back({jsonin::JoinKey("", item.key()), problem});
   }

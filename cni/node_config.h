@@ -15,7 +15,7 @@
 //    "kubeletRootDir": "/var/lib/kubelet", "devicePluginDir": "/var/lib/kubelet/device-plugins",
 //    "poolInfoDir": "/var/run/hcashare/pools",
 //    "logFile": "/var/log/hcashare-cni.log", "checkAllocation": true,
-//    "draDriver": "rdma.hcashare.io"}
+//    "draDriver": "rdma.hcashare.io", "deviceInfoDir": "/var/run/k8s.cni.cncf.io/devinfo/cni"}
 #pragma once
 
 #include <optional>
@@ -38,6 +38,9 @@ inline constexpr std::string_view kDefaultNodeConfigPath = "/etc/hcashare/cni.js
 inline constexpr std::string_view kNodeConfigEnv = "HCASHARE_CNI_CONFIG";
 // The DRA driver whose devices the CNI attaches (hcashare-device-plugin's `draDriver`).
 inline constexpr std::string_view kDefaultDraDriver = "rdma.hcashare.io";
+// Where Multus asks for device-info files (nadutils.GetCNIDeviceInfoPath): the only
+// directory runtimeConfig.CNIDeviceInfoFile may name a file in.
+inline constexpr std::string_view kDefaultDeviceInfoDir = "/var/run/k8s.cni.cncf.io/devinfo/cni";
 // The node file's size limit.
 inline constexpr size_t kMaxNodeConfigBytes = 64 * 1024;
 
@@ -58,6 +61,10 @@ struct NodeSettings {
   // "draDriver": the DRA driver name; its checkpoint, <kubelet_root_dir>/plugins/<driver>/
   // checkpoint.json, maps the pod's DRA devices to PCI addresses (cni/dra_devices.h).
   std::string dra_driver{kDefaultDraDriver};
+  // "deviceInfoDir": runtimeConfig.CNIDeviceInfoFile must name a file directly in it. A NAD
+  // may carry its own runtimeConfig (libcni replaces it only when it injects capabilities),
+  // so without this bound a tenant could have root write or remove any file of the host.
+  std::string device_info_dir{kDefaultDeviceInfoDir};
   // The file these came from, "" for the built-in defaults.
   std::string source;
 };

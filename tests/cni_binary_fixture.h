@@ -154,7 +154,8 @@ class CniBinaryTest : public ::testing::Test {
                            {"stateDir", StateDir()},
                            {"kubeletRootDir", tmp_.path() + "/kubelet"},
                            {"devicePluginDir", tmp_.path() + "/kubelet/device-plugins"},
-                           {"poolInfoDir", PoolInfoDir()}};
+                           {"poolInfoDir", PoolInfoDir()},
+                           {"deviceInfoDir", tmp_.path() + "/devinfo"}};
     node.update(extra);
     fs::create_directories(tmp_.path() + "/node");
     std::ofstream(NodeConfigPath()) << node.dump();

@@ -45,6 +45,36 @@ TEST_F(CniBinaryTest, AddCheckDelPerSpecVersion) {
   }
 }
 
+// Issue 36: the real Multus thin plugin sends its own IgnoreUnknown and pod keys, then the
+// runtime's (which repeat every one of them). ADD, CHECK and DEL all take it, as libcni's
+// plugins do; the same string naming another namespace is refused before anything changes.
+TEST_F(CniBinaryTest, TheMultusThinPluginsCniArgsAreAccepted) {
+  const std::string device = AddVf(2);
+  const std::string netns = AddPod();
+  const std::string multus =
+      "CNI_ARGS=IgnoreUnknown=true;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod-a;"
+      "K8S_POD_INFRA_CONTAINER_ID=ctr1;K8S_POD_UID=uid-a;"
+      "IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod-a;"
+      "K8S_POD_INFRA_CONTAINER_ID=ctr1;K8S_POD_UID=uid-a";
+  const json conf = Conf("1.0.0", device);
+  CniRun add = Run("ADD", netns, conf, "net1", "ctr1", "", {multus});
+  ASSERT_EQ(add.exit_code, 0) << add.raw;
+  EXPECT_EQ(add.out["interfaces"][0]["sandbox"], netns);
+  json check = conf;
+  check["prevResult"] = add.out;
+  CniRun ok = Run("CHECK", netns, check, "net1", "ctr1", "", {multus});
+  EXPECT_EQ(ok.exit_code, 0) << ok.raw;
+  CniRun del = Run("DEL", netns, conf, "net1", "ctr1", "", {multus});
+  EXPECT_EQ(del.exit_code, 0) << del.raw;
+  EXPECT_EQ(StateFiles(), 0u);
+
+  CniRun two = Run("ADD", netns, conf, "net1", "ctr2", "", {multus + ";K8S_POD_NAMESPACE=other"});
+  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_EQ(two.out["code"], kErrInvalidNetConf) << two.raw;
+  EXPECT_NE(two.raw.find("CNI_ARGS names two pods"), std::string::npos) << two.raw;
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
 TEST_F(CniBinaryTest, VersionAndStatus) {
   CniRun v = Run("VERSION", "", json(), "net1", "ctr1", R"({"cniVersion":"1.0.0"})");
   ASSERT_EQ(v.exit_code, 0);

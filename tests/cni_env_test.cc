@@ -428,7 +428,7 @@ TEST(CniEnvTest, ReportsEveryProblemAtOnce) {
   const Result<CniEnv> parsed = ParseCniEnv(env);
   EXPECT_TRUE(FailsWith(parsed, 4, "CNI_NETNS is required for ADD"));
   EXPECT_TRUE(FailsWith(parsed, 4, "CNI_IFNAME \"eth 0\""));
-  EXPECT_TRUE(FailsWith(parsed, 4, "CNI_ARGS has a malformed pair \"K8S_POD_NAME\""));
+  EXPECT_TRUE(FailsWith(parsed, 4, "CNI_ARGS has an invalid pair \"K8S_POD_NAME\""));
 }
 
 TEST(CniEnvTest, HostileBytesStillMakeValidErrorJson) {
@@ -453,15 +453,12 @@ TEST(CniArgsTest, ParsesPairs) {
                                                        {"K8S_POD_NAME", "p-0"}}));
 }
 
-TEST(CniArgsTest, RejectsMalformedPairs) {
+// More on CNI_ARGS, as libcni parses it and as the real peers send it: cni_args_test.cc.
+TEST(CniArgsTest, RejectsInvalidPairs) {
   EXPECT_TRUE(FailsWith(ParseCniArgs("K8S_POD_NAME"), 4,
-                        "CNI_ARGS has a malformed pair \"K8S_POD_NAME\" (want KEY=VALUE)"));
-  EXPECT_TRUE(FailsWith(ParseCniArgs("A=b=c"), 4, "malformed pair \"A=b=c\""));
-  EXPECT_TRUE(FailsWith(ParseCniArgs("A=1;"), 4, "malformed pair \"\""));
-  EXPECT_TRUE(FailsWith(ParseCniArgs(";A=1"), 4, "malformed pair \"\""));
-  EXPECT_TRUE(FailsWith(ParseCniArgs("=v"), 4, "CNI_ARGS has a pair with an empty key: \"=v\""));
-  EXPECT_TRUE(FailsWith(ParseCniArgs("K8S_POD_NAME=a;K8S_POD_NAME=b"), 4,
-                        "CNI_ARGS repeats the key \"K8S_POD_NAME\""));
+                        "CNI_ARGS has an invalid pair \"K8S_POD_NAME\" (want KEY=VALUE, one '=')"));
+  EXPECT_TRUE(FailsWith(ParseCniArgs("A=b=c"), 4, "invalid pair \"A=b=c\""));
+  EXPECT_TRUE(FailsWith(ParseCniArgs("A=1;"), 4, "invalid pair \"\""));
   EXPECT_TRUE(FailsWith(ParseCniEnv(With(AddEnv(), "CNI_ARGS", "A=1;;B=2")), 4, "CNI_ARGS"));
 }
 

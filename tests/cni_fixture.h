@@ -205,7 +205,12 @@ class CniAttachTest : public ::testing::Test {
   fake::RecordingVfOps vf_ops_;
   fake::FakeRdmaSystem rdma_{RdmaNetnsMode::kShared};
   PodDeviceMap pod_devices_;
-  NodeSettings node_settings_ = DefaultNodeSettings();  // the node file's settings, for Conf()
+  // The node file's settings, for Conf(): device-info files under the test's directory.
+  NodeSettings node_settings_ = [this] {
+    NodeSettings s = DefaultNodeSettings();
+    s.device_info_dir = tmp_.path() + "/devinfo";
+    return s;
+  }();
   std::vector<std::string> vf_netdevs_;
   std::string cni_path_ = kIpamDir;
 };

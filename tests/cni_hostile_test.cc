@@ -139,6 +139,18 @@ TEST_F(CniHostileTest, EveryHostileInputGetsItsCodeAndTouchesNothing) {
       {"CNI_PATH relative", kEnv, {{"CNI_PATH", "bin"}}},
       {"CNI_ARGS invalid UTF-8", kEnv, {{"CNI_ARGS", "K8S_POD_NAME=p\xff"}}},
       {"CNI_ARGS malformed", kEnv, {{"CNI_ARGS", "a=b=c"}}},
+      {"CNI_ARGS unknown keys without IgnoreUnknown", kEnv, {{"CNI_ARGS", "K8S_POD_NAME=p;X=1"}}},
+      {"CNI_ARGS naming two pods",
+       kConf,
+       {{"CNI_ARGS",
+         "IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod-a;K8S_POD_UID=uid-a;"
+         "K8S_POD_NAMESPACE=other"}}},
+      {"CNI_ARGS naming two pods on DEL",
+       kConf,
+       {{"CNI_ARGS", "K8S_POD_UID=uid-a;K8S_POD_UID=uid-b"}},
+       {},
+       "",
+       "DEL"},
       {"CNI_COMMAND lower case", kEnv, {{"CNI_COMMAND", "add"}}},
       {"CNI_COMMAND unset", kEnv, {{"CNI_COMMAND", ""}}},
       // stateDir and the other paths of the configuration.
@@ -154,6 +166,16 @@ TEST_F(CniHostileTest, EveryHostileInputGetsItsCodeAndTouchesNothing) {
        kConf,
        {},
        {{"runtimeConfig", {{"CNIDeviceInfoFile", state + "/../outside/d.json"}}}}},
+      // A NAD's own runtimeConfig reaches the plugin when libcni injects no capability:
+      // a device-info file anywhere but the node's device-info directory is refused.
+      {"CNIDeviceInfoFile outside the device-info directory",
+       kConf,
+       {},
+       {{"runtimeConfig", {{"CNIDeviceInfoFile", out + "/ld.so.preload"}}}}},
+      {"CNIDeviceInfoFile the directory itself",
+       kConf,
+       {},
+       {{"runtimeConfig", {{"CNIDeviceInfoFile", tmp_.path() + "/devinfo"}}}}},
       {"poolInfoDir NUL", kConf, {}, {{"poolInfoDir", out + nul}}},
       {"ipam.type a path", kConf, {}, {{"ipam", {{"type", "../../bin/sh"}}}}},
       // resourceName (no deviceID, so it would be looked up).

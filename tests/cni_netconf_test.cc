@@ -218,6 +218,10 @@ TEST(CniNetConfTest, CniVersionRules) {
                         "cniVersion: must be a string, got number 1.0"));
   EXPECT_TRUE(
       FailsWith(Parse(BaseWith("cniVersion", "\"0.2.0\"")), 1, "unsupported cniVersion \"0.2.0\""));
+  // libcni sends "" for a single-plugin NAD without one: the error says what to add.
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("cniVersion", "\"\"")), 1,
+                        "the network configuration has no cniVersion | add \"cniVersion\": "
+                        "\"1.0.0\" (supported versions: 0.3.0,"));
   EXPECT_TRUE(FailsWith(Parse(BaseWith("cniVersion", "\"0.3.1\""), Verb::kCheck), 1,
                         "CHECK is not supported by cniVersion \"0.3.1\""));
   EXPECT_TRUE(FailsWith(Parse(BaseWith("cniVersion", "\"1.0.0\""), Verb::kStatus), 1,
@@ -332,6 +336,38 @@ TEST(CniNetConfTest, DeviceIdForms) {
   ASSERT_TRUE(sf.ok());
   EXPECT_EQ(sf->device.value().value, "mlx5_core.sf.4");
   EXPECT_EQ(sf->device.value().kind, DeviceKind::kAuxDevice);
+}
+
+// Multus injects deviceID and pciBusID from the pod's allocation whenever the NAD carries the
+// resourceName annotation (which the injector reads): for a shared pool, its ID ("0".."N-1").
+// A child link does not use it (warned, not refused); netdev mode refuses it, saying why.
+TEST(CniNetConfTest, MultusInjectedSharedPoolIds) {
+  json conf = BaseConf();
+  conf["mode"] = "macvlan";
+  conf["resourceName"] = "rdma/hca_shared_devices_a";
+  conf["deviceID"] = "7";
+  conf["pciBusID"] = "7";
+  const Result<NetConf> child = Parse(conf);
+  ASSERT_TRUE(child.ok()) << child.status().details();
+  EXPECT_FALSE(child->device);
+  EXPECT_EQ(child->warnings,
+            (std::vector<std::string>{"deviceID: \"7\" is a shared pool's ID; a child link does "
+                                      "not use it",
+                                      "pciBusID: \"7\" is a shared pool's ID; a child link does "
+                                      "not use it"}));
+  conf["mode"] = "ipoib";
+  conf.erase("deviceID");
+  conf.erase("pciBusID");
+  conf["runtimeConfig"] = {{"deviceID", "12"}};
+  EXPECT_TRUE(Parse(conf).ok());
+  conf["mode"] = "netdev";
+  EXPECT_TRUE(FailsWith(Parse(conf), 7,
+                        "runtimeConfig.deviceID: \"12\" is a shared pool's ID (a share of the "
+                        "pool's HCAs), not a VF"));
+  // Anything else that is no device name is still refused in a child link's config.
+  conf["mode"] = "macvlan";
+  conf["runtimeConfig"] = {{"deviceID", "../x"}};
+  EXPECT_TRUE(FailsWith(Parse(conf), 7, "runtimeConfig.deviceID: must be a PCI address"));
 }
 
 TEST(CniNetConfTest, DeviceIdPrecedence) {
@@ -507,6 +543,44 @@ TEST(CniNetConfTest, HostPathsAndLogging) {
   EXPECT_FALSE(verbose->log_level);
   EXPECT_EQ(verbose->warnings,
             (std::vector<std::string>{"logLevel: unknown level \"verbose\"; using info"}));
+}
+
+// runtimeConfig.CNIDeviceInfoFile may name a file directly in the node's device-info
+// directory only (Multus's, by default): a NAD's own runtimeConfig reaches the plugin
+// whenever libcni injects no capability, and root writes that file at ADD.
+TEST(CniNetConfTest, DeviceInfoFileOnlyInTheDeviceInfoDirectory) {
+  const auto with_file = [](const std::string& file) {
+    json conf = BaseConf();
+    conf["runtimeConfig"] = {{"CNIDeviceInfoFile", file}};
+    return conf;
+  };
+  const std::string multus =
+      "/var/run/k8s.cni.cncf.io/devinfo/cni/team-a-rdma-vf-8f3c9a0b1d2e_net1";
+  const Result<NetConf> ok = Parse(with_file(multus));
+  ASSERT_TRUE(ok.ok()) << ok.status().details();
+  EXPECT_EQ(ok->device_info_file, multus);
+  EXPECT_TRUE(Parse(with_file("/var/run/k8s.cni.cncf.io/devinfo/cni//x.json")).ok());
+  for (const std::string bad :
+       {"/etc/ld.so.preload", "/var/run/k8s.cni.cncf.io/devinfo/cni",
+        "/var/run/k8s.cni.cncf.io/devinfo/cni/sub/x.json", "/run/k8s.cni.cncf.io/devinfo/cni/x",
+        "/var/run/k8s.cni.cncf.io/devinfo/dp/x.json"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_TRUE(FailsWith(Parse(with_file(bad)), 7,
+                          "runtimeConfig.CNIDeviceInfoFile: \"" + bad +
+                              "\" is not a file directly in this node's device-info directory "
+                              "\"/var/run/k8s.cni.cncf.io/devinfo/cni\""));
+    // DEL acts on what ADD recorded: never stuck on it.
+    const Result<NetConf> del = Parse(with_file(bad), Verb::kDel);
+    ASSERT_TRUE(del.ok()) << del.status().details();
+    EXPECT_FALSE(del->device_info_file);
+    ASSERT_EQ(del->warnings.size(), 1u);
+    EXPECT_NE(del->warnings[0].find("; ignored"), std::string::npos);
+  }
+  // The node file moves the directory.
+  NodeSettings node = DefaultNodeSettings();
+  node.device_info_dir = "/run/devinfo";
+  EXPECT_TRUE(ParseNetConf(with_file("/run/devinfo/x.json").dump(), Verb::kAdd, node).ok());
+  EXPECT_FALSE(ParseNetConf(with_file(multus).dump(), Verb::kAdd, node).ok());
 }
 
 TEST(CniNetConfTest, TypoWarnings) {

@@ -55,10 +55,11 @@ TEST_F(NodeFileTest, ReadsEverySetting) {
   Write(R"({"hostRoot": "/host", "stateDir": "/run/hcashare", "kubeletRootDir": "/var/lib/k",
             "devicePluginDir": "/run/dp", "poolInfoDir": "/run/pools",
             "logFile": "/var/log/cni.log", "checkAllocation": false,
-            "draDriver": "rdma.example.com"})");
+            "draDriver": "rdma.example.com", "deviceInfoDir": "/run/devinfo"})");
   auto node = Load();
   ASSERT_TRUE(node.ok()) << node.status().ToString();
   EXPECT_EQ(node->dra_driver, "rdma.example.com");
+  EXPECT_EQ(node->device_info_dir, "/run/devinfo");
   EXPECT_EQ(node->host_root, "/host");
   EXPECT_EQ(node->state_dir, "/run/hcashare");
   EXPECT_EQ(node->kubelet_root_dir, "/var/lib/k");
@@ -134,7 +135,7 @@ TEST_F(NodeFileTest, SymlinksFifosAndHugeFilesAreRefusedWithoutBlocking) {
 
 TEST_F(NodeFileTest, EveryProblemWithItsPath) {
   Write(R"({"hostRoot": "host", "stateDir": 5, "checkAllocation": "no", "statedir": "/x",
-            "kubeletRootdir": "/y", "draDriver": "../../etc"})");
+            "kubeletRootdir": "/y", "draDriver": "../../etc", "deviceInfoDir": "devinfo"})");
   auto node = Load();
   ASSERT_FALSE(node.ok());
   EXPECT_EQ(CniCodeOf(node.status()), kErrInvalidNetConf);
@@ -143,6 +144,7 @@ TEST_F(NodeFileTest, EveryProblemWithItsPath) {
   EXPECT_NE(d.find("hostRoot: must be an absolute path, got \"host\""), std::string::npos) << d;
   EXPECT_NE(d.find("stateDir: must be a string, got number 5"), std::string::npos) << d;
   EXPECT_NE(d.find("checkAllocation: must be a boolean"), std::string::npos) << d;
+  EXPECT_NE(d.find("deviceInfoDir: must be an absolute path"), std::string::npos) << d;
   // A path out of <kubeletRootDir>/plugins is not a driver name.
   EXPECT_NE(d.find("draDriver: not a DRA driver name"), std::string::npos) << d;
   EXPECT_NE(d.find("statedir: unknown key; did you mean \"stateDir\"?"), std::string::npos) << d;

@@ -341,6 +341,19 @@ TEST_F(CniVerbsTest, DeviceInfoFileWrittenOnAddRemovedOnDel) {
   EXPECT_FALSE(fs::exists(file));
 }
 
+// A state recorded with a device-info file outside the node's device-info directory (by a
+// version that took any path a NAD gave): DEL leaves that file alone.
+TEST_F(CniVerbsTest, DelNeverRemovesADeviceInfoFileOutsideTheDirectory) {
+  const std::string file = tmp_.path() + "/devinfo/net1.json";
+  auto added = Add({{"deviceID", kRdmaVf}, {"runtimeConfig", {{"CNIDeviceInfoFile", file}}}});
+  ASSERT_TRUE(added.ok()) << added.status().message();
+  ASSERT_TRUE(fs::exists(file));
+  node_settings_.device_info_dir = tmp_.path() + "/elsewhere";  // the node file changed
+  ASSERT_TRUE(Del().ok());
+  EXPECT_TRUE(fs::exists(file)) << "removed a file outside " << node_settings_.device_info_dir;
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
 // Shared-pool attachment: a macvlan on the pool HCA's netdev (a veth here), one per pod,
 // several pods on one master; DEL deletes it.
 TEST_F(CniVerbsTest, MacvlanOnAPoolNetdevForSeveralPods) {

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <string>
 
+#include "cni/node_config.h"
 #include "cni/plugin_main.h"
 #include "cni/recover.h"
 #include "common/host.h"
@@ -51,7 +52,13 @@ int CniGc(const std::string& state_dir, const std::string& host_root, const std:
   auto vf_driver = backends.vf_driver(*host);
   hcashare::cni::AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
   ctx.vf_driver = vf_driver.get();
-  hcashare::cni::NodeSettings node = hcashare::cni::DefaultNodeSettings();
+  // The node file, as `hcashare cni-gc` reads it (its deviceInfoDir bounds what DEL removes).
+  auto loaded = hcashare::cni::LoadNodeSettings(hcashare::cni::ProcessEnvironment());
+  if (!loaded.ok()) {
+    std::cerr << loaded.status().ToString() << "\n";
+    return 1;
+  }
+  hcashare::cni::NodeSettings node = *loaded;
   node.state_dir = state_dir;
   node.host_root = host_root;
   int failures = 0;
