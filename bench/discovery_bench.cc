@@ -7,8 +7,8 @@
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/allocation.h"
-#include "deviceplugin/discovery.h"
 #include "hostfacts/reader.h"
+#include "node/discovery.h"
 #include "testing/sim_node.h"
 
 namespace hcashare {
@@ -48,10 +48,10 @@ struct BigNode {
 void BM_DiscoveryScan(benchmark::State& state) {
   BigNode big(static_cast<int>(state.range(0)));
   auto host = NewRootedHost(big.tmp.path());
-  dp::Discoverer d(*host);
+  node::Discoverer d(*host);
   size_t found = 0;
   for (auto _ : state) {
-    dp::Inventory inv = d.Scan();
+    node::Inventory inv = d.Scan();
     found = inv.functions.size();
     benchmark::DoNotOptimize(inv);
   }
@@ -77,12 +77,12 @@ BENCHMARK(BM_FullHostRead)->Arg(64)->Arg(1024)->Unit(benchmark::kMillisecond);
 void BM_BuildAllocateResponse(benchmark::State& state) {
   BigNode big(64);
   auto host = NewRootedHost(big.tmp.path());
-  dp::Inventory inv = dp::Discoverer(*host).Scan();
+  node::Inventory inv = node::Discoverer(*host).Scan();
   config::ResourceConfig rc;
   rc.resource_name = "hca";
   rc.resource_prefix = "rdma";
   rc.rdma_hca_max = 1000;
-  dp::PoolState pool = dp::BuildPool(rc, inv);
+  node::PoolState pool = node::BuildPool(rc, inv);
   v1beta1::AllocateRequest req;
   req.add_container_requests()->add_devices_ids("7");
   for (auto _ : state) {

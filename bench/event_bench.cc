@@ -17,7 +17,7 @@
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
-#include "deviceplugin/plugin_manager.h"
+#include "daemon/control_loop.h"
 #include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
 #include "testing/fake_rdma_system.h"
@@ -54,13 +54,13 @@ int Main(int argc, char** argv) {
   if (!kubelet.Start().ok()) return 1;
   fake::FakeRdmaSystem rdma(Status::Unavailable("bench"));
   fake::FakeUeventSource uevents;
-  dp::ManagerOptions opts;
+  daemon::ControlLoopOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
   opts.server.device_plugin_dir = opts.server.kubelet_root + "/device-plugins";
   opts.server.mode = dp::RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(static_cast<int>(poll_seconds * 1000));
   opts.watch_links = true;  // as the daemon runs
-  dp::PluginManager manager(opts, *host, rdma, &uevents);
+  daemon::ControlLoop manager(opts, *host, rdma, &uevents);
   auto cfg = config::ParseConfig(R"({"periodicUpdateInterval": 0, "configList": [
     {"resourceName": "hca", "rdmaHcaMax": 16, "selectors": {"vendors": ["15b3"]}}]})");
   if (!cfg.ok() || !manager.Start(*cfg.config).ok()) return 1;

@@ -18,8 +18,8 @@
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
+#include "daemon/control_loop.h"
 #include "deviceplugin/allocation.h"
-#include "deviceplugin/plugin_manager.h"
 #include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
 #include "testing/fake_rdma_system.h"
@@ -56,12 +56,12 @@ int Main(int argc, char** argv) {
   if (!kubelet.Start().ok()) return 1;
   fake::FakeRdmaSystem rdma(Status::Unavailable("bench"));
   fake::FakeUeventSource uevents;  // never fires: the removal has no uevent
-  dp::ManagerOptions opts;
+  daemon::ControlLoopOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
   opts.server.device_plugin_dir = opts.server.kubelet_root + "/device-plugins";
   opts.server.mode = dp::RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(static_cast<int>(poll_seconds * 1000));
-  dp::PluginManager manager(opts, *host, rdma, &uevents);
+  daemon::ControlLoop manager(opts, *host, rdma, &uevents);
   auto cfg = config::ParseConfig(R"({"periodicUpdateInterval": )" + std::to_string(interval) +
                                  R"(, "configList": [
     {"resourceName": "a", "rdmaHcaMax": 100, "selectors": {"rdmaDevices": ["mlx5_0"]}},

@@ -5,7 +5,7 @@
 #include "cni/podresources_devices.h"
 #include "common/log.h"
 #include "common/strings.h"
-#include "dra/checkpoint.h"
+#include "interop/dra_checkpoint.h"
 
 namespace hcashare::cni {
 

@@ -1,6 +1,6 @@
 // DRA devices of a pod, as hcashare-cni sees them: pod-resources v1 names them by driver,
 // pool and device (cni/podresources_devices.h keeps them under "dra:<driver>"); the DRA
-// driver's checkpoint (dra/checkpoint.h) says which PCI address and resource each of ours
+// driver's checkpoint (interop/dra_checkpoint.h) says which PCI address and resource each of ours
 // is. ResolveDraDevices turns the pod's devices of our driver into the same form as the
 // device plugin's, resource -> addresses, so that the device choice and the allocation
 // check treat both alike. No API-server access: the kubelet and the node's files only.
@@ -35,7 +35,7 @@ std::vector<std::string> ResolveDraDevices(const std::string& driver,
                                            DevicesByResource* granted);
 
 // The pod's devices of `driver` in `granted` resolved through the driver's checkpoint at
-// `checkpoint_path` (dra/checkpoint.h; read only when the pod holds one). Devices it does
+// `checkpoint_path` (interop/dra_checkpoint.h; read only when the pod holds one). Devices it does
 // not know are logged and left out; an unreadable checkpoint is an error naming it.
 Status ResolveDraDevicesFromCheckpoint(const std::string& driver,
                                        const std::string& checkpoint_path,

@@ -21,7 +21,7 @@
 #include "cni/version.h"
 #include "common/host.h"
 #include "common/log.h"
-#include "dra/checkpoint.h"
+#include "interop/dra_checkpoint.h"
 #include "json/dump.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"

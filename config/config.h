@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "json/document.h"
 #include "json/fields.h"
 
 namespace hcashare::config {
@@ -29,10 +30,11 @@ inline constexpr int64_t kMaxTotalDeviceIds = 400000;
 // one whose data add up to more than 1 MiB). A larger file is refused unread.
 inline constexpr size_t kMaxConfigBytes = size_t{1} << 20;
 // Most values (keys included, YAML aliases expanded) and deepest nesting of collections in a
-// config; a text past either is refused before its tree is built (config/prescan.h). With
-// kMaxConfigBytes they bound the parse's memory (docs/reliability.md, "Config memory").
-inline constexpr size_t kMaxConfigValues = 20000;
-inline constexpr int kMaxConfigDepth = 64;
+// config: the document reader's (json/document.h); a text past either is refused before its
+// tree is built. With kMaxConfigBytes they bound the parse's memory (docs/reliability.md,
+// "Config memory").
+inline constexpr size_t kMaxConfigValues = jsonin::kMaxDocumentValues;
+inline constexpr int kMaxConfigDepth = jsonin::kMaxDocumentDepth;
 // Default periodicUpdateInterval, in seconds, when it is absent or null.
 inline constexpr int kDefaultPeriodicUpdateSeconds = 60;
 // Default resourcePrefix.
@@ -144,7 +146,7 @@ struct PluginConfig {
 using ConfigIssue = jsonin::Issue;
 
 // Most errors (and, apart, warnings) a ParseOutcome lists; one more issue counts the rest.
-inline constexpr size_t kMaxListedIssues = 100;
+inline constexpr size_t kMaxListedIssues = jsonin::kMaxDocumentIssues;
 
 // The outcome of parsing: a config when there are no errors, plus warnings (such as the
 // deprecated `devices` field) that do not stop it.

@@ -1,5 +1,5 @@
 // The public entry points of the config module (see config.h). Text becomes an
-// nlohmann::json tree (config/document.h), which config/validator.h checks and converts.
+// nlohmann::json tree (json/document.h), which config/validator.h checks and converts.
 #include <cctype>
 #include <cerrno>
 #include <exception>
@@ -9,7 +9,7 @@
 #include "common/safe_file.h"
 #include "common/status.h"
 #include "config/config.h"
-#include "config/document.h"
+#include "config/json_fields.h"
 #include "config/validator.h"
 
 namespace hcashare::config {

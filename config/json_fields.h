@@ -1,7 +1,9 @@
-// config/'s names for the JSON field reader of json/ (json/fields.h, json/parse.h): the
-// reader the device plugin's configuration is validated with. Nothing is defined here.
+// config/'s names for the JSON field reader and document reader of json/ (json/fields.h,
+// json/parse.h, json/document.h): what the device plugin's configuration is read and
+// validated with. Nothing is defined here.
 #pragma once
 
+#include "json/document.h"
 #include "json/fields.h"
 #include "json/parse.h"
 
@@ -10,6 +12,7 @@ namespace hcashare::config {
 using jsonin::DecodeJson;
 using jsonin::DescribeMismatch;
 using jsonin::DescribeValue;
+using jsonin::Document;
 using jsonin::FieldReader;
 using jsonin::ForEachObject;
 using jsonin::IssueList;
@@ -20,6 +23,8 @@ using jsonin::JsonParseOptions;
 using jsonin::kMaxJsonDepth;
 using jsonin::Need;
 using jsonin::ParseJson;
+using jsonin::ParseJsonText;
+using jsonin::ParseYamlText;
 using jsonin::Quote;
 using jsonin::WithoutJsonExceptionId;
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "config/document.h"
+#include "config/json_fields.h"
 
 namespace hcashare::config {
 namespace {

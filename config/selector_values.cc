@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "common/strings.h"
-#include "config/document.h"
+#include "config/json_fields.h"
 #include "hostfacts/attrs.h"
 
 namespace hcashare::config {

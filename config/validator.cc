@@ -14,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "config/document.h"
 #include "config/json_fields.h"
 #include "config/names.h"
 #include "config/selector_values.h"

@@ -8,7 +8,6 @@
 #include <tuple>
 #include <vector>
 
-#include "config/document.h"
 #include "config/json_fields.h"
 #include "config/selector_values.h"
 #include "config/validator_impl.h"

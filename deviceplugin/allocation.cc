@@ -29,15 +29,15 @@ void SetTopology(const config::ResourceConfig& rc, const std::vector<int>& nodes
 }
 
 // The NUMA node of ID `id` for preference packing (kNoNode when it has none).
-int NodeOf(const config::ResourceConfig& rc, const PoolState& pool, const std::string& id) {
+int NodeOf(const config::ResourceConfig& rc, const node::PoolState& pool, const std::string& id) {
   if (rc.mode == PoolMode::kExclusive) {
-    const PciFunction* fn = pool.Find(id);
-    return fn == nullptr ? kNoNode : fn->numa_node;
+    const node::PciFunction* fn = pool.Find(id);
+    return fn == nullptr ? node::kNoNode : fn->numa_node;
   }
-  return NodeOfSharedId(rc, pool, std::stoi(id));
+  return node::NodeOfSharedId(rc, pool, std::stoi(id));
 }
 
-bool IsOurs(const config::ResourceConfig& rc, const PoolState& pool, const std::string& id) {
+bool IsOurs(const config::ResourceConfig& rc, const node::PoolState& pool, const std::string& id) {
   return rc.mode == PoolMode::kExclusive ? pool.Find(id) != nullptr
                                          : IsValidDeviceId(id, rc.rdma_hca_max);
 }
@@ -52,17 +52,18 @@ bool IdLess(const std::string& a, const std::string& b) {
 }
 
 // The functions an allocation of `ids` grants.
-std::vector<PciFunction> Granted(const config::ResourceConfig& rc, const PoolState& pool,
-                                 const std::vector<std::string>& ids) {
+std::vector<node::PciFunction> Granted(const config::ResourceConfig& rc,
+                                       const node::PoolState& pool,
+                                       const std::vector<std::string>& ids) {
   if (rc.mode == PoolMode::kExclusive) {
-    std::vector<PciFunction> out;
+    std::vector<node::PciFunction> out;
     for (const auto& id : ids) out.push_back(*pool.Find(id));
     return out;
   }
   if (!rc.topology_aware) return pool.hcas;
   std::set<int> nodes;
-  for (const auto& id : ids) nodes.insert(NodeOfSharedId(rc, pool, std::stoi(id)));
-  std::vector<PciFunction> out;
+  for (const auto& id : ids) nodes.insert(node::NodeOfSharedId(rc, pool, std::stoi(id)));
+  std::vector<node::PciFunction> out;
   for (const auto& h : pool.hcas) {
     if (nodes.count(h.numa_node < 0 ? -1 : h.numa_node)) out.push_back(h);
   }
@@ -70,9 +71,9 @@ std::vector<PciFunction> Granted(const config::ResourceConfig& rc, const PoolSta
 }
 
 // The first device node of `fns` (rdma_cm included) that no longer exists, or "".
-std::string FirstVanishedNode(const std::vector<PciFunction>& fns, const Host& host) {
+std::string FirstVanishedNode(const std::vector<node::PciFunction>& fns, const Host& host) {
   const hostfacts::LiveFacts live(host);
-  for (const auto& path : PoolState::CharDevicesOf(fns)) {
+  for (const auto& path : node::PoolState::CharDevicesOf(fns)) {
     if (!live.CharDevicePresent(path)) return path;
   }
   return "";
@@ -81,15 +82,15 @@ std::string FirstVanishedNode(const std::vector<PciFunction>& fns, const Host& h
 // What a shared pool hands out of `granted`: the HCAs whose device nodes all still exist,
 // and of those only the healthy ones while one is healthy. `gone` gets the first vanished
 // node, for the error when none is left.
-std::vector<PciFunction> PresentAndHealthy(std::vector<PciFunction> granted, const Host& host,
-                                           std::string* gone) {
-  auto vanished = [&](const PciFunction& h) {
+std::vector<node::PciFunction> PresentAndHealthy(std::vector<node::PciFunction> granted,
+                                                 const Host& host, std::string* gone) {
+  auto vanished = [&](const node::PciFunction& h) {
     const std::string node = FirstVanishedNode({h}, host);
     if (gone->empty()) *gone = node;
     return !node.empty();
   };
   granted.erase(std::remove_if(granted.begin(), granted.end(), vanished), granted.end());
-  const auto healthy = [](const PciFunction& h) { return h.healthy; };
+  const auto healthy = [](const node::PciFunction& h) { return h.healthy; };
   if (std::any_of(granted.begin(), granted.end(), healthy)) {
     granted.erase(std::remove_if(granted.begin(), granted.end(), std::not_fn(healthy)),
                   granted.end());
@@ -99,18 +100,20 @@ std::vector<PciFunction> PresentAndHealthy(std::vector<PciFunction> granted, con
 
 // NCCL_IB_HCA for `granted`: "=" and the RDMA device names, by NUMA node (unknown last),
 // pool order within a node.
-std::string NcclIbHca(std::vector<PciFunction> granted) {
-  std::stable_sort(granted.begin(), granted.end(), [](const PciFunction& a, const PciFunction& b) {
-    const auto key = [](const PciFunction& f) {
-      return f.numa_node < 0 ? std::numeric_limits<int>::max() : f.numa_node;
-    };
-    return key(a) < key(b);
-  });
-  return "=" + Join(PoolState::RdmaNamesOf(granted));
+std::string NcclIbHca(std::vector<node::PciFunction> granted) {
+  std::stable_sort(granted.begin(), granted.end(),
+                   [](const node::PciFunction& a, const node::PciFunction& b) {
+                     const auto key = [](const node::PciFunction& f) {
+                       return f.numa_node < 0 ? std::numeric_limits<int>::max() : f.numa_node;
+                     };
+                     return key(a) < key(b);
+                   });
+  return "=" + Join(node::PoolState::RdmaNamesOf(granted));
 }
 
 // PCIDEVICE_..._INFO: per ID, the generic ID and its RDMA details (SR-IOV DP's shape).
-std::string InfoJson(const std::vector<std::string>& ids, const std::vector<PciFunction>& fns) {
+std::string InfoJson(const std::vector<std::string>& ids,
+                     const std::vector<node::PciFunction>& fns) {
   nlohmann::ordered_json info = nlohmann::ordered_json::object();
   for (size_t i = 0; i < ids.size(); ++i) {
     nlohmann::ordered_json rdma;
@@ -123,9 +126,9 @@ std::string InfoJson(const std::vector<std::string>& ids, const std::vector<PciF
         if (base.rfind("issm", 0) == 0) issm.push_back(cd);
       }
     }
-    rdma["rdma_dev"] = Join(PoolState::RdmaNamesOf({fns[i]}));
+    rdma["rdma_dev"] = Join(node::PoolState::RdmaNamesOf({fns[i]}));
     rdma["uverbs"] = Join(uverbs);
-    rdma["rdma_cm"] = kRdmaCmPath;
+    rdma["rdma_cm"] = hostfacts::kRdmaCmPath;
     rdma["umad"] = Join(umad);
     rdma["issm"] = Join(issm);
     info[ids[i]] = {{"generic", {{"deviceID", ids[i]}}}, {"rdma", rdma}};
@@ -134,7 +137,7 @@ std::string InfoJson(const std::vector<std::string>& ids, const std::vector<PciF
 }
 
 // Validates one container request's IDs.
-Status CheckIds(const config::ResourceConfig& rc, const PoolState& pool,
+Status CheckIds(const config::ResourceConfig& rc, const node::PoolState& pool,
                 const v1beta1::ContainerAllocateRequest& creq) {
   if (creq.devices_ids_size() == 0) {
     return Status::InvalidArgument("container request has no device IDs");
@@ -170,13 +173,14 @@ std::string PciDeviceEnvName(const config::ResourceConfig& rc) {
   return name;
 }
 
-std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc, const PoolState& pool) {
+std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc,
+                                        const node::PoolState& pool) {
   v1beta1::ListAndWatchResponse list;
   AppendDeviceList(rc, pool, &list);
   return std::vector<v1beta1::Device>(list.devices().begin(), list.devices().end());
 }
 
-void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
+void AppendDeviceList(const config::ResourceConfig& rc, const node::PoolState& pool,
                       v1beta1::ListAndWatchResponse* out) {
   if (!pool.blocked_reason.empty()) return;
   if (rc.mode == PoolMode::kExclusive) {
@@ -195,14 +199,14 @@ void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
   for (const auto& h : pool.hcas) {
     if (h.healthy) healthy_nodes.insert(h.numa_node < 0 ? -1 : h.numa_node);
   }
-  const std::vector<int> pool_nodes = NumaNodesOf(pool.hcas);
+  const std::vector<int> pool_nodes = node::NumaNodesOf(pool.hcas);
   for (int i = 0; i < rc.rdma_hca_max; ++i) {
     v1beta1::Device* d = out->add_devices();
     d->set_id(std::to_string(i));
     bool healthy = !healthy_nodes.empty();
     if (rc.topology_aware) {
-      int node = NodeOfSharedId(rc, pool, i);
-      if (node != kNoNode) SetTopology(rc, {node}, d);
+      int node = node::NodeOfSharedId(rc, pool, i);
+      if (node != node::kNoNode) SetTopology(rc, {node}, d);
       healthy = healthy_nodes.count(node) > 0;
     } else {
       SetTopology(rc, pool_nodes, d);
@@ -221,7 +225,7 @@ bool IsValidDeviceId(const std::string& id, int rdma_hca_max) {
 }
 
 Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceConfig& rc,
-                                                        const PoolState& pool,
+                                                        const node::PoolState& pool,
                                                         const v1beta1::AllocateRequest& req,
                                                         const Host& host) {
   if (req.container_requests_size() == 0) {
@@ -236,7 +240,7 @@ Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceCo
   v1beta1::AllocateResponse resp;
   for (const auto& creq : req.container_requests()) {
     const std::vector<std::string> ids(creq.devices_ids().begin(), creq.devices_ids().end());
-    std::vector<PciFunction> granted = Granted(rc, pool, ids);
+    std::vector<node::PciFunction> granted = Granted(rc, pool, ids);
     if (granted.empty()) {
       return Status::FailedPrecondition("no HCA of " + rc.FullName() + " serves the granted IDs");
     }
@@ -253,14 +257,14 @@ Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceCo
                                         " vanished since the last scan");
     }
     auto* out = resp.add_container_responses();
-    for (const auto& path : PoolState::CharDevicesOf(granted)) {
+    for (const auto& path : node::PoolState::CharDevicesOf(granted)) {
       v1beta1::DeviceSpec* spec = out->add_devices();
       spec->set_container_path(path);
       spec->set_host_path(path);
       spec->set_permissions("rw");
     }
     for (const auto& name : RdmaDevicesEnvNames(rc)) {
-      (*out->mutable_envs())[name] = Join(PoolState::RdmaNamesOf(granted));
+      (*out->mutable_envs())[name] = Join(node::PoolState::RdmaNamesOf(granted));
     }
     if (rc.set_nccl_ib_hca) (*out->mutable_envs())[kNcclIbHcaEnv] = NcclIbHca(granted);
     if (rc.mode == PoolMode::kExclusive) {
@@ -271,7 +275,7 @@ Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceCo
   return resp;
 }
 
-std::vector<std::string> PreferredIds(const config::ResourceConfig& rc, const PoolState& pool,
+std::vector<std::string> PreferredIds(const config::ResourceConfig& rc, const node::PoolState& pool,
                                       const std::vector<std::string>& available,
                                       const std::vector<std::string>& must_include, int size) {
   std::vector<std::string> out;
@@ -329,7 +333,7 @@ std::vector<std::string> PreferredIds(const std::vector<std::string>& available,
                                       int rdma_hca_max) {
   config::ResourceConfig rc;
   rc.rdma_hca_max = rdma_hca_max;
-  return PreferredIds(rc, PoolState{}, available, must_include, size);
+  return PreferredIds(rc, node::PoolState{}, available, must_include, size);
 }
 
 }  // namespace hcashare::dp

@@ -9,7 +9,7 @@
 #include "common/host.h"
 #include "config/config.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.pb.h"
-#include "deviceplugin/pool.h"
+#include "node/pool.h"
 
 namespace hcashare::dp {
 
@@ -31,9 +31,10 @@ std::vector<std::string> RdmaDevicesEnvNames(const config::ResourceConfig& rc);
 // `excludeTopology` drops TopologyInfo. A blocked pool advertises no devices.
 inline constexpr const char* kHealthy = "Healthy";
 inline constexpr const char* kUnhealthy = "Unhealthy";
-std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc, const PoolState& pool);
+std::vector<v1beta1::Device> DeviceList(const config::ResourceConfig& rc,
+                                        const node::PoolState& pool);
 // The same list, appended to `out` (whose arena, if any, holds the devices).
-void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
+void AppendDeviceList(const config::ResourceConfig& rc, const node::PoolState& pool,
                       v1beta1::ListAndWatchResponse* out);
 
 // Builds the Allocate answer: one ContainerAllocateResponse per container request, with
@@ -52,7 +53,7 @@ void AppendDeviceList(const config::ResourceConfig& rc, const PoolState& pool,
 // in the message). FailedPrecondition: no usable HCA, or (exclusive) a granted device node
 // vanished.
 Result<v1beta1::AllocateResponse> BuildAllocateResponse(const config::ResourceConfig& rc,
-                                                        const PoolState& pool,
+                                                        const node::PoolState& pool,
                                                         const v1beta1::AllocateRequest& req,
                                                         const Host& host);
 
@@ -63,7 +64,7 @@ bool IsValidDeviceId(const std::string& id, int rdma_hca_max);
 // available IDs packed onto as few NUMA nodes as possible (nodes already used first, then
 // the smallest node that fits the rest, else the largest), each node's IDs in ascending
 // order, up to `size`. IDs that are not the resource's are ignored. Deterministic.
-std::vector<std::string> PreferredIds(const config::ResourceConfig& rc, const PoolState& pool,
+std::vector<std::string> PreferredIds(const config::ResourceConfig& rc, const node::PoolState& pool,
                                       const std::vector<std::string>& available,
                                       const std::vector<std::string>& must_include, int size);
 

@@ -27,40 +27,15 @@ std::string Tagged(const std::string& base, const std::string& tag) {
 // One CDI device of `rc`: the char devices of `fns` and the env naming their RDMA devices
 // (the variables Allocate sets).
 nlohmann::ordered_json CdiDevice(const config::ResourceConfig& rc, const std::string& name,
-                                 const std::vector<PciFunction>& fns) {
+                                 const std::vector<node::PciFunction>& fns) {
   std::vector<std::string> env;
   for (const auto& var : RdmaDevicesEnvNames(rc)) {
-    env.push_back(var + "=" + Join(PoolState::RdmaNamesOf(fns)));
+    env.push_back(var + "=" + Join(node::PoolState::RdmaNamesOf(fns)));
   }
-  return CdiDeviceJson(name, PoolState::CharDevicesOf(fns), env);
+  return node::CdiDeviceJson(name, node::PoolState::CharDevicesOf(fns), env);
 }
 
 }  // namespace
-
-std::vector<std::string> CdiDeviceNodePaths(const std::vector<std::string>& char_devices) {
-  std::set<std::string> all(char_devices.begin(), char_devices.end());
-  all.erase(kRdmaCmPath);
-  std::vector<std::string> out(all.begin(), all.end());
-  if (!char_devices.empty()) out.push_back(kRdmaCmPath);
-  return out;
-}
-
-nlohmann::ordered_json CdiDeviceJson(const std::string& name,
-                                     const std::vector<std::string>& node_paths,
-                                     const std::vector<std::string>& env) {
-  nlohmann::ordered_json nodes = nlohmann::json::array();
-  for (const auto& path : node_paths) {
-    nodes.push_back({{"path", path}, {"hostPath", path}, {"permissions", "rw"}});
-  }
-  nlohmann::ordered_json env_json = nlohmann::json::array();
-  for (const auto& e : env) env_json.push_back(e);
-  return {{"name", name}, {"containerEdits", {{"deviceNodes", nodes}, {"env", env_json}}}};
-}
-
-std::string CdiSpecText(const std::string& kind, const nlohmann::ordered_json& devices) {
-  nlohmann::ordered_json spec = {{"cdiVersion", "0.5.0"}, {"kind", kind}, {"devices", devices}};
-  return DumpJson(spec, 2) + "\n";
-}
 
 std::string CdiInstanceTag(const std::string& kubelet_root) {
   const std::string root = CanonicalPath(kubelet_root);
@@ -87,14 +62,14 @@ std::string CdiSpecFileName(const config::ResourceConfig& rc, const std::string&
          ReplaceAny(rc.resource_name, ".", '_') + (tag.empty() ? "" : "." + tag) + ".json";
 }
 
-std::string CdiSpecJson(const config::ResourceConfig& rc, const PoolState& pool,
+std::string CdiSpecJson(const config::ResourceConfig& rc, const node::PoolState& pool,
                         const std::string& tag) {
   nlohmann::ordered_json devices = nlohmann::json::array();
   if (rc.mode == config::PoolMode::kExclusive) {
     for (const auto& h : pool.hcas) devices.push_back(CdiDevice(rc, Tagged(h.address, tag), {h}));
   } else if (rc.topology_aware) {
-    for (int node : NumaNodesOf(pool.hcas)) {
-      std::vector<PciFunction> local;
+    for (int node : node::NumaNodesOf(pool.hcas)) {
+      std::vector<node::PciFunction> local;
       for (const auto& h : pool.hcas) {
         if ((h.numa_node < 0 ? -1 : h.numa_node) == node) local.push_back(h);
       }
@@ -103,10 +78,11 @@ std::string CdiSpecJson(const config::ResourceConfig& rc, const PoolState& pool,
   } else {
     devices.push_back(CdiDevice(rc, Tagged("all", tag), pool.hcas));
   }
-  return CdiSpecText(CdiKind(rc), devices);
+  return node::CdiSpecText(CdiKind(rc), devices);
 }
 
-std::vector<std::string> CdiDeviceNames(const config::ResourceConfig& rc, const PoolState& pool,
+std::vector<std::string> CdiDeviceNames(const config::ResourceConfig& rc,
+                                        const node::PoolState& pool,
                                         const std::vector<std::string>& ids,
                                         const std::string& tag) {
   const std::string kind = CdiKind(rc) + "=";
@@ -115,7 +91,7 @@ std::vector<std::string> CdiDeviceNames(const config::ResourceConfig& rc, const 
     for (const auto& id : ids) names.push_back(kind + Tagged(id, tag));
   } else if (rc.topology_aware) {
     std::set<int> nodes;
-    for (const auto& id : ids) nodes.insert(NodeOfSharedId(rc, pool, std::stoi(id)));
+    for (const auto& id : ids) nodes.insert(node::NodeOfSharedId(rc, pool, std::stoi(id)));
     for (int node : nodes) names.push_back(kind + Tagged(NodeDeviceName(node), tag));
   } else {
     names.push_back(kind + Tagged("all", tag));
@@ -123,7 +99,7 @@ std::vector<std::string> CdiDeviceNames(const config::ResourceConfig& rc, const 
   return names;
 }
 
-void ApplyCdi(const config::ResourceConfig& rc, const PoolState& pool,
+void ApplyCdi(const config::ResourceConfig& rc, const node::PoolState& pool,
               const v1beta1::AllocateRequest& req, v1beta1::AllocateResponse* resp,
               const std::string& tag) {
   for (int i = 0; i < resp->container_responses_size(); ++i) {
@@ -140,7 +116,7 @@ void ApplyCdi(const config::ResourceConfig& rc, const PoolState& pool,
 CdiSpecWriter::CdiSpecWriter(std::string dir, const std::string& kubelet_root)
     : tag_(CdiInstanceTag(kubelet_root)), files_(std::move(dir), CanonicalPath(kubelet_root)) {}
 
-Status CdiSpecWriter::Write(const config::ResourceConfig& rc, const PoolState& pool) {
+Status CdiSpecWriter::Write(const config::ResourceConfig& rc, const node::PoolState& pool) {
   const std::string name = CdiSpecFileName(rc, tag_);
   if (!pool.Usable()) {
     files_.Remove(name);

@@ -23,12 +23,10 @@
 #include "common/status.h"
 #include "config/config.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.pb.h"
-#include "deviceplugin/pool.h"
+#include "node/cdi_spec.h"
+#include "node/pool.h"
 
 namespace hcashare::dp {
-
-// Default CDI spec directory (a host path used as given).
-inline constexpr const char* kDefaultCdiSpecDir = "/var/run/cdi";
 
 // "" for the default kubelet root, else "k" and 8 hex digits of a hash (FNV-1a) of the
 // canonical root (CanonicalPath): stable across restarts and spellings of the root.
@@ -42,29 +40,18 @@ std::string CdiAnnotationKey(const config::ResourceConfig& rc);
 // "hcashare-<prefix>_<name>.<tag>.json" with an instance tag.
 std::string CdiSpecFileName(const config::ResourceConfig& rc, const std::string& tag = "");
 // The spec (JSON, cdiVersion 0.5.0) for `pool`.
-std::string CdiSpecJson(const config::ResourceConfig& rc, const PoolState& pool,
+std::string CdiSpecJson(const config::ResourceConfig& rc, const node::PoolState& pool,
                         const std::string& tag = "");
 // Fully qualified CDI names ("kind=name") that container request `ids` grants.
-std::vector<std::string> CdiDeviceNames(const config::ResourceConfig& rc, const PoolState& pool,
+std::vector<std::string> CdiDeviceNames(const config::ResourceConfig& rc,
+                                        const node::PoolState& pool,
                                         const std::vector<std::string>& ids,
                                         const std::string& tag = "");
-
-// The building blocks of a spec, shared with the DRA driver's per-claim specs (dra/cdi_claim.h).
-// The device nodes of `char_devices`: sorted, each once, /dev/infiniband/rdma_cm left out and
-// appended once at the end when there is any device at all.
-std::vector<std::string> CdiDeviceNodePaths(const std::vector<std::string>& char_devices);
-// One CDI device `name`: a device node for each of `node_paths` (the same path in the
-// container, "rw") and `env` ("NAME=value" each), in that order.
-nlohmann::ordered_json CdiDeviceJson(const std::string& name,
-                                     const std::vector<std::string>& node_paths,
-                                     const std::vector<std::string>& env);
-// The spec file's text (cdiVersion 0.5.0) of `kind` with `devices` (CdiDeviceJson each).
-std::string CdiSpecText(const std::string& kind, const nlohmann::ordered_json& devices);
 
 // Rewrites an Allocate response for CDI: the DeviceSpecs are replaced by `cdi_devices`
 // (API field 5, kubelet >= 1.28) and the same names in the CDI annotation (older kubelets).
 // Envs are kept. REQUIRES: `resp` was built by BuildAllocateResponse for `req`.
-void ApplyCdi(const config::ResourceConfig& rc, const PoolState& pool,
+void ApplyCdi(const config::ResourceConfig& rc, const node::PoolState& pool,
               const v1beta1::AllocateRequest& req, v1beta1::AllocateResponse* resp,
               const std::string& tag = "");
 
@@ -79,7 +66,7 @@ class CdiSpecWriter {
   // Writes (atomically) the spec of `rc` for `pool`, unless the content is unchanged. An
   // unusable pool has no devices, so its spec is removed instead. AlreadyExists when a
   // foreign file holds the spec's name.
-  Status Write(const config::ResourceConfig& rc, const PoolState& pool);
+  Status Write(const config::ResourceConfig& rc, const node::PoolState& pool);
   // Removes the spec of `rc` if it is still ours.
   void Remove(const config::ResourceConfig& rc);
   // At start: removes the specs an earlier run of this daemon wrote for resources that

@@ -7,7 +7,7 @@
 
 #include "common/status.h"
 #include "config/config.h"
-#include "deviceplugin/discovery.h"
+#include "node/discovery.h"
 
 namespace hcashare::dp {
 
@@ -18,12 +18,12 @@ inline constexpr const char* kDefaultDeviceInfoDir = "/var/run/k8s.cni.cncf.io/d
 std::string DeviceInfoFileName(const config::ResourceConfig& rc, const std::string& id);
 
 // {"type":"pci","version":"1.1.0","pci":{"pci-address":…,"rdma-device":…[,"pf-pci-address":…]}}
-std::string DeviceInfoJson(const PciFunction& fn);
+std::string DeviceInfoJson(const node::PciFunction& fn);
 
 // Writes the file of each of `fns` (SFs excepted: the spec has no auxiliary type) into
 // `dir` (created if missing), each atomically (temporary file, then rename). Returns the
 // first error; files already written stay.
 Status WriteDeviceInfoFiles(const std::string& dir, const config::ResourceConfig& rc,
-                            const std::vector<const PciFunction*>& fns);
+                            const std::vector<const node::PciFunction*>& fns);
 
 }  // namespace hcashare::dp

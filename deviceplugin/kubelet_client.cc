@@ -4,14 +4,14 @@
 
 #include "common/grpc_edge.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
-#include "deviceplugin/socket_files.h"
+#include "node/socket_files.h"
 
 namespace hcashare::dp {
 
 std::shared_ptr<grpc::Channel> KubeletRegistrar::Channel() {
   // Dial only a socket that exists: a channel whose first attempt fails backs off before
   // the next one, which would delay re-registration after a kubelet restart.
-  const ino_t inode = InodeOf(socket_);
+  const ino_t inode = node::InodeOf(socket_);
   std::lock_guard<std::mutex> lock(mu_);
   if (inode == 0) {
     channel_.reset();

@@ -10,50 +10,16 @@
 #include "common/strings.h"
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/device_info.h"
+#include "node/grpc_status.h"
 
 namespace hcashare::dp {
-
-grpc::Status ToGrpc(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kOk:
-      return grpc::Status::OK;
-    case StatusCode::kInvalidArgument:
-      return {grpc::StatusCode::INVALID_ARGUMENT, s.message()};
-    case StatusCode::kNotFound:
-      return {grpc::StatusCode::NOT_FOUND, s.message()};
-    case StatusCode::kFailedPrecondition:
-      return {grpc::StatusCode::FAILED_PRECONDITION, s.message()};
-    case StatusCode::kAlreadyExists:
-      return {grpc::StatusCode::ALREADY_EXISTS, s.message()};
-    case StatusCode::kPermissionDenied:
-      return {grpc::StatusCode::PERMISSION_DENIED, s.message()};
-    case StatusCode::kUnavailable:
-      return {grpc::StatusCode::UNAVAILABLE, s.message()};
-    case StatusCode::kUnimplemented:
-      return {grpc::StatusCode::UNIMPLEMENTED, s.message()};
-    default:
-      return {grpc::StatusCode::INTERNAL, s.message()};
-  }
-}
-
-namespace {
-
-// Finishes a unary call with `st` on the context's default reactor.
-grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* ctx, const grpc::Status& st) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  GrpcHandOff();
-  reactor->Finish(st);
-  return reactor;
-}
-
-}  // namespace
 
 grpc::ServerUnaryReactor* DevicePluginService::GetDevicePluginOptions(
     grpc::CallbackServerContext* ctx, const v1beta1::Empty*, v1beta1::DevicePluginOptions* resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
   resp->set_pre_start_required(false);
   resp->set_get_preferred_allocation_available(true);
-  return Done(ctx, grpc::Status::OK);
+  return node::FinishUnary(ctx, grpc::Status::OK);
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* DevicePluginService::ListAndWatch(
@@ -125,15 +91,15 @@ grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
     grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* raw_req, grpc::ByteBuffer* raw_resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
   CallSlot slot(this);
-  if (!slot.held()) return Done(ctx, kBusy);  // before the request is parsed
+  if (!slot.held()) return node::FinishUnary(ctx, kBusy);  // before the request is parsed
   v1beta1::PreferredAllocationRequest req;
-  if (grpc::Status st = ParseRaw(raw_req, &req); !st.ok()) return Done(ctx, st);
+  if (grpc::Status st = ParseRaw(raw_req, &req); !st.ok()) return node::FinishUnary(ctx, st);
   auto snap = state_.Current();
   for (const auto& c : req.container_requests()) {
     // must_include is a subset of available: each is a list of the resource's devices.
     for (int n : {c.available_deviceids_size(), c.must_include_deviceids_size()}) {
       if (Status st = CheckRequestSize(*snap, static_cast<size_t>(n)); !st.ok()) {
-        return Done(ctx, ToGrpc(st));
+        return node::FinishUnary(ctx, node::ToGrpc(st));
       }
     }
   }
@@ -147,7 +113,7 @@ grpc::ServerUnaryReactor* DevicePluginService::GetPreferredAllocation(
       out->add_deviceids(std::move(id));
     }
   }
-  return Done(ctx, SerializeRaw(resp, raw_resp));
+  return node::FinishUnary(ctx, SerializeRaw(resp, raw_resp));
 }
 
 grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerContext* ctx,
@@ -155,9 +121,9 @@ grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerCont
                                                         grpc::ByteBuffer* raw_resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
   CallSlot slot(this);
-  if (!slot.held()) return Done(ctx, kBusy);  // before the request is parsed
+  if (!slot.held()) return node::FinishUnary(ctx, kBusy);  // before the request is parsed
   v1beta1::AllocateRequest req;
-  if (grpc::Status st = ParseRaw(raw_req, &req); !st.ok()) return Done(ctx, st);
+  if (grpc::Status st = ParseRaw(raw_req, &req); !st.ok()) return node::FinishUnary(ctx, st);
   const auto start = std::chrono::steady_clock::now();
   auto snap = state_.Current();
   v1beta1::AllocateResponse resp;
@@ -167,7 +133,7 @@ grpc::ServerUnaryReactor* DevicePluginService::Allocate(grpc::CallbackServerCont
         snap->rc.FullName(), st.ok(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  return Done(ctx, st.ok() ? SerializeRaw(resp, raw_resp) : st);
+  return node::FinishUnary(ctx, st.ok() ? SerializeRaw(resp, raw_resp) : st);
 }
 
 grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
@@ -184,12 +150,12 @@ grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
   if (!built.ok()) {
     LogWarn("Allocate refused",
             {{"resource", snap.rc.FullName()}, {"error", built.status().message()}});
-    return ToGrpc(built.status());
+    return node::ToGrpc(built.status());
   }
   *resp = std::move(built).value();
   if (use_cdi_) ApplyCdi(snap.rc, snap.pool, req, resp, cdi_tag_);
   if (snap.rc.mode == config::PoolMode::kExclusive) {
-    std::vector<const PciFunction*> granted;
+    std::vector<const node::PciFunction*> granted;
     for (const auto& c : req.container_requests()) {
       for (const auto& id : c.devices_ids()) granted.push_back(snap.pool.Find(id));
     }
@@ -198,7 +164,7 @@ grpc::Status DevicePluginService::DoAllocate(const Snapshot& snap,
     if (Status st = WriteDeviceInfoFiles(device_info_dir_, snap.rc, granted); !st.ok()) {
       LogError("Allocate failed: cannot write device-info file",
                {{"resource", snap.rc.FullName()}, {"error", st.message()}});
-      return ToGrpc(
+      return node::ToGrpc(
           Status::Unavailable("cannot write the Multus device-info file: " + st.message()));
     }
   }
@@ -215,10 +181,8 @@ grpc::ServerUnaryReactor* DevicePluginService::PreStartContainer(
     grpc::CallbackServerContext* ctx, const v1beta1::PreStartContainerRequest*,
     v1beta1::PreStartContainerResponse*) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
-  return Done(ctx, grpc::Status::OK);
+  return node::FinishUnary(ctx, grpc::Status::OK);
 }
-
-namespace {
 
 pluginregistration::PluginInfo DevicePluginInfo(std::string resource_name, std::string endpoint) {
   pluginregistration::PluginInfo info;
@@ -227,31 +191,6 @@ pluginregistration::PluginInfo DevicePluginInfo(std::string resource_name, std::
   info.set_endpoint(std::move(endpoint));
   info.add_supported_versions("v1beta1");
   return info;
-}
-
-}  // namespace
-
-RegistrationService::RegistrationService(std::string resource_name, std::string endpoint,
-                                         const ServiceEvents& events)
-    : RegistrationService(DevicePluginInfo(std::move(resource_name), std::move(endpoint)),
-                          [&events](bool registered, const std::string& error) {
-                            events.registration_status(registered, error);
-                          }) {}
-
-grpc::ServerUnaryReactor* RegistrationService::GetInfo(grpc::CallbackServerContext* ctx,
-                                                       const pluginregistration::InfoRequest*,
-                                                       pluginregistration::PluginInfo* resp) {
-  GrpcCallbackScope edge;  // see common/grpc_edge.h
-  *resp = info_;
-  return Done(ctx, grpc::Status::OK);
-}
-
-grpc::ServerUnaryReactor* RegistrationService::NotifyRegistrationStatus(
-    grpc::CallbackServerContext* ctx, const pluginregistration::RegistrationStatus* req,
-    pluginregistration::RegistrationStatusResponse*) {
-  GrpcCallbackScope edge;  // see common/grpc_edge.h
-  if (on_status_) on_status_(req->plugin_registered(), req->error());
-  return Done(ctx, grpc::Status::OK);
 }
 
 }  // namespace hcashare::dp

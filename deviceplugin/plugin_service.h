@@ -1,7 +1,7 @@
-// The gRPC services one resource serves: v1beta1.DevicePlugin and, in plugins-registry
-// mode, pluginregistration.Registration. Handlers only read PluginState snapshots, so
-// they never block on discovery and stay fast (Allocate has no kubelet deadline). They run
-// on gRPC's callback threads and must not block.
+// The gRPC service one resource serves: v1beta1.DevicePlugin (in plugins-registry mode,
+// node::RegistrationService beside it), and the PluginInfo it registers with. Handlers only read
+// PluginState snapshots, so they never block on discovery and stay fast (Allocate has no kubelet
+// deadline). They run on gRPC's callback threads and must not block.
 #pragma once
 
 #include <atomic>
@@ -14,11 +14,11 @@
 
 #include "common/host.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
-#include "deviceplugin/api/pluginregistration.grpc.pb.h"
 #include "deviceplugin/dp_metrics.h"
 #include "deviceplugin/list_watch_stream.h"
 #include "deviceplugin/plugin_service_events.h"
 #include "deviceplugin/plugin_state.h"
+#include "node/api/pluginregistration.pb.h"
 
 namespace hcashare::dp {
 
@@ -108,32 +108,9 @@ class DevicePluginService final : public DevicePluginBase {
   std::map<ListWatchStream*, std::unique_ptr<ListWatchStream>> streams_;  // guarded
 };
 
-// pluginregistration.Registration for one plugin: GetInfo answers at once with a fixed
-// PluginInfo. A device plugin's resource, or (dra/plugin_service.h) a DRA driver.
-class RegistrationService final : public pluginregistration::Registration::CallbackService {
- public:
-  // What NotifyRegistrationStatus reports: registered, and the kubelet's error.
-  using StatusCallback = std::function<void(bool registered, const std::string& error)>;
-
-  // A device plugin's resource: type "DevicePlugin", versions ["v1beta1"]. `endpoint` is the
-  // absolute path of the socket serving DevicePlugin; `events` must outlive the service.
-  RegistrationService(std::string resource_name, std::string endpoint, const ServiceEvents& events);
-  // Any plugin type: GetInfo answers `info`; `on_status` (quick, non-blocking; may be empty)
-  // gets the kubelet's verdict.
-  RegistrationService(pluginregistration::PluginInfo info, StatusCallback on_status)
-      : info_(std::move(info)), on_status_(std::move(on_status)) {}
-
-  grpc::ServerUnaryReactor* GetInfo(grpc::CallbackServerContext* ctx,
-                                    const pluginregistration::InfoRequest* req,
-                                    pluginregistration::PluginInfo* resp) override;
-  grpc::ServerUnaryReactor* NotifyRegistrationStatus(
-      grpc::CallbackServerContext* ctx, const pluginregistration::RegistrationStatus* req,
-      pluginregistration::RegistrationStatusResponse* resp) override;
-
- private:
-  const pluginregistration::PluginInfo info_;
-  const StatusCallback on_status_;
-};
+// The PluginInfo of a device plugin's resource: type "DevicePlugin", versions ["v1beta1"],
+// `endpoint` the absolute path of the socket serving DevicePlugin.
+pluginregistration::PluginInfo DevicePluginInfo(std::string resource_name, std::string endpoint);
 
 // How many GetPreferredAllocation and Allocate calls one resource runs at once.
 inline constexpr int kMaxConcurrentCalls = 2;
@@ -144,8 +121,5 @@ inline constexpr int kMaxRequestBytes = 1 << 20;
 // no longer than `snap` has devices (the kubelet's never are): a longer one is refused
 // before any copy of it is made.
 Status CheckRequestSize(const Snapshot& snap, size_t ids);
-
-// Maps a Status to the gRPC status returned at the edge.
-grpc::Status ToGrpc(const Status& s);
 
 }  // namespace hcashare::dp

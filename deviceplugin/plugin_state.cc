@@ -5,7 +5,7 @@
 namespace hcashare::dp {
 namespace {
 
-std::shared_ptr<const Snapshot> MakeSnapshot(const config::ResourceConfig& rc, PoolState pool,
+std::shared_ptr<const Snapshot> MakeSnapshot(const config::ResourceConfig& rc, node::PoolState pool,
                                              uint64_t generation) {
   auto s = std::make_shared<Snapshot>();
   s->rc = rc;
@@ -35,9 +35,10 @@ v1beta1::ListAndWatchResponse Snapshot::List() const {
   return list;
 }
 
-PluginState::PluginState(config::ResourceConfig rc) : current_(MakeSnapshot(rc, PoolState{}, 1)) {}
+PluginState::PluginState(config::ResourceConfig rc)
+    : current_(MakeSnapshot(rc, node::PoolState{}, 1)) {}
 
-bool PluginState::Publish(const config::ResourceConfig& rc, PoolState pool) {
+bool PluginState::Publish(const config::ResourceConfig& rc, node::PoolState pool) {
   std::shared_ptr<const Snapshot> cur = Current();
   const bool changed = !(cur->rc == rc) || cur->pool != pool;
   if (!changed) return false;

@@ -22,7 +22,7 @@ namespace hcashare::dp {
 // An immutable view of the resource at one generation.
 struct Snapshot {
   config::ResourceConfig rc;
-  PoolState pool;
+  node::PoolState pool;
   // The full device list, serialized once: the form it is sent in, and several times
   // smaller than thousands of live Device messages.
   std::string list_bytes;
@@ -50,7 +50,7 @@ class PluginState {
   // Publishes `pool` (and `rc`, which may change on reload). REQUIRES: one writer thread.
   // When anything changed, the generation is bumped and every stream woken; otherwise
   // nothing is sent. Returns true when the content changed.
-  bool Publish(const config::ResourceConfig& rc, PoolState pool);
+  bool Publish(const config::ResourceConfig& rc, node::PoolState pool);
 
   // The current snapshot (never null).
   std::shared_ptr<const Snapshot> Current() const;

@@ -13,7 +13,8 @@
 #include "common/log.h"
 #include "deviceplugin/cdi.h"
 #include "deviceplugin/kubelet_client.h"
-#include "deviceplugin/socket_files.h"
+#include "node/registration.h"
+#include "node/socket_files.h"
 
 namespace hcashare::dp {
 
@@ -56,7 +57,7 @@ const char* RegistrationModeName(RegistrationMode m) {
 // One gRPC server bound to one socket. Services must outlive the server, so they live here.
 struct ResourceServer::Incarnation {
   std::unique_ptr<DevicePluginService> plugin;
-  std::unique_ptr<RegistrationService> registration;
+  std::unique_ptr<node::RegistrationService> registration;
   std::unique_ptr<grpc::Server> server;
   std::string private_path;
 };
@@ -102,7 +103,7 @@ void ResourceServer::Stop() {
   // marks the devices unhealthy once our socket is gone.
   StopIncarnation(std::chrono::milliseconds(0));
   std::lock_guard<std::mutex> lock(mu_);
-  const ino_t now = public_path_.empty() ? 0 : InodeOf(public_path_);
+  const ino_t now = public_path_.empty() ? 0 : node::InodeOf(public_path_);
   if (now != 0 && now == public_inode_) {
     ::unlink(public_path_.c_str());
     LogInfo("removed socket", {{"resource", full_name_}, {"socket", public_path_}});
@@ -111,139 +112,6 @@ void ResourceServer::Stop() {
     LogInfo("left socket in place: another instance owns it",
             {{"resource", full_name_}, {"socket", public_path_}});
   }
-}
-
-bool ResourceServer::displaced() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return standby_;
-}
-
-void ResourceServer::RequestRestart(const std::string& reason) { Request(reason, false); }
-
-void ResourceServer::Request(const std::string& reason, bool unless_healthy) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (standby_ || shutdown_) return;
-    if (!restart_pending_) {
-      restart_reason_ = reason;
-      restart_unless_healthy_ = unless_healthy;
-    } else {
-      restart_unless_healthy_ = restart_unless_healthy_ && unless_healthy;
-    }
-    restart_pending_ = true;
-  }
-  cv_.notify_all();
-}
-
-void ResourceServer::KubeletSocketAppeared() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    backoff_ = opts_.backoff_initial;
-  }
-  // Conditional: a restart that is already under way (its trigger also removed our
-  // socket) may have registered with this very kubelet by the time this is handled.
-  Request("kubelet.sock created (kubelet restarted)", /*unless_healthy=*/true);
-}
-
-bool ResourceServer::HealthyLocked() const {
-  if (public_path_.empty() || public_inode_ == 0 || public_inode_ != InodeOf(public_path_)) {
-    return false;
-  }
-  if (active_mode_ == RegistrationMode::kPluginsRegistry) return true;
-  return registered_.load() && registered_kubelet_inode_ != 0 &&
-         registered_kubelet_inode_ == InodeOf(opts_.KubeletSocket());
-}
-
-void ResourceServer::ScheduleCheck(std::chrono::milliseconds delay) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    check_at_ = std::min(check_at_, Clock::now() + delay);
-  }
-  cv_.notify_all();
-}
-
-void ResourceServer::CheckSocket() {
-  std::string path;
-  ino_t ours;
-  ino_t now;
-  {
-    // stat under the lock: DoRestart renames and records the inode under it too, so a
-    // check can never see our own fresh socket as someone else's.
-    std::lock_guard<std::mutex> lock(mu_);
-    if (standby_ || shutdown_ || restart_pending_ || public_path_.empty()) return;
-    path = public_path_;
-    ours = public_inode_;
-    now = InodeOf(path);
-  }
-  if (now == 0) {
-    Request("socket " + path + " was removed", /*unless_healthy=*/true);
-  } else if (now != ours) {
-    EnterStandby("socket " + path + " was replaced by another instance");
-  }
-}
-
-ServerInfo ResourceServer::info() const {
-  ServerInfo i;
-  i.serving = serving_.load();
-  i.registered = registered_.load();
-  i.registrations = registrations_.load();
-  i.streams = streams_.load();
-  std::lock_guard<std::mutex> lock(mu_);
-  i.standby = standby_;
-  i.socket_path = public_path_;
-  i.mode = active_mode_;
-  return i;
-}
-
-void ResourceServer::OnStreamChanged(int delta, bool by_peer) {
-  const int open = streams_ += delta;
-  if (delta >= 0 || !by_peer) return;
-  // The kubelet ended our last ListAndWatch (it died, or dropped the endpoint): it no longer
-  // lists this resource, whatever kubelet.sock's inode says (a dead kubelet leaves the file
-  // behind). Not registered until the next registration, which the stream check starts.
-  if (open == 0 && registered_.exchange(false)) {
-    if (opts_.metrics != nullptr) opts_.metrics->Unregistered(full_name_);
-    LogInfo("not registered: the kubelet ended ListAndWatch", {{"resource", full_name_}});
-  }
-  ScheduleCheck(opts_.stream_check_delay);
-}
-
-void ResourceServer::OnRegistrationStatus(bool ok, const std::string& error) {
-  if (ok) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      settled_mode_ = RegistrationMode::kPluginsRegistry;
-    }
-    registered_ = true;
-    ++registrations_;
-    if (opts_.metrics != nullptr) opts_.metrics->Registered(full_name_);
-    LogInfo("registered with kubelet", {{"resource", full_name_}, {"mode", "plugins-registry"}});
-    return;
-  }
-  registered_ = false;
-  if (opts_.metrics != nullptr) opts_.metrics->Unregistered(full_name_);
-  LogError("kubelet rejected registration; will retry",
-           {{"resource", full_name_}, {"error", error}});
-  std::lock_guard<std::mutex> lock(mu_);
-  // Retry after a back-off, not at once: a rejection usually repeats.
-  retry_at_ = std::min(retry_at_, Clock::now() + backoff_);
-  backoff_ = std::min(backoff_ * 2, opts_.backoff_max);
-  cv_.notify_all();
-}
-
-void ResourceServer::EnterStandby(const std::string& why) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (standby_) return;
-    standby_ = true;
-    restart_pending_ = false;
-    retry_at_ = kNever;
-  }
-  registered_ = false;
-  if (opts_.metrics != nullptr) opts_.metrics->Unregistered(full_name_);
-  LogWarn("another hcashare instance serves this resource; standing by until exit",
-          {{"resource", full_name_}, {"why", why}});
-  cv_.notify_all();
 }
 
 void ResourceServer::Supervise() {
@@ -326,7 +194,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
       std::lock_guard<std::mutex> lock(mu_);
       settled = settled_mode_;
     }
-    const bool kubelet_serves = InodeOf(kubelet_sock) != 0;
+    const bool kubelet_serves = node::InodeOf(kubelet_sock) != 0;
     if (settled == RegistrationMode::kKubelet && !kubelet_serves) {
       // A restarting kubelet removes every socket, kubelet.sock too, before it serves again:
       // wait for it rather than register the other way for a moment.
@@ -335,11 +203,11 @@ bool ResourceServer::DoRestart(const std::string& reason) {
     // Classic registration is the most widely supported; use it whenever the kubelet
     // serves kubelet.sock, and plugins_registry only when it does not, or when the kubelet
     // has accepted us there already.
-    if (settled == RegistrationMode::kPluginsRegistry && IsDir(opts_.RegistryDir())) {
+    if (settled == RegistrationMode::kPluginsRegistry && node::IsDir(opts_.RegistryDir())) {
       mode = RegistrationMode::kPluginsRegistry;
     } else if (kubelet_serves) {
       mode = RegistrationMode::kKubelet;
-    } else if (IsDir(opts_.RegistryDir())) {
+    } else if (node::IsDir(opts_.RegistryDir())) {
       mode = RegistrationMode::kPluginsRegistry;
     } else {
       return Fail("kubelet not ready: neither " + kubelet_sock + " nor " + opts_.RegistryDir() +
@@ -353,12 +221,12 @@ bool ResourceServer::DoRestart(const std::string& reason) {
     // A socket of ours left in the other directory has no listener from now on.
     std::lock_guard<std::mutex> lock(mu_);
     if (!public_path_.empty() && public_path_ != public_path && public_inode_ != 0 &&
-        InodeOf(public_path_) == public_inode_) {
+        node::InodeOf(public_path_) == public_inode_) {
       ::unlink(public_path_.c_str());
       LogInfo("removed socket", {{"resource", full_name_}, {"socket", public_path_}});
     }
   }
-  if (!IsDir(dir)) return Fail("kubelet directory " + dir + " does not exist yet; waiting");
+  if (!node::IsDir(dir)) return Fail("kubelet directory " + dir + " does not exist yet; waiting");
   auto inc = std::make_unique<Incarnation>();
   inc->private_path = dir + "/.hcashare-" + Nonce() + ".sock";
   if (public_path.size() >= sizeof(sockaddr_un::sun_path) ||
@@ -379,7 +247,11 @@ bool ResourceServer::DoRestart(const std::string& reason) {
   builder.SetMaxReceiveMessageSize(kMaxRequestBytes);
   builder.RegisterService(inc->plugin.get());
   if (mode == RegistrationMode::kPluginsRegistry) {
-    inc->registration = std::make_unique<RegistrationService>(full_name_, public_path, events_);
+    inc->registration = std::make_unique<node::RegistrationService>(
+        DevicePluginInfo(full_name_, public_path),
+        [&events = events_](bool registered, const std::string& error) {
+          events.registration_status(registered, error);
+        });
     builder.RegisterService(inc->registration.get());
   }
   const auto build_start = Clock::now();
@@ -395,7 +267,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
       rename_err = errno;
     } else {
       public_path_ = public_path;
-      public_inode_ = InodeOf(public_path);
+      public_inode_ = node::InodeOf(public_path);
       active_mode_ = mode;
     }
   }
@@ -414,7 +286,7 @@ bool ResourceServer::DoRestart(const std::string& reason) {
     return true;
   }
   const auto reg_start = Clock::now();
-  const ino_t kubelet_inode = InodeOf(kubelet_sock);
+  const ino_t kubelet_inode = node::InodeOf(kubelet_sock);
   Status st = registrar_.Register(socket_name_, full_name_, opts_.connect_timeout,
                                   opts_.register_timeout, &register_cancel_);
   if (!st.ok()) {
@@ -449,31 +321,6 @@ bool ResourceServer::Fail(const std::string& message) {
     LogDebug(message + "; will retry", {{"resource", full_name_}});
   }
   return false;
-}
-
-void ResourceServer::DoStreamCheck() {
-  if (streams_.load() > 0) return;
-  std::string path;
-  ino_t ours;
-  ino_t now;
-  RegistrationMode mode;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (standby_ || public_path_.empty()) return;
-    path = public_path_;
-    ours = public_inode_;
-    now = InodeOf(path);
-    mode = active_mode_;
-  }
-  if (now != 0 && now != ours) {
-    EnterStandby("socket " + path + " now belongs to another instance");
-  } else if (now == 0) {
-    RequestRestart("socket " + path + " was removed");
-  } else if (mode == RegistrationMode::kKubelet) {
-    RequestRestart("no ListAndWatch stream open after registration");
-  } else {
-    RequestRestart("kubelet ended ListAndWatch");
-  }
 }
 
 }  // namespace hcashare::dp

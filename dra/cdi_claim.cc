@@ -4,7 +4,7 @@
 
 #include "common/env_names.h"
 #include "common/strings.h"
-#include "deviceplugin/cdi.h"
+#include "node/cdi_spec.h"
 
 namespace hcashare::dra {
 
@@ -30,10 +30,10 @@ std::string ClaimCdiSpecJson(const std::string& driver, const std::string& claim
     const std::string names = Join(d.rdma_devices);
     const std::vector<std::string> env = {RdmaDevicesEnvName(d.resource_name) + "=" + names,
                                           std::string(kRdmaDevicesEnv) + "=" + names};
-    out.push_back(dp::CdiDeviceJson(ClaimCdiDeviceName(claim_uid, d.name),
-                                    dp::CdiDeviceNodePaths(d.char_devices), env));
+    out.push_back(node::CdiDeviceJson(ClaimCdiDeviceName(claim_uid, d.name),
+                                      node::CdiDeviceNodePaths(d.char_devices), env));
   }
-  return dp::CdiSpecText(ClaimCdiKind(driver), out);
+  return node::CdiSpecText(ClaimCdiKind(driver), out);
 }
 
 }  // namespace hcashare::dra

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "config/names.h"
-#include "deviceplugin/dra_owned.h"
-#include "deviceplugin/pool.h"
+#include "node/dra_owned.h"
+#include "node/pool.h"
 
 namespace hcashare::dra {
 namespace {
@@ -35,14 +35,14 @@ std::string StateName(const std::string& state) {
 }
 
 // The sysfs path whose first component is the function's PCIe root: its own, an SF's PF's.
-std::string PcieRootFor(const dp::PciFunction& fn, const hostfacts::HostSnapshot& snap) {
+std::string PcieRootFor(const node::PciFunction& fn, const hostfacts::HostSnapshot& snap) {
   if (fn.is_virtual) return "";
   const hostfacts::PciFunction* pci = snap.FindPci(fn.is_sf ? fn.pf_address : fn.address);
   return pci == nullptr ? "" : PcieRootOf(pci->sysfs_path);
 }
 
 // The device of `fn` offered by `rc`, with its host facts.
-DraDevice MakeDevice(const config::ResourceConfig& rc, const dp::PciFunction& fn, bool shared,
+DraDevice MakeDevice(const config::ResourceConfig& rc, const node::PciFunction& fn, bool shared,
                      const hostfacts::HostSnapshot& snap) {
   DraDevice d;
   d.name = DeviceName(fn, shared);
@@ -76,7 +76,7 @@ const DraDevice* DraInventory::Find(const std::string& name) const {
   return it != devices.end() && it->name == name ? &*it : nullptr;
 }
 
-std::string DeviceName(const dp::PciFunction& fn, bool shared) {
+std::string DeviceName(const node::PciFunction& fn, bool shared) {
   if (fn.is_virtual) return std::string(shared ? "shared-" : "") + "rdma-" + Dashed(fn.address);
   if (fn.is_sf) return std::string(shared ? "shared-" : "") + "sf-" + Dashed(fn.address);
   return std::string(shared ? "shared-" : "pci-") + Dashed(fn.address);
@@ -90,12 +90,12 @@ std::string PcieRootOf(const std::string& sysfs_path) {
   return root.rfind("pci", 0) == 0 ? root : "";
 }
 
-DraInventory SelectDraDevices(const config::PluginConfig& cfg, const dp::Inventory& inv,
+DraInventory SelectDraDevices(const config::PluginConfig& cfg, const node::Inventory& inv,
                               const hostfacts::HostSnapshot& snap) {
   DraInventory out;
   const bool exclusive_netns = snap.rdma_netns_mode == "exclusive";
   // The one rule the device plugin's pools follow too: the first DRA resource owns.
-  const dp::DraOwners owners = dp::DraOwnedFunctions(cfg, inv);
+  const node::DraOwners owners = node::DraOwnedFunctions(cfg, inv);
   std::map<std::string, std::string> names;  // device name -> the address it names
   for (const config::ResourceConfig& rc : cfg.resources) {
     if (rc.api != config::ResourceApi::kDra) continue;
@@ -103,17 +103,17 @@ DraInventory SelectDraDevices(const config::PluginConfig& cfg, const dp::Invento
     const std::string full = rc.FullName();
     std::vector<DraRefusal> refused;
     // Built unblocked: a shared resource's HCAs are listed as refused, not dropped.
-    dp::PoolState pool = dp::BuildPool(rc, inv);
-    for (dp::Exclusion& e : pool.refused) {
+    node::PoolState pool = node::BuildPool(rc, inv);
+    for (node::Exclusion& e : pool.refused) {
       refused.push_back({std::move(e.address), full, std::move(e.reason)});
     }
-    for (const dp::PciFunction& fn : pool.hcas) {
+    for (const node::PciFunction& fn : pool.hcas) {
       auto refuse = [&](std::string reason) {
         refused.push_back({fn.address, full, std::move(reason)});
       };
       auto owner = owners.find(fn.address);
       if (owner != owners.end() && owner->second != full) {
-        refuse(dp::DraOwnedReason(owner->second));
+        refuse(node::DraOwnedReason(owner->second));
         continue;
       }
       if (shared && exclusive_netns) {
@@ -144,7 +144,7 @@ DraInventory SelectDraDevices(const config::PluginConfig& cfg, const dp::Invento
 }
 
 void KeepDevicesInUse(const DraInventory& previous, const config::PluginConfig& cfg,
-                      const dp::Inventory& inv, DraInventory* next) {
+                      const node::Inventory& inv, DraInventory* next) {
   bool added = false;
   for (const DraDevice& old : previous.devices) {
     if (old.shared || next->Find(old.name) != nullptr || inv.present.count(old.fn.address) == 0) {

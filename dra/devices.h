@@ -1,7 +1,7 @@
 // The devices the DRA driver offers: the selection of the config's "api": "dra" resources
-// from the device plugin's view of the host (dp::Inventory), with the host facts the
+// from the device plugin's view of the host (node::Inventory), with the host facts the
 // ResourceSlice attributes need. The same selection rules as the device plugin's pools
-// (dp::BuildPool: selectors, never a PF with VFs or the host uplink unless the resource
+// (node::BuildPool: selectors, never a PF with VFs or the host uplink unless the resource
 // opts in); a function is offered through one API only, and within DRA by the first
 // resource in configList that selects it. Pure functions; thread-safe.
 #pragma once
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "config/config.h"
-#include "deviceplugin/discovery.h"
 #include "hostfacts/facts.h"
+#include "node/discovery.h"
 
 namespace hcashare::dra {
 
@@ -22,7 +22,7 @@ struct DraDevice {
   // "shared-0000-3b-00-0" / "shared-rdma-rxe0" (one HCA of a shared resource).
   std::string name;
   config::ResourceConfig resource;  // the resource that offers it ("api": "dra")
-  dp::PciFunction fn;               // the function (of a shared device: the HCA)
+  node::PciFunction fn;             // the function (of a shared device: the HCA)
   // A shared resource's HCA: allocatable to several claims, `rdmaHcaMax` shares each.
   bool shared = false;
   // "pci0000:3a": the first component under /sys/devices of the function's (an SF's: its
@@ -37,7 +37,7 @@ struct DraDevice {
 
 // A function a DRA resource selected but does not offer, and why.
 struct DraRefusal {
-  std::string address;   // dp::PciFunction::address
+  std::string address;   // node::PciFunction::address
   std::string resource;  // the resource's full name, "rdma/hca_dra"
   std::string reason;
   bool operator==(const DraRefusal& o) const {
@@ -58,12 +58,12 @@ struct DraInventory {
 };
 
 // The devices of `cfg`'s DRA resources on the host `inv` and `snap` describe (`inv` is
-// dp::Discover(snap), or a later health refresh of it). Exclusive resources: one device per
+// node::Discover(snap), or a later health refresh of it). Exclusive resources: one device per
 // function their pool would hold. Shared resources: one device per HCA of the pool
 // (PCI functions and virtual devices, never SFs, as in the device plugin); refused whole
 // while the RDMA netns mode is exclusive. A function another DRA resource earlier in
 // configList offers, or whose device name is not a DNS label or is taken, is refused.
-DraInventory SelectDraDevices(const config::PluginConfig& cfg, const dp::Inventory& inv,
+DraInventory SelectDraDevices(const config::PluginConfig& cfg, const node::Inventory& inv,
                               const hostfacts::HostSnapshot& snap);
 
 // Keeps in `next` the exclusive devices of `previous` that are in use: a device handed to a
@@ -72,10 +72,10 @@ DraInventory SelectDraDevices(const config::PluginConfig& cfg, const dp::Invento
 // do, it stays published with its last known details while its function exists, its resource
 // is unchanged in `cfg`, and no device of `next` took its name or function.
 void KeepDevicesInUse(const DraInventory& previous, const config::PluginConfig& cfg,
-                      const dp::Inventory& inv, DraInventory* next);
+                      const node::Inventory& inv, DraInventory* next);
 
 // The device name of `fn` (see DraDevice::name), before the DNS label check.
-std::string DeviceName(const dp::PciFunction& fn, bool shared);
+std::string DeviceName(const node::PciFunction& fn, bool shared);
 
 // "pci0000:3a" for "/sys/devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0"; "" when `sysfs_path`
 // is not under /sys/devices/pci*.

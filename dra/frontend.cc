@@ -77,7 +77,7 @@ std::vector<DeviceHealthEntry> DraFrontEnd::Health(
   return out;
 }
 
-void DraFrontEnd::OnView(const config::PluginConfig& cfg, const dp::Inventory& inv,
+void DraFrontEnd::OnView(const config::PluginConfig& cfg, const node::Inventory& inv,
                          const hostfacts::HostSnapshot& snap) {
   std::shared_ptr<DraDriver> driver;
   if (cfg.HasDra()) {

@@ -16,10 +16,10 @@
 #include <utility>
 
 #include "config/config.h"
-#include "deviceplugin/discovery.h"
 #include "dra/devices.h"
 #include "dra/driver.h"
 #include "hostfacts/facts.h"
+#include "node/discovery.h"
 
 namespace hcashare::metrics {
 class Registry;
@@ -37,9 +37,9 @@ class DraFrontEnd {
   DraFrontEnd(const DraFrontEnd&) = delete;
   DraFrontEnd& operator=(const DraFrontEnd&) = delete;
 
-  // The control loop's view (PluginManager's view_observer). Loop thread only; never waits
+  // The control loop's view (ControlLoop's view_observer). Loop thread only; never waits
   // for the network.
-  void OnView(const config::PluginConfig& cfg, const dp::Inventory& inv,
+  void OnView(const config::PluginConfig& cfg, const node::Inventory& inv,
               const hostfacts::HostSnapshot& snap);
   // For /readyz: nullopt without a DRA driver, "" when ready, else what it waits for.
   std::optional<std::string> Readiness() const;

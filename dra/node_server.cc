@@ -15,7 +15,7 @@
 #include "common/atomic_file.h"
 #include "common/grpc_edge.h"
 #include "common/log.h"
-#include "deviceplugin/socket_files.h"
+#include "node/socket_files.h"
 
 namespace hcashare::dra {
 namespace {
@@ -24,8 +24,8 @@ namespace {
 // each are far less).
 constexpr int kMaxRequestBytes = 1 << 20;
 
-using dp::InodeOf;
-using dp::IsDir;
+using node::InodeOf;
+using node::IsDir;
 
 std::string Nonce() {
   std::random_device rd;
@@ -111,7 +111,7 @@ Status NodeServer::Start() {
     Stop();
     return st;
   }
-  registration_ = std::make_unique<dp::RegistrationService>(
+  registration_ = std::make_unique<node::RegistrationService>(
       DraPluginInfo(opts_.driver, DraSocketPath(), opts_.serve_health),
       [this](bool registered, const std::string& error) {
         std::lock_guard<std::mutex> lock(mu_);

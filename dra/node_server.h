@@ -20,10 +20,10 @@
 #include <grpcpp/server_builder.h>
 
 #include "common/status.h"
-#include "deviceplugin/plugin_service.h"
 #include "dra/health.h"
 #include "dra/plugin_service.h"
 #include "dra/prepare.h"
+#include "node/registration.h"
 
 namespace hcashare::dra {
 
@@ -85,7 +85,7 @@ class NodeServer {
   std::unique_ptr<DraPluginV1> v1_;
   std::unique_ptr<DraPluginV1beta1> v1beta1_;
   std::unique_ptr<DraHealthService> health_service_;
-  std::unique_ptr<dp::RegistrationService> registration_;
+  std::unique_ptr<node::RegistrationService> registration_;
   Served dra_;
   Served reg_;
 

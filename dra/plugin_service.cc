@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "common/grpc_edge.h"
-#include "deviceplugin/plugin_service.h"
+#include "node/grpc_status.h"
 
 namespace hcashare::dra {
 namespace {
@@ -41,12 +41,12 @@ grpc::Status PrepareCall(Preparer& preparer, const grpc::ServerContext* ctx, con
                          Response* resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
   if (req.claims_size() > static_cast<int>(kMaxClaimsPerRequest)) {
-    return dp::ToGrpc(Status::InvalidArgument(
+    return node::ToGrpc(Status::InvalidArgument(
         "NodePrepareResources names " + std::to_string(req.claims_size()) + " claims; at most " +
         std::to_string(kMaxClaimsPerRequest) + " are accepted"));
   }
   Result<std::map<std::string, ClaimOutcome>> out = preparer.Prepare(RefsOf(req), DeadlineOf(ctx));
-  if (!out.ok()) return dp::ToGrpc(out.status());
+  if (!out.ok()) return node::ToGrpc(out.status());
   for (const auto& [uid, outcome] : *out) {
     auto& claim = (*resp->mutable_claims())[uid];
     if (!outcome.error.empty()) {
@@ -70,12 +70,12 @@ template <typename Request, typename Response>
 grpc::Status UnprepareCall(Preparer& preparer, const Request& req, Response* resp) {
   GrpcCallbackScope edge;  // see common/grpc_edge.h
   if (req.claims_size() > static_cast<int>(kMaxClaimsPerRequest)) {
-    return dp::ToGrpc(Status::InvalidArgument(
+    return node::ToGrpc(Status::InvalidArgument(
         "NodeUnprepareResources names " + std::to_string(req.claims_size()) + " claims; at most " +
         std::to_string(kMaxClaimsPerRequest) + " are accepted"));
   }
   Result<std::map<std::string, std::string>> out = preparer.Unprepare(RefsOf(req));
-  if (!out.ok()) return dp::ToGrpc(out.status());
+  if (!out.ok()) return node::ToGrpc(out.status());
   for (const auto& [uid, error] : *out) (*resp->mutable_claims())[uid].set_error(error);
   return grpc::Status::OK;
 }

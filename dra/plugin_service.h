@@ -14,12 +14,12 @@
 
 #include <grpcpp/support/server_callback.h>
 
-#include "deviceplugin/api/pluginregistration.pb.h"
 #include "dra/api/dra_health_v1alpha1.grpc.pb.h"
 #include "dra/api/dra_v1.grpc.pb.h"
 #include "dra/api/dra_v1beta1.grpc.pb.h"
 #include "dra/health.h"
 #include "dra/prepare.h"
+#include "node/api/pluginregistration.pb.h"
 
 namespace hcashare::dra {
 

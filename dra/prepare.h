@@ -25,7 +25,7 @@
 
 #include "common/owned_files.h"
 #include "common/status.h"
-#include "dra/checkpoint.h"
+#include "interop/dra_checkpoint.h"
 
 namespace hcashare::kube {
 class RestClient;

@@ -27,7 +27,7 @@ void SetString(json* attrs, const char* key, const std::string& value) {
 }
 
 // "ethernet" / "infiniband" for discovery's "ether" / "infiniband"; "" otherwise.
-std::string LinkTypeName(const dp::PciFunction& fn) {
+std::string LinkTypeName(const node::PciFunction& fn) {
   for (const std::string& t : fn.link_types) {
     if (t == "ether") return "ethernet";
     if (t == "infiniband") return "infiniband";
@@ -44,7 +44,7 @@ RenderOptions RenderOptionsOf(const config::PluginConfig& cfg) {
 }
 
 json RenderDevice(const DraDevice& device, const RenderOptions& options) {
-  const dp::PciFunction& fn = device.fn;
+  const node::PciFunction& fn = device.fn;
   const bool pci = !fn.is_sf && !fn.is_virtual;
   json attrs = json::object();
   SetString(&attrs, kPcieRoot, device.pcie_root);

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "dra/checkpoint.h"
 #include "fuzz/fuzz_check.h"
+#include "interop/dra_checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

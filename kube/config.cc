@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "common/safe_file.h"
-#include "config/document.h"
+#include "json/document.h"
 #include "kube/pem.h"
 
 namespace hcashare::kube {
@@ -80,11 +80,11 @@ class Kubeconfig {
         return Error(at, "each entry needs a string \"name\"");
       }
       if (e["name"].get<std::string>() != name) continue;
-      const std::string field = at + " " + config::Quote(name) + " " + key;
+      const std::string field = at + " " + jsonin::Quote(name) + " " + key;
       if (!e.contains(key) || !e[key].is_object()) return Error(field, "missing or not a map");
       return std::make_pair(&e[key], field);
     }
-    return Error(list, "no entry named " + config::Quote(name));
+    return Error(list, "no entry named " + jsonin::Quote(name));
   }
 
   // The string at obj[key], "" when absent or null; an error when of another type.
@@ -219,7 +219,7 @@ Result<ClusterConfig> Kubeconfig::Resolve(std::string context_name) const {
 
 Result<ServerUrl> ParseServerUrl(const std::string& url, const std::string& what) {
   auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument(what + ": " + config::Quote(url) + ": " + why);
+    return Status::InvalidArgument(what + ": " + jsonin::Quote(url) + ": " + why);
   };
   const std::string scheme = "https://";
   if (url.compare(0, scheme.size(), scheme) != 0) return bad("must start with https://");
@@ -271,9 +271,9 @@ Result<ServerUrl> ParseServerUrl(const std::string& url, const std::string& what
 Result<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
   Result<std::string> text = ReadCredential(path, kMaxKubeconfigBytes, "kubeconfig");
   if (!text.ok()) return text.status();
-  config::Document doc = config::ParseYamlText(*text);
+  jsonin::Document doc = jsonin::ParseYamlText(*text);
   if (!doc.parsed) {
-    std::string why = doc.errors.empty() ? "cannot parse" : config::JoinIssues(doc.errors);
+    std::string why = doc.errors.empty() ? "cannot parse" : jsonin::JoinIssues(doc.errors);
     return Status::InvalidArgument("kubeconfig " + path + ": " + why);
   }
   return Kubeconfig(path, std::move(doc.root)).Resolve(context);
@@ -305,7 +305,7 @@ Result<ClusterConfig> LoadInClusterConfig(const InClusterSource& source) {
                                            " and KUBERNETES_SERVICE_PORT"));
   if (!out.url.base_path.empty()) {
     return Status::InvalidArgument("in-cluster config: KUBERNETES_SERVICE_HOST " +
-                                   config::Quote(*source.host) + " is not a host");
+                                   jsonin::Quote(*source.host) + " is not a host");
   }
   const std::string dir = source.service_account_dir;
   out.ca_file = dir + "/ca.crt";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates deviceplugin/symbol-order.txt: the functions hcashare-device-plugin runs from
+# Regenerates daemon/symbol-order.txt: the functions hcashare-device-plugin runs from
 # start to idle (bench/dp_bench's workload: 4 shared resources, registration, ListAndWatch,
 # 5000 Allocates, 5 s idle with health polls), as mangled names. The static daemon is linked with lld and this file as
 # its --symbol-ordering-file, so that the code an idle daemon runs sits in few pages instead
@@ -42,5 +42,5 @@ for f in "$work"/cg.*.out; do
 done | sort -u >"$work/ran.txt"
 nm --defined-only "$bin/hcashare-device-plugin" | awk '$2 ~ /^[TtWw]$/ { print $3 }' |
   sort -u >"$work/defined.txt"
-comm -12 "$work/ran.txt" "$work/defined.txt" >deviceplugin/symbol-order.txt
-echo "dp-symbol-order: $(wc -l <deviceplugin/symbol-order.txt) functions in deviceplugin/symbol-order.txt"
+comm -12 "$work/ran.txt" "$work/defined.txt" >daemon/symbol-order.txt
+echo "dp-symbol-order: $(wc -l <daemon/symbol-order.txt) functions in daemon/symbol-order.txt"

@@ -14,7 +14,7 @@ PACKAGES=(
   googletest libgmock-dev libgtest-dev libbenchmark-dev
   libcli11-dev
   libboost-dev libssl-dev  # Boost.Beast/Asio (HTTP) and OpenSSL (TLS): docs/architecture.md
-  lld  # links the static device plugin in its symbol order (deviceplugin/CMakeLists.txt)
+  lld  # links the static device plugin in its symbol order (daemon/CMakeLists.txt)
   iproute2 procps clang-format
   gdb  # the stacks of a test's child that did not end in time (testing/stuck_process.h)
   containernetworking-plugins  # reference IPAM plugins (host-local) for the CNI tests

@@ -12,7 +12,7 @@
 #include "common/process.h"
 #include "common/strings.h"
 #include "common/temp_dir.h"
-#include "deviceplugin/discovery.h"
+#include "node/discovery.h"
 #include "testing/demo.h"
 #include "testing/fake_kubelet.h"
 #include "testing/sim_node.h"
@@ -71,7 +71,7 @@ int RunDemo(const DemoOptions& opts) {
   SimNode node(host_root);
   if (Status st = node.PopulateDemo(); !st.ok()) return Fail(st.ToString());
   auto host = NewRootedHost(host_root);
-  dp::Inventory inv = dp::Discoverer(*host).Scan();
+  node::Inventory inv = node::Discoverer(*host).Scan();
   std::cout << "  discovered " << inv.functions.size() << " RDMA PCI functions:\n";
   for (const auto& f : inv.functions) {
     std::vector<std::string> rdma, chars;

@@ -6,8 +6,8 @@
 
 #include "common/atomic_file.h"
 #include "common/grpc_edge.h"
-#include "deviceplugin/api/pluginregistration.grpc.pb.h"
 #include "dra/api/dra_v1beta1.grpc.pb.h"
+#include "node/api/pluginregistration.grpc.pb.h"
 
 namespace hcashare::fake {
 namespace drav1 = ::k8s::io::kubelet::pkg::apis::dra::v1;

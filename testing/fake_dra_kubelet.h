@@ -20,9 +20,9 @@
 #include <grpcpp/client_context.h>
 
 #include "common/status.h"
-#include "deviceplugin/api/pluginregistration.pb.h"
 #include "dra/api/dra_health_v1alpha1.grpc.pb.h"
 #include "dra/api/dra_v1.grpc.pb.h"
+#include "node/api/pluginregistration.pb.h"
 
 namespace hcashare::fake {
 

@@ -22,7 +22,7 @@
 
 #include "common/status.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
-#include "deviceplugin/api/pluginregistration.grpc.pb.h"
+#include "node/api/pluginregistration.grpc.pb.h"
 
 namespace hcashare::fake {
 

@@ -9,7 +9,7 @@
 
 #include "common/process.h"
 #include "common/temp_dir.h"
-#include "deviceplugin/flags.h"
+#include "daemon/flags.h"
 #include "tests/test_util.h"
 
 namespace hcashare {
@@ -84,7 +84,7 @@ TEST(CliTest, ValidateMissingFile) {
 
 // Go-style single-dash long flags become double-dash; short flags and values stay.
 TEST(FlagsTest, NormalizesLegacyFlags) {
-  using dp::NormalizeLegacyFlags;
+  using daemon::NormalizeLegacyFlags;
   EXPECT_EQ(NormalizeLegacyFlags({"-config-file", "/a.json", "-v", "--log-level", "debug"}),
             (std::vector<std::string>{"--config-file", "/a.json", "-v", "--log-level", "debug"}));
   EXPECT_EQ(NormalizeLegacyFlags({"-config-file=/x", "-version"}),

@@ -4,7 +4,7 @@
 // Multus passes its deviceID (the Multus DRA path, from the k8s.cni.cncf.io/deviceID
 // attribute) or the network names only its resource; a DRA device of another pod is refused
 // as a device-plugin one is.
-#include "dra/checkpoint.h"
+#include "interop/dra_checkpoint.h"
 #include "testing/fake_podresources.h"
 #include "tests/cni_binary_fixture.h"
 

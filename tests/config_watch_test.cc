@@ -16,14 +16,14 @@ class ConfigWatchTest : public ServerTest {
  protected:
   // The kubelet, and a manager started from the config file at `path`, which it watches;
   // nullptr (with a test failure) when either does not start.
-  PluginManager* StartOnFile(const std::string& path) {
+  daemon::ControlLoop* StartOnFile(const std::string& path) {
     if (!kubelet_->Start().ok()) return nullptr;
-    ManagerOptions opts = Options();
+    daemon::ControlLoopOptions opts = Options();
     opts.config_path = path;
     auto cfg = config::LoadConfigFile(path);
     EXPECT_TRUE(cfg.ok());
     if (!cfg.ok()) return nullptr;
-    managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, &uevents_));
+    managers_.push_back(std::make_unique<daemon::ControlLoop>(opts, *host_, rdma_, &uevents_));
     if (!managers_.back()->Start(*cfg.config).ok()) return nullptr;
     return managers_.back().get();
   }
@@ -42,7 +42,7 @@ TEST_F(ConfigWatchTest, ConfigReloadThroughSymlinkSwap) {
   write_version("..v1", R"({"configList": [
     {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"ifNames": ["ib0"]}}]})");
   fs::create_symlink("..data/config.json", dir + "/config.json");
-  PluginManager* m = StartOnFile(dir + "/config.json");
+  daemon::ControlLoop* m = StartOnFile(dir + "/config.json");
   ASSERT_NE(m, nullptr);
   ASSERT_TRUE(WaitListed(kResA, 2));
 
@@ -75,7 +75,7 @@ TEST_F(ConfigWatchTest, ConfigReloadThroughASymlinkIntoAnotherDirectory) {
   };
   write(srv + "/rdma.json", 2);
   fs::create_symlink(srv + "/rdma.json", etc + "/config.json");
-  PluginManager* m = StartOnFile(etc + "/config.json");
+  daemon::ControlLoop* m = StartOnFile(etc + "/config.json");
   ASSERT_NE(m, nullptr);
   ASSERT_TRUE(WaitListed(kResA, 2));
 

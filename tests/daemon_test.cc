@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "deviceplugin/cdi.h"
-#include "deviceplugin/socket_files.h"
+#include "node/socket_files.h"
 #include "tests/daemon_fixture.h"
 #include "tests/support/http_get.h"
 
@@ -219,7 +219,7 @@ TEST_P(OverlapTest, OldInstanceExitLeavesNewRegistration) {
     })) << testing::ReadTextFile(tmp_.path() + "/old.log");
   }
   const auto before = kubelet_->View(kRes);
-  const ino_t socket_inode = dp::InodeOf(Socket());
+  const ino_t socket_inode = node::InodeOf(Socket());
   ASSERT_NE(socket_inode, 0u);
 
   ASSERT_TRUE(old_p->Signal(SIGTERM).ok());
@@ -234,7 +234,7 @@ TEST_P(OverlapTest, OldInstanceExitLeavesNewRegistration) {
   })) << testing::ReadTextFile(tmp_.path() + "/new.log");
   const std::string logs = "\nold:\n" + testing::ReadTextFile(tmp_.path() + "/old.log") +
                            "\nnew:\n" + testing::ReadTextFile(tmp_.path() + "/new.log");
-  EXPECT_EQ(dp::InodeOf(Socket()), socket_inode) << "the new instance's socket" << logs;
+  EXPECT_EQ(node::InodeOf(Socket()), socket_inode) << "the new instance's socket" << logs;
   EXPECT_TRUE(fs::exists(CdiSpec())) << logs;
   EXPECT_TRUE(fs::exists(PoolInfo())) << logs;
   const auto after = kubelet_->View(kRes);

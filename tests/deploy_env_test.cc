@@ -15,8 +15,8 @@
 #include "common/temp_dir.h"
 #include "config/config.h"
 #include "deviceplugin/allocation.h"
-#include "deviceplugin/discovery.h"
-#include "deviceplugin/pool.h"
+#include "node/discovery.h"
+#include "node/pool.h"
 #include "testing/sim_node.h"
 #include "tests/deploy_support.h"
 #include "tests/test_util.h"
@@ -105,10 +105,10 @@ class ContainerEnvTest : public ::testing::Test {
     config::ParseOutcome cfg = config::ParseConfig(kTwoResources);
     EXPECT_TRUE(cfg.ok()) << config::FormatIssues(cfg);
     if (!cfg.ok()) return {};
-    const auto scan = dp::Discoverer(*host_).Scan();
+    const auto scan = node::Discoverer(*host_).Scan();
     std::vector<v1beta1::ContainerAllocateResponse> responses;
     for (const auto& rc : cfg.config->resources) {
-      const dp::PoolState pool = dp::BuildPool(rc, scan);
+      const node::PoolState pool = node::BuildPool(rc, scan);
       v1beta1::AllocateRequest req;
       req.add_container_requests()->add_devices_ids(
           rc.mode == config::PoolMode::kShared ? "0" : pool.hcas.at(0).address);

@@ -17,12 +17,12 @@
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
+#include "daemon/control_loop.h"
 #include "deviceplugin/allocation.h"
-#include "deviceplugin/discovery.h"
-#include "deviceplugin/health.h"
-#include "deviceplugin/plugin_manager.h"
-#include "deviceplugin/pool.h"
 #include "nl/rdma_netlink.h"
+#include "node/discovery.h"
+#include "node/health.h"
+#include "node/pool.h"
 #include "testing/fake_kubelet.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/fake_uevent_source.h"
@@ -70,14 +70,14 @@ class DeviceHealthTest : public ::testing::Test {
   }
 
   // The function at `address` after a scan and a health refresh.
-  PciFunction Refreshed(const std::string& address) {
-    PciFunction fn = Find(address);
-    Discoverer(*host_).RefreshHealth(&fn);
+  node::PciFunction Refreshed(const std::string& address) {
+    node::PciFunction fn = Find(address);
+    node::Discoverer(*host_).RefreshHealth(&fn);
     return fn;
   }
   // The function at `address` as the last scan saw it.
-  PciFunction Find(const std::string& address) {
-    for (const auto& f : Discoverer(*host_).Scan().functions) {
+  node::PciFunction Find(const std::string& address) {
+    for (const auto& f : node::Discoverer(*host_).Scan().functions) {
       if (f.address == address) return f;
     }
     ADD_FAILURE() << address << " not discovered";
@@ -93,14 +93,14 @@ class DeviceHealthTest : public ::testing::Test {
 TEST_F(DeviceHealthTest, IdleVfWithItsNetdevDownIsHealthy) {
   ASSERT_TRUE(sim_.SetOperState(kVf, "ens1f0v0", "down").ok());
   ASSERT_TRUE(sim_.SetPortState(kVf, 1, "1: DOWN").ok());  // a RoCE port follows its netdev
-  const PciFunction vf = Refreshed(kVf);
+  const node::PciFunction vf = Refreshed(kVf);
   EXPECT_TRUE(vf.healthy) << vf.health_reason;
 }
 
 // An Ethernet VF is unusable when its PF's physical port has no carrier.
 TEST_F(DeviceHealthTest, EthernetVfFollowsItsPfCarrier) {
   ASSERT_TRUE(sim_.SetOperState(kPf, "ens1f0np0", "down").ok());
-  const PciFunction vf = Refreshed(kVf);
+  const node::PciFunction vf = Refreshed(kVf);
   EXPECT_FALSE(vf.healthy);
   EXPECT_EQ(vf.health_reason, "PF netdev ens1f0np0 is down");
   // The PF itself keeps its own rule.
@@ -113,7 +113,7 @@ TEST_F(DeviceHealthTest, InfinibandVfFollowsItsOwnPort) {
   ASSERT_TRUE(sim_.SetOperState(kIbVf, "ib0v0", "down").ok());
   EXPECT_TRUE(Refreshed(kIbVf).healthy);
   ASSERT_TRUE(sim_.SetPortState(kIbVf, 1, "1: DOWN").ok());
-  const PciFunction vf = Refreshed(kIbVf);
+  const node::PciFunction vf = Refreshed(kIbVf);
   EXPECT_FALSE(vf.healthy);
   EXPECT_EQ(vf.health_reason, "mlx5_3 port 1 is 1: DOWN");
 }
@@ -121,10 +121,10 @@ TEST_F(DeviceHealthTest, InfinibandVfFollowsItsOwnPort) {
 // A function removed without a uevent: its sysfs directory is gone, and so are its nodes.
 // Before, an unreadable port state counted as "no news" and it stayed Healthy.
 TEST_F(DeviceHealthTest, VanishedFunctionIsUnhealthyAtOnce) {
-  PciFunction fn = Find(kIbPf);
+  node::PciFunction fn = Find(kIbPf);
   ASSERT_TRUE(fn.healthy);
   ASSERT_TRUE(sim_.RemovePciFunction(kIbPf).ok());
-  Discoverer(*host_).RefreshHealth(&fn);
+  node::Discoverer(*host_).RefreshHealth(&fn);
   EXPECT_FALSE(fn.healthy);
   EXPECT_TRUE(fn.gone);
   EXPECT_THAT(fn.health_reason, HasSubstr("function 0000:86:00.0 vanished"));
@@ -132,21 +132,21 @@ TEST_F(DeviceHealthTest, VanishedFunctionIsUnhealthyAtOnce) {
 
 // A char device node that vanished (the function still in sysfs) is caught too.
 TEST_F(DeviceHealthTest, VanishedCharDeviceIsUnhealthy) {
-  PciFunction fn = Find(kPf);
+  node::PciFunction fn = Find(kPf);
   ASSERT_FALSE(fn.rdma.empty());
   const std::string uverbs = fn.rdma[0].char_devices.back();
   ASSERT_THAT(uverbs, HasSubstr("uverbs"));
   std::filesystem::remove(tmp_.path() + uverbs);
-  Discoverer(*host_).RefreshHealth(&fn);
+  node::Discoverer(*host_).RefreshHealth(&fn);
   EXPECT_FALSE(fn.healthy);
   EXPECT_EQ(fn.health_reason, "device node " + uverbs + " vanished");
 }
 
 // The debouncer holds a flapping port, but not a device that vanished: it cannot flap.
 TEST(HealthDebouncerTest, VanishedDeviceIsPublishedAtOnce) {
-  HealthDebouncer debouncer(std::chrono::hours(1));
-  const auto t0 = HealthDebouncer::Clock::now();
-  std::vector<PciFunction> fns(1);
+  node::HealthDebouncer debouncer(std::chrono::hours(1));
+  const auto t0 = node::HealthDebouncer::Clock::now();
+  std::vector<node::PciFunction> fns(1);
   fns[0].address = kPf;
   debouncer.Apply(&fns, t0);
   fns[0].healthy = false;  // first change: at once
@@ -176,9 +176,9 @@ class SharedAllocateTest : public DeviceHealthTest {
   }
   // Allocate of ID 0 against the pool built from a fresh scan.
   Result<v1beta1::AllocateResponse> Allocate() {
-    Discoverer d(*host_);
-    Inventory inv = d.Scan();
-    PoolState pool = BuildPool(rc_, inv);
+    node::Discoverer d(*host_);
+    node::Inventory inv = d.Scan();
+    node::PoolState pool = node::BuildPool(rc_, inv);
     v1beta1::AllocateRequest req;
     req.add_container_requests()->add_devices_ids("0");
     return BuildAllocateResponse(rc_, pool, req, *host_);
@@ -200,7 +200,7 @@ TEST_F(SharedAllocateTest, LeavesOutAnUnhealthyHcaWhileAHealthyOneRemains) {
   auto one = Allocate();
   ASSERT_TRUE(one.ok()) << one.status().ToString();
   EXPECT_EQ(one->container_responses(0).envs().at(RdmaDevicesEnvName(rc_.FullName())), "mlx5_0");
-  const PciFunction down = Find(kIbPf);
+  const node::PciFunction down = Find(kIbPf);
   ASSERT_FALSE(down.rdma.empty());
   for (const auto& p : Paths(*one)) {
     for (const auto& node : down.rdma[0].char_devices) EXPECT_NE(p, node);
@@ -216,9 +216,9 @@ TEST_F(SharedAllocateTest, LeavesOutAnUnhealthyHcaWhileAHealthyOneRemains) {
 
 // An HCA whose node vanished since the scan is left out; before, the whole Allocate failed.
 TEST_F(SharedAllocateTest, LeavesOutAnHcaWhoseNodeVanished) {
-  Discoverer d(*host_);
-  Inventory inv = d.Scan();
-  PoolState pool = BuildPool(rc_, inv);
+  node::Discoverer d(*host_);
+  node::Inventory inv = d.Scan();
+  node::PoolState pool = node::BuildPool(rc_, inv);
   ASSERT_EQ(pool.hcas.size(), 2u);
   const std::string gone = pool.hcas[1].rdma[0].char_devices.back();
   std::filesystem::remove(tmp_.path() + gone);
@@ -244,12 +244,12 @@ TEST_F(DeviceHealthTest, DaemonSeesARemovalWithoutUeventWithinOnePoll) {
   ASSERT_TRUE(kubelet.Start().ok());
   fake::FakeRdmaSystem rdma(Status::Unavailable("no RDMA netlink in tests"));
   fake::FakeUeventSource uevents;
-  ManagerOptions opts;
+  daemon::ControlLoopOptions opts;
   opts.server.kubelet_root = tmp_.path() + "/kubelet";
   opts.server.device_plugin_dir = opts.server.kubelet_root + "/device-plugins";
   opts.server.mode = RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(100);
-  PluginManager manager(opts, *host_, rdma, &uevents);
+  daemon::ControlLoop manager(opts, *host_, rdma, &uevents);
   auto cfg = config::ParseConfig(R"({"periodicUpdateInterval": 3600, "configList": [
     {"resourceName": "vfs", "resourcePrefix": "rdma", "mode": "exclusive",
      "selectors": {"pciAddresses": ["0000:3b:00.2", "0000:86:00.2"]}}]})");

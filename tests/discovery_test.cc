@@ -1,6 +1,6 @@
-// Tests for deviceplugin/discovery: Discoverer::Scan over SimNode fixture trees,
+// Tests for node/discovery: Discoverer::Scan over SimNode fixture trees,
 // ExclusionReporter and ParseHexId.
-#include "deviceplugin/discovery.h"
+#include "node/discovery.h"
 #include "hostfacts/attrs.h"
 
 #include <gmock/gmock.h>
@@ -18,7 +18,7 @@
 #include "common/temp_dir.h"
 #include "testing/sim_node.h"
 
-namespace hcashare::dp {
+namespace hcashare::node {
 namespace {
 
 using hostfacts::ParseHexId;
@@ -586,4 +586,4 @@ TEST(ParseHexIdTest, NormalisesAndRejects) {
 }
 
 }  // namespace
-}  // namespace hcashare::dp
+}  // namespace hcashare::node

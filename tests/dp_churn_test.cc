@@ -11,8 +11,8 @@
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
+#include "daemon/control_loop.h"
 #include "deviceplugin/allocation.h"
-#include "deviceplugin/plugin_manager.h"
 #include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
 #include "testing/fake_rdma_system.h"
@@ -38,12 +38,12 @@ TEST(DpChurnTest, HotPlugInOnePoolSendsNothingToAnother) {
   ASSERT_TRUE(kubelet.Start().ok());
   fake::FakeRdmaSystem rdma(Status::Unavailable("no RDMA netlink in tests"));
   fake::FakeUeventSource uevents;
-  ManagerOptions opts;
+  daemon::ControlLoopOptions opts;
   opts.server.kubelet_root = tmp.path() + "/kubelet";
   opts.server.device_plugin_dir = opts.server.kubelet_root + "/device-plugins";
   opts.server.mode = RegistrationMode::kKubelet;
   opts.health_poll_interval = milliseconds(100);
-  PluginManager manager(opts, *host, rdma, &uevents);
+  daemon::ControlLoop manager(opts, *host, rdma, &uevents);
   // Rescans every second, as in the Mellanox plugin comparison.
   auto cfg = config::ParseConfig(R"({"periodicUpdateInterval": 1, "configList": [
     {"resourceName": "a", "rdmaHcaMax": 4, "selectors": {"rdmaDevices": ["mlx5_0"]}},

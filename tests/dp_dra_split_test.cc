@@ -1,16 +1,16 @@
 // Issue 27: a function is offered through one API only. The device plugin serves no
 // resource with "api": "dra" (no socket, no registration), and its pools refuse the
 // functions a DRA resource offers, naming that resource; a resource that moves between the
-// APIs on reload gains or loses its server. The rule itself (dp::DraOwnedFunctions,
-// dp::RefuseDraOwned) is tested on a plain Inventory first.
+// APIs on reload gains or loses its server. The rule itself (node::DraOwnedFunctions,
+// node::RefuseDraOwned) is tested on a plain Inventory first.
 #include <filesystem>
 #include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "deviceplugin/dra_owned.h"
-#include "deviceplugin/pool.h"
+#include "node/dra_owned.h"
+#include "node/pool.h"
 #include "tests/server_fixture.h"
 #include "tests/test_util.h"
 
@@ -28,10 +28,10 @@ std::string SplitConfig(const std::string& api) {
 }
 
 // An inventory of two plain functions.
-Inventory TwoFunctions() {
-  Inventory inv;
+node::Inventory TwoFunctions() {
+  node::Inventory inv;
   for (const char* a : {"0000:3b:00.0", "0000:86:00.0"}) {
-    PciFunction fn;
+    node::PciFunction fn;
     fn.address = a;
     fn.vendor = "15b3";
     fn.rdma.push_back({std::string("mlx5_") + a[5], {}, {}, {}});
@@ -48,30 +48,30 @@ TEST(DraOwnedTest, FirstDraResourceOwnsAndDevicePluginPoolsRefuse) {
      "selectors": {"pciAddresses": ["0000:86:00.0"]}},
     {"resourceName": "dra_all", "rdmaHcaMax": 4, "api": "dra",
      "selectors": {"vendors": ["15b3"]}}]})");
-  const Inventory inv = TwoFunctions();
-  const DraOwners owners = DraOwnedFunctions(cfg, inv);
+  const node::Inventory inv = TwoFunctions();
+  const node::DraOwners owners = node::DraOwnedFunctions(cfg, inv);
   EXPECT_EQ(owners,
-            (DraOwners{{"0000:3b:00.0", "rdma/dra_all"}, {"0000:86:00.0", "rdma/dra_one"}}));
+            (node::DraOwners{{"0000:3b:00.0", "rdma/dra_all"}, {"0000:86:00.0", "rdma/dra_one"}}));
 
-  PoolState pool = BuildPool(cfg.resources[0], inv);
+  node::PoolState pool = node::BuildPool(cfg.resources[0], inv);
   ASSERT_EQ(pool.hcas.size(), 2u);
-  RefuseDraOwned(owners, &pool);
+  node::RefuseDraOwned(owners, &pool);
   EXPECT_TRUE(pool.hcas.empty());
   ASSERT_EQ(pool.refused.size(), 2u);
   EXPECT_EQ(pool.refused[0].address, "0000:3b:00.0");
   EXPECT_EQ(pool.refused[0].reason, "offered through DRA by resource rdma/dra_all");
   EXPECT_EQ(pool.refused[1].reason, "offered through DRA by resource rdma/dra_one");
-  EXPECT_EQ(DevicePluginResources(cfg.resources).size(), 1u);
+  EXPECT_EQ(node::DevicePluginResources(cfg.resources).size(), 1u);
 }
 
 TEST(DraOwnedTest, NoDraResourceChangesNothing) {
   const config::PluginConfig cfg = ParseOrDie(
       R"({"configList": [{"resourceName": "dp", "rdmaHcaMax": 2, "selectors": {"vendors": ["15b3"]}}]})");
-  const Inventory inv = TwoFunctions();
-  EXPECT_TRUE(DraOwnedFunctions(cfg, inv).empty());
-  PoolState pool = BuildPool(cfg.resources[0], inv);
-  const PoolState before = pool;
-  RefuseDraOwned(DraOwnedFunctions(cfg, inv), &pool);
+  const node::Inventory inv = TwoFunctions();
+  EXPECT_TRUE(node::DraOwnedFunctions(cfg, inv).empty());
+  node::PoolState pool = node::BuildPool(cfg.resources[0], inv);
+  const node::PoolState before = pool;
+  node::RefuseDraOwned(node::DraOwnedFunctions(cfg, inv), &pool);
   EXPECT_EQ(pool, before);
 }
 
@@ -79,7 +79,7 @@ using DraSplitServerTest = ServerTest;
 
 TEST_F(DraSplitServerTest, DraResourceGetsNoServerAndItsFunctionIsRefused) {
   ASSERT_TRUE(kubelet_->Start().ok());
-  PluginManager* m = StartManager(SplitConfig("dra"));
+  daemon::ControlLoop* m = StartManager(SplitConfig("dra"));
   ASSERT_TRUE(WaitListed(kResA, 1));
   EXPECT_EQ(kubelet_->View(kResA).devices[0].id(), "0000:3b:00.0");
   std::set<std::string> served;
@@ -97,7 +97,7 @@ TEST_F(DraSplitServerTest, DraResourceGetsNoServerAndItsFunctionIsRefused) {
 
 TEST_F(DraSplitServerTest, ResourceMovingBetweenApisGainsAndLosesItsServer) {
   ASSERT_TRUE(kubelet_->Start().ok());
-  PluginManager* m = StartManager(SplitConfig("dra"));
+  daemon::ControlLoop* m = StartManager(SplitConfig("dra"));
   ASSERT_TRUE(WaitListed(kResA, 1));
   // To the device plugin: both resources offer mlx5_1 (device-plugin pools may overlap).
   m->Reload(ParseOrDie(SplitConfig("devicePlugin")));

@@ -18,8 +18,8 @@
 #include "common/temp_dir.h"
 #include "common/version.h"
 #include "config/config.h"
+#include "daemon/control_loop.h"
 #include "deviceplugin/dp_metrics.h"
-#include "deviceplugin/plugin_manager.h"
 #include "metrics/registry.h"
 #include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
@@ -130,7 +130,7 @@ constexpr const char* kTwoResources = R"({"configList": [
   {"resourceName": "hca_a", "rdmaHcaMax": 8, "selectors": {"ifNames": ["ib0", "ib1"]}},
   {"resourceName": "hca_b", "rdmaHcaMax": 4, "selectors": {"rdmaDevices": ["mlx5_1"]}}]})";
 
-// A PluginManager counting into a registry, against the fake kubelet.
+// A ControlLoop counting into a registry, against the fake kubelet.
 class DpMetricsManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -147,14 +147,14 @@ class DpMetricsManagerTest : public ::testing::Test {
   }
 
   void StartManager(const std::string& json) {
-    dp::ManagerOptions o;
+    daemon::ControlLoopOptions o;
     o.server.kubelet_root = tmp_.path() + "/kubelet";
     o.server.device_plugin_dir = o.server.kubelet_root + "/device-plugins";
     o.server.mode = dp::RegistrationMode::kKubelet;
     o.server.backoff_initial = milliseconds(20);
     o.server.backoff_max = milliseconds(200);
     o.server.metrics = &metrics_;
-    manager_ = std::make_unique<dp::PluginManager>(o, *host_, rdma_);
+    manager_ = std::make_unique<daemon::ControlLoop>(o, *host_, rdma_);
     ASSERT_TRUE(manager_->Start(Parse(json)).ok());
   }
 
@@ -177,7 +177,7 @@ class DpMetricsManagerTest : public ::testing::Test {
   Registry registry_;
   dp::DpMetrics metrics_{registry_};
   std::unique_ptr<fake::FakeKubelet> kubelet_;
-  std::unique_ptr<dp::PluginManager> manager_;  // last: destroyed before what it uses
+  std::unique_ptr<daemon::ControlLoop> manager_;  // last: destroyed before what it uses
 };
 
 // hcashare_resource_registered is 1 once registered, 0 from a kubelet restart until the

@@ -1,4 +1,4 @@
-// deviceplugin/symbol-order.txt, the order in which lld lays out the functions an idle
+// daemon/symbol-order.txt, the order in which lld lays out the functions an idle
 // device plugin runs (docs/benchmarks.md, idle RSS), still names the daemon's functions: a
 // file gone stale would silently give back ~1.5 MiB of idle memory, so this fails instead
 // and says how to regenerate it.
@@ -39,16 +39,16 @@ TEST(DpSymbolOrder, TheDaemonStillDefinesTheOrderedFunctions) {
   ASSERT_GT(defined.size(), 1000u);
 
   std::istringstream order(
-      testing::ReadTextFile(std::string(HCASHARE_SOURCE_DIR) + "/deviceplugin/symbol-order.txt"));
+      testing::ReadTextFile(std::string(HCASHARE_SOURCE_DIR) + "/daemon/symbol-order.txt"));
   size_t listed = 0, found = 0;
   for (std::string name; std::getline(order, name);) {
     if (name.empty()) continue;
     ++listed;
     found += defined.count(name);
   }
-  ASSERT_GT(listed, 1000u) << "deviceplugin/symbol-order.txt is nearly empty";
+  ASSERT_GT(listed, 1000u) << "daemon/symbol-order.txt is nearly empty";
   EXPECT_GE(static_cast<double>(found), kMinShareDefined * static_cast<double>(listed))
-      << found << " of the " << listed << " functions in deviceplugin/symbol-order.txt are "
+      << found << " of the " << listed << " functions in daemon/symbol-order.txt are "
       << "still in the daemon: regenerate it with scripts/dp-symbol-order.sh";
 }
 

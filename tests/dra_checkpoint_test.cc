@@ -1,4 +1,4 @@
-// The DRA driver's node checkpoint (dra/checkpoint.h), the per-claim CDI names
+// The DRA driver's node checkpoint (interop/dra_checkpoint.h), the per-claim CDI names
 // (dra/cdi_claim.h) and the Preparer's bounds against an in-memory ClaimSource
 // (dra/prepare.h). The gRPC side is in dra_node_test.cc.
 #include <sys/stat.h>
@@ -14,8 +14,8 @@
 
 #include "common/temp_dir.h"
 #include "dra/cdi_claim.h"
-#include "dra/checkpoint.h"
 #include "dra/prepare.h"
+#include "interop/dra_checkpoint.h"
 
 namespace hcashare::dra {
 namespace {

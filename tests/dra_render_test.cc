@@ -19,11 +19,11 @@
 #include "common/temp_dir.h"
 #include "config/config.h"
 #include "config/names.h"
-#include "deviceplugin/discovery.h"
 #include "dra/devices.h"
 #include "dra/render.h"
 #include "dra/slices.h"
 #include "hostfacts/reader.h"
+#include "node/discovery.h"
 #include "testing/resource_slice_schema.h"
 #include "testing/sim_node.h"
 #include "tests/canned_snapshots.h"
@@ -59,12 +59,12 @@ config::PluginConfig Parse(const std::string& text) {
 }
 
 DraInventory Select(const std::string& config, const HostSnapshot& snap) {
-  return SelectDraDevices(Parse(config), dp::Discover(snap), snap);
+  return SelectDraDevices(Parse(config), node::Discover(snap), snap);
 }
 
 PoolContent Render(const std::string& config, const HostSnapshot& snap) {
   const config::PluginConfig cfg = Parse(config);
-  return RenderPool(SelectDraDevices(cfg, dp::Discover(snap), snap), cfg.dra_driver, "node-a",
+  return RenderPool(SelectDraDevices(cfg, node::Discover(snap), snap), cfg.dra_driver, "node-a",
                     RenderOptionsOf(cfg));
 }
 
@@ -205,14 +205,14 @@ TEST(DraRenderTest, UnknownNumaOmittedAndPfWithVfsRefused) {
 TEST(DraRenderTest, AnExclusiveDeviceInUseStaysPublished) {
   const HostSnapshot snap = testing::LoadCanned("vfs");
   const config::PluginConfig cfg = Parse(kExclusive);
-  const dp::Inventory all = dp::Discover(snap);
+  const node::Inventory all = node::Discover(snap);
   const DraInventory before = SelectDraDevices(cfg, all, snap);
   ASSERT_NE(before.Find("pci-0000-03-00-2"), nullptr);
 
-  dp::Inventory moved = all;  // 03:00.2's RDMA device is in a pod: not a usable function
+  node::Inventory moved = all;  // 03:00.2's RDMA device is in a pod: not a usable function
   moved.functions.erase(
       std::remove_if(moved.functions.begin(), moved.functions.end(),
-                     [](const dp::PciFunction& f) { return f.address == "0000:03:00.2"; }),
+                     [](const node::PciFunction& f) { return f.address == "0000:03:00.2"; }),
       moved.functions.end());
   DraInventory next = SelectDraDevices(cfg, moved, snap);
   EXPECT_EQ(next.Find("pci-0000-03-00-2"), nullptr);
@@ -220,7 +220,7 @@ TEST(DraRenderTest, AnExclusiveDeviceInUseStaysPublished) {
   ASSERT_NE(next.Find("pci-0000-03-00-2"), nullptr);
   EXPECT_EQ(next.devices, before.devices);  // same details, in name order
 
-  dp::Inventory unplugged = moved;  // the function itself is gone
+  node::Inventory unplugged = moved;  // the function itself is gone
   unplugged.present.erase("0000:03:00.2");
   DraInventory gone = SelectDraDevices(cfg, unplugged, snap);
   KeepDevicesInUse(before, cfg, unplugged, &gone);

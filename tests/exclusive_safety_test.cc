@@ -19,10 +19,10 @@
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "config/config.h"
-#include "deviceplugin/discovery.h"
-#include "deviceplugin/pool.h"
 #include "hostfacts/routes.h"
 #include "nl/rdma_netlink.h"
+#include "node/discovery.h"
+#include "node/pool.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/sim_node.h"
 #include "tools/discover_report.h"
@@ -84,7 +84,7 @@ class ExclusiveSafetyTest : public ::testing::Test {
     Write("/proc/net/route", Ipv4Routes("eno1"));
   }
 
-  dp::Inventory Scan() const { return dp::Discoverer(*host_).Scan(); }
+  node::Inventory Scan() const { return node::Discoverer(*host_).Scan(); }
 
   static config::ResourceConfig Resource(const std::string& json) {
     config::ParseOutcome out = config::ParseConfig(R"({"configList": [)" + json + "]}");
@@ -92,7 +92,7 @@ class ExclusiveSafetyTest : public ::testing::Test {
     return out.config ? out.config->resources.at(0) : config::ResourceConfig{};
   }
 
-  static std::vector<std::string> Offered(const dp::PoolState& pool) {
+  static std::vector<std::string> Offered(const node::PoolState& pool) {
     std::vector<std::string> out;
     for (const auto& h : pool.hcas) out.push_back(h.address);
     return out;
@@ -105,7 +105,7 @@ class ExclusiveSafetyTest : public ::testing::Test {
 
 // Discovery reads the PF's enabled VF count and which function is the host's uplink.
 TEST_F(ExclusiveSafetyTest, DiscoveryRecordsVfCountAndUplink) {
-  const dp::Inventory inv = Scan();
+  const node::Inventory inv = Scan();
   ASSERT_EQ(inv.functions.size(), 4u);
   for (const auto& f : inv.functions) {
     EXPECT_EQ(f.num_vfs, f.address == kPf ? 2 : 0) << f.address;
@@ -122,7 +122,7 @@ TEST_F(ExclusiveSafetyTest, DiscoveryRecordsVfCountAndUplink) {
 TEST_F(ExclusiveSafetyTest, PfNamesInExclusivePoolOffersTheVfsNotThePf) {
   const auto rc = Resource(
       R"({"resourceName": "vfs", "mode": "exclusive", "selectors": {"pfNames": ["ens1f0np0"]}})");
-  const dp::PoolState pool = dp::BuildPool(rc, Scan());
+  const node::PoolState pool = node::BuildPool(rc, Scan());
   EXPECT_THAT(Offered(pool), ElementsAre(kVf0, kVf1));
   ASSERT_EQ(pool.refused.size(), 1u);
   EXPECT_EQ(pool.refused[0].address, kPf);
@@ -134,7 +134,7 @@ TEST_F(ExclusiveSafetyTest, PfNamesInExclusivePoolOffersTheVfsNotThePf) {
 TEST_F(ExclusiveSafetyTest, HostUplinkIsNotOffered) {
   const auto rc = Resource(
       R"({"resourceName": "all", "mode": "exclusive", "selectors": {"vendors": ["15b3"]}})");
-  const dp::PoolState pool = dp::BuildPool(rc, Scan());
+  const node::PoolState pool = node::BuildPool(rc, Scan());
   EXPECT_THAT(Offered(pool), ElementsAre(kVf0, kVf1));
   ASSERT_EQ(pool.refused.size(), 2u);
   EXPECT_EQ(pool.refused[0].address, kUplink);
@@ -144,16 +144,16 @@ TEST_F(ExclusiveSafetyTest, HostUplinkIsNotOffered) {
 
 // Each opt-in allows exactly its own case.
 TEST_F(ExclusiveSafetyTest, OptInsAllowOnlyTheirOwnCase) {
-  const dp::Inventory inv = Scan();
+  const node::Inventory inv = Scan();
   const auto pf_ok = Resource(R"({"resourceName": "a", "mode": "exclusive",
       "allowPfWithVfs": true, "selectors": {"vendors": ["15b3"]}})");
-  EXPECT_THAT(Offered(dp::BuildPool(pf_ok, inv)), ElementsAre(kPf, kVf0, kVf1));
+  EXPECT_THAT(Offered(node::BuildPool(pf_ok, inv)), ElementsAre(kPf, kVf0, kVf1));
   const auto uplink_ok = Resource(R"({"resourceName": "a", "mode": "exclusive",
       "allowHostUplink": true, "selectors": {"vendors": ["15b3"]}})");
-  EXPECT_THAT(Offered(dp::BuildPool(uplink_ok, inv)), ElementsAre(kUplink, kVf0, kVf1));
+  EXPECT_THAT(Offered(node::BuildPool(uplink_ok, inv)), ElementsAre(kUplink, kVf0, kVf1));
   const auto both = Resource(R"({"resourceName": "a", "mode": "exclusive",
       "allowPfWithVfs": true, "allowHostUplink": true, "selectors": {"vendors": ["15b3"]}})");
-  const dp::PoolState all = dp::BuildPool(both, inv);
+  const node::PoolState all = node::BuildPool(both, inv);
   EXPECT_THAT(Offered(all), ElementsAre(kUplink, kPf, kVf0, kVf1));
   EXPECT_THAT(all.refused, IsEmpty());
 }
@@ -162,7 +162,7 @@ TEST_F(ExclusiveSafetyTest, OptInsAllowOnlyTheirOwnCase) {
 TEST_F(ExclusiveSafetyTest, SharedPoolKeepsThePf) {
   const auto rc =
       Resource(R"({"resourceName": "shared", "rdmaHcaMax": 8, "selectors": {"isVF": false}})");
-  const dp::PoolState pool = dp::BuildPool(rc, Scan());
+  const node::PoolState pool = node::BuildPool(rc, Scan());
   EXPECT_THAT(Offered(pool), ElementsAre(kUplink, kPf));
   EXPECT_THAT(pool.refused, IsEmpty());
 }

@@ -13,10 +13,10 @@
 
 #include "common/host.h"
 #include "common/temp_dir.h"
-#include "deviceplugin/discovery.h"
 #include "hostfacts/attrs.h"
 #include "hostfacts/reader.h"
 #include "hostfacts/snapshot_json.h"
+#include "node/discovery.h"
 #include "testing/sim_node.h"
 #include "tests/cli_fixtures.h"
 #include "tests/test_util.h"
@@ -162,7 +162,7 @@ TEST(HostFactsTest, MalformedNumaNodeIsUnknownInEveryView) {
     }
   }
   EXPECT_EQ(seen, 2);
-  const dp::Inventory inv = dp::Discover(snap);
+  const node::Inventory inv = node::Discover(snap);
   bool found = false;
   for (const auto& fn : inv.functions) {
     if (fn.address != hca) continue;
@@ -179,8 +179,8 @@ TEST(HostFactsTest, TheDevicePluginsReadDiscoversWhatTheFullReadDoes) {
     OnDisk d(f);
     ReadOptions minimal;
     minimal.all_functions = false;
-    const dp::Inventory full = dp::Discover(d.Read());
-    const dp::Inventory scan = dp::Discover(d.Read(minimal));
+    const node::Inventory full = node::Discover(d.Read());
+    const node::Inventory scan = node::Discover(d.Read(minimal));
     EXPECT_FALSE(full.functions.empty()) << f.name;
     EXPECT_TRUE(scan.functions == full.functions) << f.name;
     EXPECT_TRUE(scan.excluded == full.excluded) << f.name;
@@ -191,7 +191,7 @@ TEST(HostFactsTest, TheDevicePluginsReadDiscoversWhatTheFullReadDoes) {
 // Discovery records why a network function is not offered; `discover` prints that record.
 TEST(HostFactsTest, DiscoveryRecordsWhyFunctionsAreNotOffered) {
   OnDisk d(Fixtures()[1]);  // the workstation: enp5s0 has no RDMA device
-  const dp::Inventory inv = dp::Discover(d.Read());
+  const node::Inventory inv = node::Discover(d.Read());
   ASSERT_EQ(inv.not_offered.size(), 1u);
   EXPECT_EQ(inv.not_offered[0].address, "0000:05:00.0");
   EXPECT_THAT(inv.not_offered[0].reason, HasSubstr("no RDMA device"));

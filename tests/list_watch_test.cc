@@ -82,7 +82,7 @@ TEST_F(ListWatchTest, BurstOfPublishesEndsOnTheLatest) {
   ASSERT_TRUE(WaitOpen(1));
 
   constexpr int kPublishes = 300;
-  for (int i = 2; i <= kPublishes; ++i) state_.Publish(Resource(i), PoolState{});
+  for (int i = 2; i <= kPublishes; ++i) state_.Publish(Resource(i), node::PoolState{});
   int received = 1;
   while (resp.devices_size() != kPublishes) {
     ASSERT_TRUE(reader->Read(&resp)) << "stream ended after " << received << " lists";
@@ -114,7 +114,7 @@ TEST_F(ListWatchTest, KubeletCancelEndsTheStreamAsByPeer) {
   ASSERT_TRUE(WaitOpen(0));
   EXPECT_EQ(ended_by_peer_.load(), 1);
   // Publishing with no stream open touches nothing.
-  state_.Publish(Resource(5), PoolState{});
+  state_.Publish(Resource(5), node::PoolState{});
 }
 
 TEST_F(ListWatchTest, StreamOpenedAfterFinishStreamsEndsAtOnce) {
@@ -142,7 +142,7 @@ class StallingListWatchTest : public ListWatchTest {
 // publish (as ended by the plugin: it says nothing about the kubelet), while a stream that
 // reads is never dropped.
 TEST_F(StallingListWatchTest, AStreamThatDoesNotReadIsDroppedAfterTheLimit) {
-  state_.Publish(Resource(kBigList), PoolState{});
+  state_.Publish(Resource(kBigList), node::PoolState{});
   grpc::ClientContext reading_ctx;
   reading_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   auto reading = stub_->ListAndWatch(&reading_ctx, v1beta1::Empty());
@@ -158,7 +158,7 @@ TEST_F(StallingListWatchTest, AStreamThatDoesNotReadIsDroppedAfterTheLimit) {
   // stream is gone (bounded: 200 rounds).
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 200 && open_.load() == 2; ++i) {
-    state_.Publish(Resource(5 + i % 2), PoolState{});
+    state_.Publish(Resource(5 + i % 2), node::PoolState{});
     std::this_thread::sleep_for(milliseconds(50));  // pacing of the publishes
   }
   EXPECT_EQ(open_.load(), 1) << "the stream that does not read was kept";
@@ -166,7 +166,7 @@ TEST_F(StallingListWatchTest, AStreamThatDoesNotReadIsDroppedAfterTheLimit) {
   EXPECT_EQ(ended_by_peer_.load(), 0);
   EXPECT_EQ(ended_by_plugin_.load(), 1);
   const int seen = lists.load();
-  state_.Publish(Resource(7), PoolState{});
+  state_.Publish(Resource(7), node::PoolState{});
   EXPECT_TRUE(testing::WaitUntil([&] { return lists.load() > seen; }))
       << "the reading stream stopped getting lists";
   service_->FinishStreams();
@@ -181,9 +181,9 @@ TEST(PluginStateTest, SnapshotCarriesSerializedListAndCounts) {
   auto list = snap->List();
   ASSERT_EQ(list.devices_size(), 3);
   EXPECT_EQ(list.devices(2).health(), kUnhealthy);
-  EXPECT_FALSE(state.Publish(Resource(3), PoolState{}));  // same content: nothing sent
+  EXPECT_FALSE(state.Publish(Resource(3), node::PoolState{}));  // same content: nothing sent
   EXPECT_EQ(state.Current()->generation, snap->generation);
-  EXPECT_TRUE(state.Publish(Resource(4), PoolState{}));
+  EXPECT_TRUE(state.Publish(Resource(4), node::PoolState{}));
   EXPECT_EQ(state.Current()->generation, snap->generation + 1);
 }
 

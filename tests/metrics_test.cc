@@ -1,5 +1,5 @@
 // Tests for deviceplugin/metrics (the Prometheus registry, its text format and the process
-// metrics) and the device plugin's metrics (DpMetrics, on a PluginManager and in the real
+// metrics) and the device plugin's metrics (DpMetrics, on a ControlLoop and in the real
 // daemon, whose scrape `promtool check metrics` must accept). The server: http_server_test.
 #include "metrics/registry.h"
 
@@ -41,8 +41,8 @@
 #include "common/unique_fd.h"
 #include "common/version.h"
 #include "config/config.h"
+#include "daemon/control_loop.h"
 #include "deviceplugin/dp_metrics.h"
-#include "deviceplugin/plugin_manager.h"
 #include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
 #include "testing/sim_node.h"

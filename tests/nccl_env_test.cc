@@ -18,8 +18,8 @@
 #include "config/config.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/cdi.h"
-#include "deviceplugin/discovery.h"
-#include "deviceplugin/pool.h"
+#include "node/discovery.h"
+#include "node/pool.h"
 #include "testing/sim_node.h"
 
 namespace hcashare::dp {
@@ -48,7 +48,7 @@ class NcclEnvTest : public ::testing::Test {
     EXPECT_TRUE(cfg.ok()) << config::FormatIssues(cfg);
     if (!cfg.ok()) return {};
     const config::ResourceConfig& rc = cfg.config->resources.at(0);
-    PoolState pool = BuildPool(rc, Discoverer(*host_).Scan());
+    node::PoolState pool = node::BuildPool(rc, node::Discoverer(*host_).Scan());
     v1beta1::AllocateRequest req;
     req.add_container_requests()->add_devices_ids(id);
     auto resp = BuildAllocateResponse(rc, pool, req, *host_);
@@ -158,10 +158,10 @@ TEST_F(NcclEnvTest, CdiSpecSetsTheResourcesOwnVariables) {
       {"resourceName": "a", "rdmaHcaMax": 4, "selectors": {"rdmaDevices": ["mlx5_0"]}},
       {"resourceName": "x", "mode": "exclusive", "selectors": {"rdmaDevices": ["mlx5_1"]}}]})");
   ASSERT_TRUE(cfg.ok()) << config::FormatIssues(cfg);
-  const Inventory inv = Discoverer(*host_).Scan();
+  const node::Inventory inv = node::Discoverer(*host_).Scan();
   std::vector<std::string> envs;
   for (const auto& rc : cfg.config->resources) {
-    const auto spec = nlohmann::json::parse(CdiSpecJson(rc, BuildPool(rc, inv)));
+    const auto spec = nlohmann::json::parse(CdiSpecJson(rc, node::BuildPool(rc, inv)));
     for (const auto& d : spec["devices"]) {
       for (const auto& e : d["containerEdits"]["env"]) envs.push_back(e);
     }

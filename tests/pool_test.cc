@@ -1,6 +1,6 @@
-// Tests for deviceplugin/selectors and deviceplugin/pool: selector matching, pool building,
+// Tests for node/selectors and node/pool: selector matching, pool building,
 // the ListAndWatch device list, Allocate answers and preferred allocations.
-#include "deviceplugin/pool.h"
+#include "node/pool.h"
 #include "common/env_names.h"
 #include "deviceplugin/allocation.h"
 
@@ -17,8 +17,8 @@
 
 #include "common/host.h"
 #include "common/temp_dir.h"
-#include "deviceplugin/discovery.h"
-#include "deviceplugin/selectors.h"
+#include "node/discovery.h"
+#include "node/selectors.h"
 #include "testing/sim_node.h"
 
 namespace hcashare::dp {
@@ -35,10 +35,10 @@ using ::testing::SizeIs;
 // Fixture builders.
 
 // A PciFunction built directly (no sysfs), for selector and pool tests.
-PciFunction Fn(const std::string& address, const std::string& vendor, const std::string& device,
-               const std::string& driver, std::vector<std::string> netdevs,
-               const std::string& link_type) {
-  PciFunction f;
+node::PciFunction Fn(const std::string& address, const std::string& vendor,
+                     const std::string& device, const std::string& driver,
+                     std::vector<std::string> netdevs, const std::string& link_type) {
+  node::PciFunction f;
   f.address = address;
   f.vendor = vendor;
   f.device = device;
@@ -52,8 +52,8 @@ PciFunction Fn(const std::string& address, const std::string& vendor, const std:
 }
 
 // An RDMA device with the given char device paths.
-RdmaDeviceInfo Rdma(const std::string& name, std::vector<std::string> char_devices) {
-  RdmaDeviceInfo r;
+node::RdmaDeviceInfo Rdma(const std::string& name, std::vector<std::string> char_devices) {
+  node::RdmaDeviceInfo r;
   r.name = name;
   r.char_devices = std::move(char_devices);
   r.link_layers = {"infiniband"};
@@ -62,8 +62,9 @@ RdmaDeviceInfo Rdma(const std::string& name, std::vector<std::string> char_devic
 
 // A VF of an InfiniBand PF with two netdevs, on NUMA node 1: every selector kind has a
 // value that matches and a value that does not.
-PciFunction SelectorSubject() {
-  PciFunction f = Fn("0000:3b:00.2", "15b3", "101c", "mlx5_core", {"ib0", "ib1"}, "infiniband");
+node::PciFunction SelectorSubject() {
+  node::PciFunction f =
+      Fn("0000:3b:00.2", "15b3", "101c", "mlx5_core", {"ib0", "ib1"}, "infiniband");
   f.numa_node = 1;
   f.is_vf = true;
   f.pf_address = "0000:3b:00.0";
@@ -81,7 +82,7 @@ config::ResourceConfig Resource(int rdma_hca_max, config::Selectors selectors = 
   return rc;
 }
 
-std::vector<std::string> Addresses(const std::vector<PciFunction>& fns) {
+std::vector<std::string> Addresses(const std::vector<node::PciFunction>& fns) {
   std::vector<std::string> out;
   for (const auto& f : fns) out.push_back(f.address);
   return out;
@@ -130,7 +131,7 @@ class MatchesTest : public ::testing::TestWithParam<SelectorCase> {};
 
 // Each selector kind filters on its own field, OR within a list and AND across lists.
 TEST_P(MatchesTest, AgainstSelectorSubject) {
-  EXPECT_EQ(Matches(GetParam().selectors, SelectorSubject()), GetParam().want);
+  EXPECT_EQ(node::Matches(GetParam().selectors, SelectorSubject()), GetParam().want);
 }
 
 using S = config::Selectors;
@@ -165,17 +166,17 @@ INSTANTIATE_TEST_SUITE_P(
 
 // A function with unknown NUMA (-1) never matches a numaNodes selector.
 TEST(MatchesUnknownNumaTest, UnknownNumaDoesNotMatchNumaSelector) {
-  PciFunction f = SelectorSubject();
+  node::PciFunction f = SelectorSubject();
   f.numa_node = -1;
   config::Selectors sel;
   sel.numa_nodes = {0, 1};
-  EXPECT_FALSE(Matches(sel, f));
-  EXPECT_TRUE(Matches(config::Selectors{}, f));
+  EXPECT_FALSE(node::Matches(sel, f));
+  EXPECT_TRUE(node::Matches(config::Selectors{}, f));
 }
 
 // The Mellanox acceptance case: only dev1 and dev2 satisfy all five selectors, in order.
 TEST(MatchesMellanoxTest, AcceptanceCase) {
-  std::vector<PciFunction> devs = {
+  std::vector<node::PciFunction> devs = {
       Fn("0000:02:00.0", "15b3", "1017", "mlx5_core", {"enp2s0f0"}, "ether"),       // dev1
       Fn("0000:02:00.1", "8080", "2031", "igb", {"enp2s0f1"}, "ether"),             // dev2
       Fn("0000:03:00.0", "15b3", "1017", "mlx4_core", {"enp4s0f0"}, "ether"),       // driver
@@ -189,9 +190,9 @@ TEST(MatchesMellanoxTest, AcceptanceCase) {
   sel.if_names = {"enp2s0f0", "enp2s0f1", "enp4s0f0"};
   sel.link_types = {"ether"};
 
-  std::vector<PciFunction> got;
+  std::vector<node::PciFunction> got;
   for (const auto& d : devs) {
-    if (Matches(sel, d)) got.push_back(d);
+    if (node::Matches(sel, d)) got.push_back(d);
   }
   EXPECT_THAT(Addresses(got), ElementsAre("0000:02:00.0", "0000:02:00.1"));
 }
@@ -199,12 +200,12 @@ TEST(MatchesMellanoxTest, AcceptanceCase) {
 // ---------------------------------------------------------------------------------------
 // BuildPool, CharDevices, DeviceList
 
-Inventory ThreeHcaInventory() {
-  Inventory inv;
+node::Inventory ThreeHcaInventory() {
+  node::Inventory inv;
   inv.rdma_cm_present = true;
   for (int i = 0; i < 3; ++i) {
     std::string n = std::to_string(i);
-    PciFunction f =
+    node::PciFunction f =
         Fn("0000:3" + n + ":00.0", "15b3", "1017", "mlx5_core", {"ib" + n}, "infiniband");
     f.rdma = {Rdma("mlx5_" + n, {"/dev/infiniband/uverbs" + n})};
     inv.functions.push_back(std::move(f));
@@ -216,7 +217,7 @@ Inventory ThreeHcaInventory() {
 TEST(BuildPoolTest, SelectsMatchingFunctions) {
   config::Selectors sel;
   sel.rdma_devices = {"mlx5_2", "mlx5_0"};
-  PoolState pool = BuildPool(Resource(10, sel), ThreeHcaInventory());
+  node::PoolState pool = node::BuildPool(Resource(10, sel), ThreeHcaInventory());
   EXPECT_THAT(Addresses(pool.hcas), ElementsAre("0000:30:00.0", "0000:32:00.0"));
   EXPECT_THAT(pool.RdmaNames(), ElementsAre("mlx5_0", "mlx5_2"));
   EXPECT_TRUE(pool.Usable());
@@ -226,14 +227,15 @@ TEST(BuildPoolTest, SelectsMatchingFunctions) {
 TEST(BuildPoolTest, NoMatchIsNotUsable) {
   config::Selectors sel;
   sel.vendors = {"8086"};
-  PoolState pool = BuildPool(Resource(10, sel), ThreeHcaInventory());
+  node::PoolState pool = node::BuildPool(Resource(10, sel), ThreeHcaInventory());
   EXPECT_THAT(pool.hcas, IsEmpty());
   EXPECT_FALSE(pool.Usable());
 }
 
 // A blocked reason yields an empty, unusable pool that remembers the reason.
 TEST(BuildPoolTest, BlockedPoolIsEmpty) {
-  PoolState pool = BuildPool(Resource(10), ThreeHcaInventory(), "rdma netns mode is exclusive");
+  node::PoolState pool =
+      node::BuildPool(Resource(10), ThreeHcaInventory(), "rdma netns mode is exclusive");
   EXPECT_THAT(pool.hcas, IsEmpty());
   EXPECT_FALSE(pool.Usable());
   EXPECT_EQ(pool.blocked_reason, "rdma netns mode is exclusive");
@@ -241,21 +243,24 @@ TEST(BuildPoolTest, BlockedPoolIsEmpty) {
 
 // CharDevices is the sorted, de-duplicated union, with rdma_cm once and last.
 TEST(PoolCharDevicesTest, SortedUnionWithRdmaCmLast) {
-  PoolState pool;
-  PciFunction a = Fn("0000:3b:00.0", "15b3", "1017", "mlx5_core", {"ib0"}, "infiniband");
+  node::PoolState pool;
+  node::PciFunction a = Fn("0000:3b:00.0", "15b3", "1017", "mlx5_core", {"ib0"}, "infiniband");
   a.rdma = {Rdma("mlx5_0", {"/dev/infiniband/umad1", "/dev/infiniband/uverbs1"})};
-  PciFunction b = Fn("0000:86:00.0", "15b3", "1017", "mlx5_core", {"ib1"}, "infiniband");
-  b.rdma = {Rdma("mlx5_1", {"/dev/infiniband/issm0", kRdmaCmPath, "/dev/infiniband/uverbs1"}),
-            Rdma("mlx5_2", {"/dev/infiniband/uverbs0"})};
+  node::PciFunction b = Fn("0000:86:00.0", "15b3", "1017", "mlx5_core", {"ib1"}, "infiniband");
+  b.rdma = {
+      Rdma("mlx5_1", {"/dev/infiniband/issm0", hostfacts::kRdmaCmPath, "/dev/infiniband/uverbs1"}),
+      Rdma("mlx5_2", {"/dev/infiniband/uverbs0"})};
   pool.hcas = {a, b};
 
-  EXPECT_THAT(pool.CharDevices(),
-              ElementsAre("/dev/infiniband/issm0", "/dev/infiniband/umad1",
-                          "/dev/infiniband/uverbs0", "/dev/infiniband/uverbs1", kRdmaCmPath));
+  EXPECT_THAT(pool.CharDevices(), ElementsAre("/dev/infiniband/issm0", "/dev/infiniband/umad1",
+                                              "/dev/infiniband/uverbs0", "/dev/infiniband/uverbs1",
+                                              hostfacts::kRdmaCmPath));
 }
 
 // An empty pool has no char devices at all (not even rdma_cm).
-TEST(PoolCharDevicesTest, EmptyPoolHasNone) { EXPECT_THAT(PoolState{}.CharDevices(), IsEmpty()); }
+TEST(PoolCharDevicesTest, EmptyPoolHasNone) {
+  EXPECT_THAT(node::PoolState{}.CharDevices(), IsEmpty());
+}
 
 std::vector<std::string> Ids(const std::vector<v1beta1::Device>& devs) {
   std::vector<std::string> out;
@@ -271,7 +276,7 @@ std::set<std::string> Healths(const std::vector<v1beta1::Device>& devs) {
 
 // A usable pool advertises IDs 0..rdmaHcaMax-1, all Healthy.
 TEST(DeviceListTest, UsablePoolIsHealthy) {
-  PoolState pool = BuildPool(Resource(5), ThreeHcaInventory());
+  node::PoolState pool = node::BuildPool(Resource(5), ThreeHcaInventory());
   auto devs = DeviceList(Resource(5), pool);
   EXPECT_THAT(Ids(devs), ElementsAre("0", "1", "2", "3", "4"));
   EXPECT_THAT(Healths(devs), ElementsAre("Healthy"));
@@ -279,14 +284,14 @@ TEST(DeviceListTest, UsablePoolIsHealthy) {
 
 // A pool without HCAs keeps its capacity but marks every ID Unhealthy.
 TEST(DeviceListTest, PoolWithoutHcaIsUnhealthy) {
-  auto devs = DeviceList(Resource(5), PoolState{});
+  auto devs = DeviceList(Resource(5), node::PoolState{});
   EXPECT_THAT(Ids(devs), ElementsAre("0", "1", "2", "3", "4"));
   EXPECT_THAT(Healths(devs), ElementsAre("Unhealthy"));
 }
 
 // A blocked pool advertises no devices.
 TEST(DeviceListTest, BlockedPoolAdvertisesNothing) {
-  PoolState pool = BuildPool(Resource(5), ThreeHcaInventory(), "exclusive netns mode");
+  node::PoolState pool = node::BuildPool(Resource(5), ThreeHcaInventory(), "exclusive netns mode");
   EXPECT_THAT(DeviceList(Resource(5), pool), IsEmpty());
 }
 
@@ -316,9 +321,9 @@ class AllocateTest : public ::testing::Test {
     AddHca("0000:3b:00.0", "ib0", "mlx5_0");
     AddHca("0000:86:00.0", "ib1", "mlx5_1");
     host_ = NewRootedHost(tmp_.path());
-    Inventory inv = Discoverer(*host_).Scan();
+    node::Inventory inv = node::Discoverer(*host_).Scan();
     ASSERT_THAT(inv.functions, SizeIs(2));
-    pool_ = BuildPool(rc_, inv);
+    pool_ = node::BuildPool(rc_, inv);
   }
 
   void AddHca(const std::string& address, const std::string& netdev, const std::string& rdma) {
@@ -343,7 +348,7 @@ class AllocateTest : public ::testing::Test {
   std::unique_ptr<fake::SimNode> sim_;
   std::unique_ptr<Host> host_;
   config::ResourceConfig rc_ = Resource(1000);
-  PoolState pool_;
+  node::PoolState pool_;
 };
 
 const std::vector<std::string> kExpectedDevices = {
@@ -367,7 +372,7 @@ TEST_F(AllocateTest, OneContainerGetsEveryCharDevice) {
     host_paths.push_back(d.host_path());
   }
   EXPECT_THAT(host_paths, ElementsAreArray(kExpectedDevices));
-  EXPECT_EQ(std::count(host_paths.begin(), host_paths.end(), kRdmaCmPath), 1);
+  EXPECT_EQ(std::count(host_paths.begin(), host_paths.end(), hostfacts::kRdmaCmPath), 1);
   EXPECT_EQ(std::set<std::string>(host_paths.begin(), host_paths.end()).size(), host_paths.size());
   ASSERT_EQ(c.envs().count(RdmaDevicesEnvName(rc_.FullName())), 1u);
   EXPECT_EQ(c.envs().at(RdmaDevicesEnvName(rc_.FullName())), "mlx5_0,mlx5_1");
@@ -419,7 +424,8 @@ TEST_F(AllocateTest, ContainerWithoutIdsIsInvalidArgument) {
 
 // A pool without HCAs, or a blocked one, cannot allocate.
 TEST_F(AllocateTest, UnusablePoolIsFailedPrecondition) {
-  for (const PoolState& pool : {PoolState{}, BuildPool(rc_, Inventory{}, "exclusive netns")}) {
+  for (const node::PoolState& pool :
+       {node::PoolState{}, node::BuildPool(rc_, node::Inventory{}, "exclusive netns")}) {
     auto resp = BuildAllocateResponse(rc_, pool, Request({{"0"}}), *host_);
     ASSERT_FALSE(resp.ok());
     EXPECT_EQ(resp.status().code(), StatusCode::kFailedPrecondition);
@@ -429,12 +435,12 @@ TEST_F(AllocateTest, UnusablePoolIsFailedPrecondition) {
 // A device node that vanished after the scan fails the allocation, naming the path.
 TEST_F(AllocateTest, VanishedNodeIsFailedPrecondition) {
   // rdma_cm is every HCA's: without it nothing can be handed out.
-  const std::string on_disk = JoinPath(tmp_.path(), kRdmaCmPath);
+  const std::string on_disk = JoinPath(tmp_.path(), hostfacts::kRdmaCmPath);
   ASSERT_EQ(std::remove(on_disk.c_str()), 0);
   auto resp = Allocate(Request({{"0"}}));
   ASSERT_FALSE(resp.ok());
   EXPECT_EQ(resp.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_THAT(resp.status().message(), HasSubstr(kRdmaCmPath));
+  EXPECT_THAT(resp.status().message(), HasSubstr(hostfacts::kRdmaCmPath));
   std::ofstream(on_disk).close();
   ASSERT_TRUE(Allocate(Request({{"0"}})).ok());
   // One HCA's node gone: that HCA is left out (tests/device_health_test.cc).

@@ -1,7 +1,7 @@
-// Tests for deviceplugin/probes: /healthz follows the control loop and /readyz the
+// Tests for daemon/probes: /healthz follows the control loop and /readyz the
 // registrations, and neither waits for the loop; SIGTERM's Stop(grace) leaves a stuck loop
 // behind within its bound (issue 25).
-#include "deviceplugin/probes.h"
+#include "daemon/probes.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -34,7 +34,7 @@ class ProbeTest : public ServerTest {
     ASSERT_TRUE(kubelet_->Start().ok());
     const std::string config_path = tmp_.path() + "/config.json";
     std::ofstream(config_path) << TwoResources();
-    ManagerOptions o = Options();
+    daemon::ControlLoopOptions o = Options();
     o.config_path = config_path;
     o.load_config = [this](const std::string& path) {
       std::unique_lock<std::mutex> lock(mu_);
@@ -50,9 +50,9 @@ class ProbeTest : public ServerTest {
     auto s = HttpServer::Start(
         "127.0.0.1:0",
         [this, stall_limit](const std::string& path) {
-          return ProbeEndpoint(path, registry_, *manager_, stall_limit);
+          return daemon::ProbeEndpoint(path, registry_, *manager_, stall_limit);
         },
-        ProbeServerOptions());
+        daemon::ProbeServerOptions());
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     http_ = std::move(s).value();
   }
@@ -82,7 +82,7 @@ class ProbeTest : public ServerTest {
   std::condition_variable cv_;
   bool armed_ = false, entered_ = false, released_ = false;
   metrics::Registry registry_;
-  PluginManager* manager_ = nullptr;
+  daemon::ControlLoop* manager_ = nullptr;
   std::unique_ptr<HttpServer> http_;
 };
 

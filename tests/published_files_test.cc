@@ -14,9 +14,9 @@
 #include "common/host.h"
 #include "common/owned_files.h"
 #include "common/temp_dir.h"
+#include "daemon/pool_info_writer.h"
+#include "daemon/published_files.h"
 #include "deviceplugin/cdi.h"
-#include "deviceplugin/pool_info_writer.h"
-#include "deviceplugin/published_files.h"
 #include "metrics/registry.h"
 #include "tests/metrics_test_util.h"
 #include "tests/test_util.h"
@@ -38,12 +38,12 @@ config::ResourceConfig Resource(const std::string& name) {
   return rc;
 }
 
-dp::PoolState Pool() {
-  dp::PciFunction fn;
+node::PoolState Pool() {
+  node::PciFunction fn;
   fn.address = "0000:3b:00.0";
   fn.netdevs = {"ib0"};
-  fn.rdma = {dp::RdmaDeviceInfo{"mlx5_0", {"/dev/infiniband/uverbs0"}, {"infiniband"}, {"1"}}};
-  dp::PoolState pool;
+  fn.rdma = {node::RdmaDeviceInfo{"mlx5_0", {"/dev/infiniband/uverbs0"}, {"infiniband"}, {"1"}}};
+  node::PoolState pool;
   pool.hcas = {fn};
   return pool;
 }
@@ -194,11 +194,11 @@ TEST_F(PublishedFilesTest, OwnerIsTheCanonicalKubeletRoot) {
   const std::vector<config::ResourceConfig> none;
   for (const std::string& again : {root_ + "/", tmp_.path() + "/link", tmp_.path() + "/link/"}) {
     {
-      dp::PoolInfoWriter dead(dir_, root_);
+      daemon::PoolInfoWriter dead(dir_, root_);
       ASSERT_TRUE(dead.Write(Resource("gone"), Pool()).ok());
     }  // as after SIGKILL
     ASSERT_TRUE(Exists("rdma_gone.json"));
-    dp::PoolInfoWriter next(dir_, again);
+    daemon::PoolInfoWriter next(dir_, again);
     next.Reclaim(none);
     EXPECT_FALSE(Exists("rdma_gone.json")) << "restarted as " << again;
   }
@@ -257,12 +257,12 @@ TEST_F(PublishedFilesTest, ForeignSpecMakesCdiUnavailableAndIsCounted) {
   metrics::Registry registry;
   dp::DpMetrics metrics(registry);
   const config::ResourceConfig rc = Resource("a");
-  dp::PublishedFiles files({root_, dir_, true, ""}, &metrics);
+  daemon::PublishedFiles files({root_, dir_, true, ""}, &metrics);
   const std::string spec = dp::CdiSpecFileName(rc, dp::CdiInstanceTag(root_));
   const std::string series = "hcashare_foreign_files{dir=\"" + dir_ + "\"}";
   EXPECT_EQ(testing::SampleValue(registry.Render(), series), 0);
   Foreign(spec);
-  dp::PoolState pool = Pool();
+  node::PoolState pool = Pool();
   files.Write(rc, &pool);
   EXPECT_NE(pool.cdi_unavailable.find(dir_ + "/" + spec), std::string::npos)
       << pool.cdi_unavailable;
@@ -283,14 +283,14 @@ TEST_F(PublishedFilesTest, StartWithCdiOffRemovesTheSpecsEarlierRunsLeft) {
   const std::vector<config::ResourceConfig> resources = {Resource("a")};
   const std::string spec = dp::CdiSpecFileName(resources[0], dp::CdiInstanceTag(root_));
   {
-    dp::PublishedFiles with_cdi({root_, dir_, true, ""}, nullptr);
-    dp::PoolState pool = Pool();
+    daemon::PublishedFiles with_cdi({root_, dir_, true, ""}, nullptr);
+    node::PoolState pool = Pool();
     with_cdi.Write(resources[0], &pool);
     with_cdi.HandOver(resources);
   }
   ASSERT_TRUE(Exists(spec));
   Foreign("vendor.json");
-  dp::PublishedFiles without({root_, dir_, false, ""}, nullptr);
+  daemon::PublishedFiles without({root_, dir_, false, ""}, nullptr);
   without.Reclaim(resources);
   EXPECT_FALSE(Exists(spec));
   EXPECT_TRUE(Exists("vendor.json"));

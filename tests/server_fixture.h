@@ -13,7 +13,7 @@
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "config/config.h"
-#include "deviceplugin/plugin_manager.h"
+#include "daemon/control_loop.h"
 #include "testing/fake_kubelet.h"
 #include "testing/fake_rdma_system.h"
 #include "testing/fake_uevent_source.h"
@@ -67,8 +67,8 @@ class ServerTest : public ::testing::Test {
     kubelet_->Stop();
   }
 
-  ManagerOptions Options(RegistrationMode mode = RegistrationMode::kKubelet) {
-    ManagerOptions o;
+  daemon::ControlLoopOptions Options(RegistrationMode mode = RegistrationMode::kKubelet) {
+    daemon::ControlLoopOptions o;
     o.server.kubelet_root = kubelet_root_;
     o.server.device_plugin_dir = kubelet_->DevicePluginDir();
     o.server.mode = mode;
@@ -79,18 +79,20 @@ class ServerTest : public ::testing::Test {
     return o;
   }
 
-  PluginManager* StartManager(const std::string& json, ManagerOptions opts) {
+  daemon::ControlLoop* StartManager(const std::string& json, daemon::ControlLoopOptions opts) {
     // Each manager gets its own event source: a source has one reader.
     fake::FakeUeventSource* events = &uevents_;
     if (!managers_.empty()) {
       extra_events_.push_back(std::make_unique<fake::FakeUeventSource>());
       events = extra_events_.back().get();
     }
-    managers_.push_back(std::make_unique<PluginManager>(opts, *host_, rdma_, events));
+    managers_.push_back(std::make_unique<daemon::ControlLoop>(opts, *host_, rdma_, events));
     EXPECT_TRUE(managers_.back()->Start(ParseOrDie(json)).ok());
     return managers_.back().get();
   }
-  PluginManager* StartManager(const std::string& json) { return StartManager(json, Options()); }
+  daemon::ControlLoop* StartManager(const std::string& json) {
+    return StartManager(json, Options());
+  }
 
   bool WaitListed(const char* res, size_t n, milliseconds t = milliseconds(5000),
                   const char* health = "Healthy") {
@@ -106,7 +108,7 @@ class ServerTest : public ::testing::Test {
   fake::FakeUeventSource uevents_;  // the first manager's
   std::vector<std::unique_ptr<fake::FakeUeventSource>> extra_events_;
   std::unique_ptr<fake::FakeKubelet> kubelet_;
-  std::vector<std::unique_ptr<PluginManager>> managers_;
+  std::vector<std::unique_ptr<daemon::ControlLoop>> managers_;
 };
 
 }  // namespace hcashare::dp

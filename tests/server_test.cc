@@ -1,4 +1,4 @@
-// Integration tests of the device plugin (PluginManager + ResourceServer) against the fake
+// Integration tests of the device plugin (ControlLoop + ResourceServer) against the fake
 // kubelet over real gRPC unix sockets, on simulated sysfs trees.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 #include "common/temp_dir.h"
 #include "common/uevent.h"
 #include "config/config.h"
-#include "deviceplugin/plugin_manager.h"
+#include "daemon/control_loop.h"
 #include "interop/pool_info.h"
 #include "nl/rdma_netlink.h"
 #include "testing/fake_kubelet.h"
@@ -175,7 +175,7 @@ TEST_F(ServerTest, AllocateAndBadId) {
 // (bench/dp_storm_bench measures how fast).
 TEST_F(ServerTest, KubeletRestartReRegistersOnTheSocketEvents) {
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.health_poll_interval = milliseconds(0);  // its tick re-checks kubelet.sock too
   StartManager(TwoResources(), opts);
   ASSERT_TRUE(WaitListed(kResA, 8));
@@ -208,9 +208,9 @@ TEST_F(ServerTest, StreamEndedByKubeletReRegisters) {
 // kubelet comes back.
 TEST_F(ServerTest, KubeletDeathUnregistersWithinASecond) {
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.server.stream_check_delay = milliseconds(2000);  // the default
-  PluginManager* m = StartManager(TwoResources(), opts);
+  daemon::ControlLoop* m = StartManager(TwoResources(), opts);
   ASSERT_TRUE(WaitListed(kResA, 8));
   // The fake kubelet opens ListAndWatch before its Register answer reaches the plugin, as
   // the real one may: the listing can be seen before the plugin records the registration.
@@ -371,7 +371,7 @@ constexpr const char* kExclusive = R"({"configList": [
 TEST_F(ServerTest, ExclusiveModeOneDevicePerFunction) {
   AddPfWithVfs(node_.get());
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.server.device_info_dir = tmp_.path() + "/devinfo";
   StartManager(kExclusive, opts);
   const char* res = "rdma/hca_vfs";
@@ -406,7 +406,7 @@ TEST_F(ServerTest, ExclusiveModeOneDevicePerFunction) {
 TEST_F(ServerTest, ExclusiveAllocateFailsWithoutItsDeviceInfoFile) {
   AddPfWithVfs(node_.get());
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.server.device_info_dir = tmp_.path() + "/devinfo";
   std::ofstream(opts.server.device_info_dir) << "a file where the directory should be";
   StartManager(kExclusive, opts);
@@ -420,7 +420,7 @@ TEST_F(ServerTest, ExclusiveAllocateFailsWithoutItsDeviceInfoFile) {
 TEST_F(ServerTest, ConcurrentAllocatesOfOneExclusiveDeviceAllSucceed) {
   AddPfWithVfs(node_.get());
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.server.device_info_dir = tmp_.path() + "/devinfo";
   StartManager(kExclusive, opts);
   ASSERT_TRUE(WaitListed("rdma/hca_vfs", 2));
@@ -460,7 +460,7 @@ TEST_F(ServerTest, ExclusiveScalableFunctions) {
     ASSERT_TRUE(node_->AddSubFunction(sf).ok());
   }
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.server.device_info_dir = tmp_.path() + "/devinfo";
   StartManager(R"({"periodicUpdateInterval": 0, "configList": [
     {"resourceName": "sfs", "mode": "exclusive", "selectors": {"pfNames": ["ens1f0"]}},
@@ -556,7 +556,7 @@ TEST_F(ServerTest, TopologyAwarePoolGrantsLocalHcas) {
 TEST_F(ServerTest, UeventTriggersRescan) {
   testing::CapturedLog log;  // the manager logs each uevent it rescans for
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.health_poll_interval = milliseconds(0);  // the poll would see the removal too
   StartManager(R"({"periodicUpdateInterval": 0, "configList": [
     {"resourceName": "hca_a", "rdmaHcaMax": 2, "selectors": {"vendors": ["15b3"]}}]})",
@@ -580,7 +580,7 @@ TEST_F(ServerTest, UeventTriggersRescan) {
 // (bench/event_bench measures the latency; device_health_test the window's arithmetic).
 TEST_F(ServerTest, PortDownIsUnhealthyThenRecovers) {
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.health_poll_interval = milliseconds(100);
   // Long enough that the scan below sees the flap back well inside it, even on a loaded
   // machine.
@@ -630,7 +630,7 @@ class ScopedVeth {
 TEST_F(ServerTest, LinkEventRefreshesHealth) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root for a veth";
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.health_poll_interval = std::chrono::seconds(60);
   opts.health_debounce = milliseconds(100);
   opts.watch_links = true;
@@ -647,7 +647,7 @@ TEST_F(ServerTest, LinkEventRefreshesHealth) {
 using testing::ReadTextFile;
 
 // Options for a manager that writes CDI specs into `dir`.
-ManagerOptions CdiOptions(ManagerOptions opts, const std::string& dir) {
+daemon::ControlLoopOptions CdiOptions(daemon::ControlLoopOptions opts, const std::string& dir) {
   opts.server.use_cdi = true;
   opts.cdi_spec_dir = dir;
   return opts;
@@ -730,7 +730,7 @@ TEST_F(ServerTest, CdiKindIsConfigurable) {
 // the next instance (a rollout), and goes when the resource does.
 TEST_F(ServerTest, PoolDescriptionPublishedAndHandedOver) {
   ASSERT_TRUE(kubelet_->Start().ok());
-  ManagerOptions opts = Options();
+  daemon::ControlLoopOptions opts = Options();
   opts.pool_info_dir = tmp_.path() + "/pools";
   auto* m = StartManager(R"({"periodicUpdateInterval": 0, "configList": [
     {"resourceName": "hca_a", "rdmaHcaMax": 4, "topologyAware": true,

@@ -21,9 +21,9 @@
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "config/config.h"
-#include "deviceplugin/discovery.h"
 #include "hostfacts/reader.h"
 #include "hostfacts/snapshot_json.h"
+#include "node/discovery.h"
 #include "tests/canned_snapshots.h"
 #include "tests/cli_fixtures.h"
 #include "tests/test_util.h"
@@ -239,14 +239,14 @@ TEST(ValidateAgainstSnapshotTest, ExclusiveVfPoolNeedsVfs) {
 // The device plugin's discovery on the SR-IOV host: each VF knows its PF, its index and the
 // PF's netdev; the PF counts its VFs.
 TEST(DiscoveryOnSnapshotTest, VfsReportTheirPf) {
-  const dp::Inventory inv = dp::Discover(LoadCanned("vfs"));
+  const node::Inventory inv = node::Discover(LoadCanned("vfs"));
   ASSERT_EQ(inv.functions.size(), 3u);
-  const dp::PciFunction& pf = inv.functions[0];
+  const node::PciFunction& pf = inv.functions[0];
   EXPECT_EQ(pf.address, "0000:03:00.0");
   EXPECT_FALSE(pf.is_vf);
   EXPECT_EQ(pf.num_vfs, 2);
   for (int i = 0; i < 2; ++i) {
-    const dp::PciFunction& vf = inv.functions[1 + i];
+    const node::PciFunction& vf = inv.functions[1 + i];
     EXPECT_TRUE(vf.is_vf) << vf.address;
     EXPECT_EQ(vf.pf_address, "0000:03:00.0");
     EXPECT_EQ(vf.vf_index, i);

@@ -20,9 +20,9 @@
 #include "common/temp_dir.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/device_info.h"
-#include "deviceplugin/discovery.h"
-#include "deviceplugin/pool.h"
-#include "deviceplugin/selectors.h"
+#include "node/discovery.h"
+#include "node/pool.h"
+#include "node/selectors.h"
 #include "testing/sim_node.h"
 #include "tests/support/dp_functions.h"
 
@@ -38,19 +38,20 @@ using ::testing::UnorderedElementsAre;
 
 namespace fs = std::filesystem;
 
-using namespace testfns;  // Hca, Shared, Exclusive, Pf, Vf
+using namespace node::testfns;  // Hca, Shared, Exclusive, Pf, Vf
 
 // A pool holding `fns` (sorted by address, as BuildPool keeps them).
-PoolState PoolOf(std::vector<PciFunction> fns) {
-  PoolState pool;
+node::PoolState PoolOf(std::vector<node::PciFunction> fns) {
+  node::PoolState pool;
   pool.hcas = std::move(fns);
-  std::sort(pool.hcas.begin(), pool.hcas.end(),
-            [](const PciFunction& a, const PciFunction& b) { return a.address < b.address; });
+  std::sort(
+      pool.hcas.begin(), pool.hcas.end(),
+      [](const node::PciFunction& a, const node::PciFunction& b) { return a.address < b.address; });
   return pool;
 }
 
 // Two HCAs on NUMA node 0 and two on node 1.
-PoolState TwoNodePool() {
+node::PoolState TwoNodePool() {
   return PoolOf({Hca("0000:3b:00.0", 0, "mlx5_0"), Hca("0000:3b:00.1", 0, "mlx5_1"),
                  Hca("0000:86:00.0", 1, "mlx5_2"), Hca("0000:86:00.1", 1, "mlx5_3")});
 }
@@ -90,7 +91,7 @@ TEST(SharedTopologyTest, EveryIdListsAllPoolNodes) {
 
 // One HCA of unknown NUMA node drops TopologyInfo from every ID.
 TEST(SharedTopologyTest, UnknownNumaDropsTopology) {
-  PoolState pool = TwoNodePool();
+  node::PoolState pool = TwoNodePool();
   pool.hcas[2].numa_node = -1;
   auto devs = DeviceList(Shared(4), pool);
   ASSERT_THAT(devs, SizeIs(4));
@@ -117,55 +118,56 @@ TEST(SharedTopologyTest, ExcludeTopologyDropsTopology) {
 // rdmaHcaMax 8 over nodes 0 and 1: IDs 0-3 on node 0, 4-7 on node 1; NodeOfSharedId agrees.
 TEST(AlignedTopologyTest, EvenSplit) {
   config::ResourceConfig rc = Shared(8, true);
-  PoolState pool = TwoNodePool();
+  node::PoolState pool = TwoNodePool();
   auto devs = DeviceList(rc, pool);
   ASSERT_THAT(Ids(devs), ElementsAreArray(Range(8)));
   for (int i = 0; i < 8; ++i) {
     const int want = i < 4 ? 0 : 1;
     EXPECT_THAT(Nodes(devs[i]), ElementsAre(want)) << i;
     EXPECT_EQ(devs[i].health(), "Healthy") << i;
-    EXPECT_EQ(NodeOfSharedId(rc, pool, i), want) << i;
+    EXPECT_EQ(node::NodeOfSharedId(rc, pool, i), want) << i;
   }
-  EXPECT_EQ(NodeOfSharedId(rc, pool, -1), kNoNode);
-  EXPECT_EQ(NodeOfSharedId(rc, pool, 8), kNoNode);
-  EXPECT_EQ(NodeOfSharedId(Shared(8, false), pool, 0), kNoNode);
+  EXPECT_EQ(node::NodeOfSharedId(rc, pool, -1), node::kNoNode);
+  EXPECT_EQ(node::NodeOfSharedId(rc, pool, 8), node::kNoNode);
+  EXPECT_EQ(node::NodeOfSharedId(Shared(8, false), pool, 0), node::kNoNode);
 }
 
 // An odd rdmaHcaMax 5 over two nodes: blocks of 3, so 0-2 on node 0 and 3-4 on node 1.
 TEST(AlignedTopologyTest, OddMaxRoundsBlockUp) {
   config::ResourceConfig rc = Shared(5, true);
-  PoolState pool = TwoNodePool();
+  node::PoolState pool = TwoNodePool();
   auto devs = DeviceList(rc, pool);
   ASSERT_THAT(devs, SizeIs(5));
   const std::vector<int> want = {0, 0, 0, 1, 1};
   for (int i = 0; i < 5; ++i) {
     EXPECT_THAT(Nodes(devs[i]), ElementsAre(want[i])) << i;
-    EXPECT_EQ(NodeOfSharedId(rc, pool, i), want[i]) << i;
+    EXPECT_EQ(node::NodeOfSharedId(rc, pool, i), want[i]) << i;
   }
 }
 
 // A pool on one node puts every ID on that node.
 TEST(AlignedTopologyTest, SingleNodeTakesEveryId) {
   config::ResourceConfig rc = Shared(6, true);
-  PoolState pool = PoolOf({Hca("0000:3b:00.0", 0, "mlx5_0"), Hca("0000:3b:00.1", 0, "mlx5_1")});
+  node::PoolState pool =
+      PoolOf({Hca("0000:3b:00.0", 0, "mlx5_0"), Hca("0000:3b:00.1", 0, "mlx5_1")});
   auto devs = DeviceList(rc, pool);
   ASSERT_THAT(devs, SizeIs(6));
   for (int i = 0; i < 6; ++i) {
     EXPECT_THAT(Nodes(devs[i]), ElementsAre(0)) << i;
-    EXPECT_EQ(NodeOfSharedId(rc, pool, i), 0) << i;
+    EXPECT_EQ(node::NodeOfSharedId(rc, pool, i), 0) << i;
   }
 }
 
 // An empty aware pool keeps its IDs, all Unhealthy and without topology.
 TEST(AlignedTopologyTest, EmptyPoolIsUnhealthyWithoutTopology) {
   config::ResourceConfig rc = Shared(4, true);
-  auto devs = DeviceList(rc, PoolState{});
+  auto devs = DeviceList(rc, node::PoolState{});
   ASSERT_THAT(Ids(devs), ElementsAre("0", "1", "2", "3"));
   for (const auto& d : devs) {
     EXPECT_EQ(d.health(), "Unhealthy") << d.id();
     EXPECT_FALSE(d.has_topology()) << d.id();
   }
-  EXPECT_EQ(NodeOfSharedId(rc, PoolState{}, 0), kNoNode);
+  EXPECT_EQ(node::NodeOfSharedId(rc, node::PoolState{}, 0), node::kNoNode);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -185,7 +187,7 @@ TEST(ExclusiveDeviceListTest, OneDevicePerFunction) {
 
 // A function of unknown NUMA node has no TopologyInfo; the others keep theirs.
 TEST(ExclusiveDeviceListTest, UnknownNumaHasNoTopology) {
-  PoolState pool = TwoNodePool();
+  node::PoolState pool = TwoNodePool();
   pool.hcas[1].numa_node = -1;
   auto devs = DeviceList(Exclusive(), pool);
   ASSERT_THAT(devs, SizeIs(4));
@@ -206,9 +208,9 @@ TEST(ExclusiveDeviceListTest, ExcludeTopology) {
 
 // A blocked exclusive pool advertises nothing.
 TEST(ExclusiveDeviceListTest, BlockedPoolIsEmpty) {
-  Inventory inv;
+  node::Inventory inv;
   inv.functions = TwoNodePool().hcas;
-  PoolState pool = BuildPool(Exclusive(), inv, "blocked for the test");
+  node::PoolState pool = node::BuildPool(Exclusive(), inv, "blocked for the test");
   EXPECT_THAT(DeviceList(Exclusive(), pool), IsEmpty());
 }
 
@@ -228,7 +230,7 @@ class SimAllocateTest : public ::testing::Test {
     AddHca("0000:86:00.0", "ib2", "mlx5_2", 1);
     AddHca("0000:86:00.1", "ib3", "mlx5_3", 1);
     host_ = NewRootedHost(tmp_.path());
-    inv_ = Discoverer(*host_).Scan();
+    inv_ = node::Discoverer(*host_).Scan();
     ASSERT_THAT(inv_.functions, SizeIs(4));
   }
 
@@ -267,20 +269,20 @@ class SimAllocateTest : public ::testing::Test {
       }
     }
     std::vector<std::string> out(s.begin(), s.end());
-    out.push_back(kRdmaCmPath);
+    out.push_back(hostfacts::kRdmaCmPath);
     return out;
   }
 
   TempDir tmp_;
   std::unique_ptr<fake::SimNode> sim_;
   std::unique_ptr<Host> host_;
-  Inventory inv_;
+  node::Inventory inv_;
 };
 
 // Aware pool, IDs of node 1 only: the node-1 HCAs' char devices (+rdma_cm once) and names.
 TEST_F(SimAllocateTest, AlignedIdsOfNodeOneGrantNodeOneHcas) {
   config::ResourceConfig rc = Shared(8, true);
-  PoolState pool = BuildPool(rc, inv_);
+  node::PoolState pool = node::BuildPool(rc, inv_);
   ASSERT_THAT(pool.hcas, SizeIs(4));
   auto resp = BuildAllocateResponse(rc, pool, Request({{"4", "7"}}), *host_);
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
@@ -294,7 +296,7 @@ TEST_F(SimAllocateTest, AlignedIdsOfNodeOneGrantNodeOneHcas) {
 // Aware pool, IDs of node 0 only: the node-0 HCAs.
 TEST_F(SimAllocateTest, AlignedIdsOfNodeZeroGrantNodeZeroHcas) {
   config::ResourceConfig rc = Shared(8, true);
-  PoolState pool = BuildPool(rc, inv_);
+  node::PoolState pool = node::BuildPool(rc, inv_);
   auto resp = BuildAllocateResponse(rc, pool, Request({{"0", "3"}}), *host_);
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   const auto& c = resp->container_responses(0);
@@ -305,7 +307,7 @@ TEST_F(SimAllocateTest, AlignedIdsOfNodeZeroGrantNodeZeroHcas) {
 // Aware pool, IDs spanning both nodes: all four HCAs.
 TEST_F(SimAllocateTest, AlignedIdsSpanningNodesGrantAll) {
   config::ResourceConfig rc = Shared(8, true);
-  PoolState pool = BuildPool(rc, inv_);
+  node::PoolState pool = node::BuildPool(rc, inv_);
   auto resp = BuildAllocateResponse(rc, pool, Request({{"3", "4"}, {"6"}}), *host_);
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   ASSERT_EQ(resp->container_responses_size(), 2);
@@ -321,7 +323,7 @@ TEST_F(SimAllocateTest, AlignedIdsSpanningNodesGrantAll) {
 // A non-aware pool grants all four HCAs for any ID.
 TEST_F(SimAllocateTest, NonAwarePoolGrantsAllForAnyId) {
   config::ResourceConfig rc = Shared(8, false);
-  PoolState pool = BuildPool(rc, inv_);
+  node::PoolState pool = node::BuildPool(rc, inv_);
   for (const char* id : {"0", "4", "7"}) {
     auto resp = BuildAllocateResponse(rc, pool, Request({{id}}), *host_);
     ASSERT_TRUE(resp.ok()) << id << ": " << resp.status().ToString();
@@ -336,7 +338,7 @@ TEST_F(SimAllocateTest, NonAwarePoolGrantsAllForAnyId) {
 // request order.
 TEST_F(SimAllocateTest, ExclusiveGrantsExactlyRequestedFunctions) {
   config::ResourceConfig rc = Exclusive();
-  PoolState pool = BuildPool(rc, inv_);
+  node::PoolState pool = node::BuildPool(rc, inv_);
   ASSERT_THAT(pool.hcas, SizeIs(4));
   auto resp = BuildAllocateResponse(rc, pool, Request({{"0000:86:00.1", "0000:3b:00.0"}}), *host_);
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
@@ -344,14 +346,14 @@ TEST_F(SimAllocateTest, ExclusiveGrantsExactlyRequestedFunctions) {
   const auto& c = resp->container_responses(0);
   const auto paths = HostPaths(c);
   EXPECT_THAT(paths, ElementsAreArray(DevicesOf({0, 3})));
-  EXPECT_EQ(std::count(paths.begin(), paths.end(), kRdmaCmPath), 1);
+  EXPECT_EQ(std::count(paths.begin(), paths.end(), hostfacts::kRdmaCmPath), 1);
   EXPECT_EQ(c.envs().at(RdmaDevicesEnvName(rc.FullName())), "mlx5_3,mlx5_0");
 }
 
 // Exclusive: a PCI address that is not in the pool is InvalidArgument naming it.
 TEST_F(SimAllocateTest, ExclusiveUnknownAddressIsInvalidArgument) {
   config::ResourceConfig rc = Exclusive();
-  PoolState pool = BuildPool(rc, inv_);
+  node::PoolState pool = node::BuildPool(rc, inv_);
   auto resp = BuildAllocateResponse(rc, pool, Request({{"0000:3b:00.0", "0000:99:00.0"}}), *host_);
   ASSERT_FALSE(resp.ok());
   EXPECT_EQ(resp.status().code(), StatusCode::kInvalidArgument);
@@ -361,7 +363,7 @@ TEST_F(SimAllocateTest, ExclusiveUnknownAddressIsInvalidArgument) {
 // Exclusive: a shared-style ID is not one of ours.
 TEST_F(SimAllocateTest, ExclusiveRejectsSharedStyleId) {
   config::ResourceConfig rc = Exclusive();
-  PoolState pool = BuildPool(rc, inv_);
+  node::PoolState pool = node::BuildPool(rc, inv_);
   auto resp = BuildAllocateResponse(rc, pool, Request({{"0"}}), *host_);
   ASSERT_FALSE(resp.ok());
   EXPECT_EQ(resp.status().code(), StatusCode::kInvalidArgument);
@@ -373,7 +375,7 @@ TEST_F(SimAllocateTest, ExclusiveRejectsSharedStyleId) {
 TEST_F(SimAllocateTest, ExclusivePciDeviceEnv) {
   config::ResourceConfig rc = Exclusive("nvidia.com", "hca_vfs");
   ASSERT_EQ(PciDeviceEnvName(rc), "PCIDEVICE_NVIDIA_COM_HCA_VFS");
-  PoolState pool = BuildPool(rc, inv_);
+  node::PoolState pool = node::BuildPool(rc, inv_);
   auto resp = BuildAllocateResponse(rc, pool, Request({{"0000:86:00.1", "0000:3b:00.0"}}), *host_);
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   const auto& envs = resp->container_responses(0).envs();
@@ -398,14 +400,14 @@ TEST_F(SimAllocateTest, ExclusivePciDeviceEnv) {
     EXPECT_EQ(e.at("generic").at("deviceID"), w.id);
     EXPECT_EQ(e.at("rdma").at("rdma_dev"), w.rdma_dev);
     EXPECT_EQ(e.at("rdma").at("uverbs"), w.uverbs);
-    EXPECT_EQ(e.at("rdma").at("rdma_cm"), kRdmaCmPath);
+    EXPECT_EQ(e.at("rdma").at("rdma_cm"), hostfacts::kRdmaCmPath);
   }
 }
 
 // A shared pool's Allocate sets no PCIDEVICE_* variables.
 TEST_F(SimAllocateTest, SharedSetsNoPciDeviceEnv) {
   config::ResourceConfig rc = Shared(8, true);
-  PoolState pool = BuildPool(rc, inv_);
+  node::PoolState pool = node::BuildPool(rc, inv_);
   auto resp = BuildAllocateResponse(rc, pool, Request({{"1"}}), *host_);
   ASSERT_TRUE(resp.ok()) << resp.status().ToString();
   const auto& envs = resp->container_responses(0).envs();
@@ -492,8 +494,8 @@ TEST(ExclusivePreferredIdsTest, MustIncludeOnly) {
 // BuildPool: exclusive in-use tracking
 
 // An inventory of `fns` in which every function is also listed as present.
-Inventory PresentInventory(std::vector<PciFunction> fns) {
-  Inventory inv;
+node::Inventory PresentInventory(std::vector<node::PciFunction> fns) {
+  node::Inventory inv;
   inv.functions = std::move(fns);
   for (const auto& f : inv.functions) inv.present.insert(f.address);
   return inv;
@@ -503,28 +505,28 @@ Inventory PresentInventory(std::vector<PciFunction> fns) {
 // stays in the pool with its last details and is marked in use.
 TEST(ExclusiveInUseTest, VanishedButPresentIsKept) {
   config::ResourceConfig rc = Exclusive();
-  const Inventory before = PresentInventory(TwoNodePool().hcas);
-  const PoolState previous = BuildPool(rc, before);
+  const node::Inventory before = PresentInventory(TwoNodePool().hcas);
+  const node::PoolState previous = node::BuildPool(rc, before);
   ASSERT_THAT(previous.hcas, SizeIs(4));
   EXPECT_THAT(previous.in_use, IsEmpty());
 
-  Inventory after = before;
+  node::Inventory after = before;
   after.functions.erase(after.functions.begin() + 2);  // 0000:86:00.0
   ASSERT_EQ(after.present.count("0000:86:00.0"), 1u);
-  const PoolState pool = BuildPool(rc, after, "", &previous);
+  const node::PoolState pool = node::BuildPool(rc, after, "", &previous);
   EXPECT_THAT(Addresses(pool.hcas),
               ElementsAre("0000:3b:00.0", "0000:3b:00.1", "0000:86:00.0", "0000:86:00.1"));
-  const PciFunction* kept = pool.Find("0000:86:00.0");
+  const node::PciFunction* kept = pool.Find("0000:86:00.0");
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(*kept, *previous.Find("0000:86:00.0"));
   EXPECT_THAT(pool.in_use, ElementsAre("0000:86:00.0"));
 
   // Still in use on the next rebuild (previous is the pool that already kept it).
-  const PoolState again = BuildPool(rc, after, "", &pool);
+  const node::PoolState again = node::BuildPool(rc, after, "", &pool);
   EXPECT_EQ(again, pool);
 
   // Back in sysfs: no longer in use.
-  const PoolState back = BuildPool(rc, before, "", &pool);
+  const node::PoolState back = node::BuildPool(rc, before, "", &pool);
   EXPECT_THAT(back.in_use, IsEmpty());
   EXPECT_THAT(back.hcas, SizeIs(4));
 }
@@ -532,13 +534,13 @@ TEST(ExclusiveInUseTest, VanishedButPresentIsKept) {
 // A function that left `present` too (hot-removed) is dropped.
 TEST(ExclusiveInUseTest, AbsentFromPresentIsDropped) {
   config::ResourceConfig rc = Exclusive();
-  const Inventory before = PresentInventory(TwoNodePool().hcas);
-  const PoolState previous = BuildPool(rc, before);
+  const node::Inventory before = PresentInventory(TwoNodePool().hcas);
+  const node::PoolState previous = node::BuildPool(rc, before);
 
-  Inventory after = before;
+  node::Inventory after = before;
   after.functions.erase(after.functions.begin() + 2);
   after.present.erase("0000:86:00.0");
-  const PoolState pool = BuildPool(rc, after, "", &previous);
+  const node::PoolState pool = node::BuildPool(rc, after, "", &previous);
   EXPECT_THAT(Addresses(pool.hcas), ElementsAre("0000:3b:00.0", "0000:3b:00.1", "0000:86:00.1"));
   EXPECT_THAT(pool.in_use, IsEmpty());
 }
@@ -546,12 +548,12 @@ TEST(ExclusiveInUseTest, AbsentFromPresentIsDropped) {
 // Shared pools never keep vanished functions, even when still present.
 TEST(ExclusiveInUseTest, SharedPoolDropsVanished) {
   config::ResourceConfig rc = Shared(8, true);
-  const Inventory before = PresentInventory(TwoNodePool().hcas);
-  const PoolState previous = BuildPool(rc, before);
+  const node::Inventory before = PresentInventory(TwoNodePool().hcas);
+  const node::PoolState previous = node::BuildPool(rc, before);
 
-  Inventory after = before;
+  node::Inventory after = before;
   after.functions.erase(after.functions.begin() + 2);
-  const PoolState pool = BuildPool(rc, after, "", &previous);
+  const node::PoolState pool = node::BuildPool(rc, after, "", &previous);
   EXPECT_THAT(Addresses(pool.hcas), ElementsAre("0000:3b:00.0", "0000:3b:00.1", "0000:86:00.1"));
   EXPECT_THAT(pool.in_use, IsEmpty());
 }
@@ -559,9 +561,9 @@ TEST(ExclusiveInUseTest, SharedPoolDropsVanished) {
 // A blocked exclusive pool keeps nothing from the previous pool.
 TEST(ExclusiveInUseTest, BlockedKeepsNothing) {
   config::ResourceConfig rc = Exclusive();
-  const Inventory inv = PresentInventory(TwoNodePool().hcas);
-  const PoolState previous = BuildPool(rc, inv);
-  const PoolState pool = BuildPool(rc, inv, "blocked", &previous);
+  const node::Inventory inv = PresentInventory(TwoNodePool().hcas);
+  const node::PoolState previous = node::BuildPool(rc, inv);
+  const node::PoolState pool = node::BuildPool(rc, inv, "blocked", &previous);
   EXPECT_THAT(pool.hcas, IsEmpty());
   EXPECT_THAT(pool.in_use, IsEmpty());
 }

@@ -13,15 +13,15 @@
 #include "common/host.h"
 #include "common/temp_dir.h"
 #include "deviceplugin/device_info.h"
-#include "deviceplugin/discovery.h"
-#include "deviceplugin/selectors.h"
+#include "node/discovery.h"
+#include "node/selectors.h"
 #include "testing/sim_node.h"
 #include "tests/support/dp_functions.h"
 
 namespace hcashare::dp {
 namespace {
 
-using namespace testfns;  // Hca, Exclusive, Pf, Vf
+using namespace node::testfns;  // Hca, Exclusive, Pf, Vf
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
@@ -33,43 +33,44 @@ namespace fs = std::filesystem;
 
 // isVF true matches only VFs, false only non-VFs, unset both.
 TEST(SelectorsVfTest, IsVf) {
-  const PciFunction pf = Pf("0000:3b:00.0", "pf0");
-  const PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
+  const node::PciFunction pf = Pf("0000:3b:00.0", "pf0");
+  const node::PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
   config::Selectors only_vf;
   only_vf.is_vf = true;
   config::Selectors no_vf;
   no_vf.is_vf = false;
-  EXPECT_FALSE(Matches(only_vf, pf));
-  EXPECT_TRUE(Matches(only_vf, vf));
-  EXPECT_TRUE(Matches(no_vf, pf));
-  EXPECT_FALSE(Matches(no_vf, vf));
-  EXPECT_TRUE(Matches(config::Selectors{}, pf));
-  EXPECT_TRUE(Matches(config::Selectors{}, vf));
+  EXPECT_FALSE(node::Matches(only_vf, pf));
+  EXPECT_TRUE(node::Matches(only_vf, vf));
+  EXPECT_TRUE(node::Matches(no_vf, pf));
+  EXPECT_FALSE(node::Matches(no_vf, vf));
+  EXPECT_TRUE(node::Matches(config::Selectors{}, pf));
+  EXPECT_TRUE(node::Matches(config::Selectors{}, vf));
 }
 
 // pfNames without a range matches the PF itself and all of its VFs.
 TEST(SelectorsVfTest, PfNameWithoutRange) {
   config::Selectors sel;
   sel.pf_names = {{"pf0"}};
-  EXPECT_TRUE(Matches(sel, Pf("0000:3b:00.0", "pf0")));
+  EXPECT_TRUE(node::Matches(sel, Pf("0000:3b:00.0", "pf0")));
   for (int i = 0; i < 3; ++i) {
-    EXPECT_TRUE(Matches(sel, Vf("0000:3b:00." + std::to_string(i + 2), "0000:3b:00.0", "pf0", i)))
+    EXPECT_TRUE(
+        node::Matches(sel, Vf("0000:3b:00." + std::to_string(i + 2), "0000:3b:00.0", "pf0", i)))
         << i;
   }
-  EXPECT_FALSE(Matches(sel, Pf("0000:3b:00.1", "pf1")));
-  EXPECT_FALSE(Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0)));
+  EXPECT_FALSE(node::Matches(sel, Pf("0000:3b:00.1", "pf1")));
+  EXPECT_FALSE(node::Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0)));
 }
 
 // pfNames with a range matches only those VFs, never the PF.
 TEST(SelectorsVfTest, PfNameWithRange) {
   config::Selectors sel;
   sel.pf_names = {{"pf0", 0, 1}};
-  EXPECT_TRUE(Matches(sel, Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0)));
-  EXPECT_TRUE(Matches(sel, Vf("0000:3b:00.3", "0000:3b:00.0", "pf0", 1)));
-  EXPECT_FALSE(Matches(sel, Vf("0000:3b:00.4", "0000:3b:00.0", "pf0", 2)));
-  EXPECT_FALSE(Matches(sel, Pf("0000:3b:00.0", "pf0")));
+  EXPECT_TRUE(node::Matches(sel, Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0)));
+  EXPECT_TRUE(node::Matches(sel, Vf("0000:3b:00.3", "0000:3b:00.0", "pf0", 1)));
+  EXPECT_FALSE(node::Matches(sel, Vf("0000:3b:00.4", "0000:3b:00.0", "pf0", 2)));
+  EXPECT_FALSE(node::Matches(sel, Pf("0000:3b:00.0", "pf0")));
   // A VF of unknown index is outside every range.
-  EXPECT_FALSE(Matches(sel, Vf("0000:3b:00.5", "0000:3b:00.0", "pf0", -1)));
+  EXPECT_FALSE(node::Matches(sel, Vf("0000:3b:00.5", "0000:3b:00.0", "pf0", -1)));
 }
 
 // A VF of another PF never matches, whatever its index.
@@ -78,8 +79,8 @@ TEST(SelectorsVfTest, OtherPfsVfNeverMatches) {
        {config::PfNameSelector{"pf0"}, config::PfNameSelector{"pf0", 0, 1}}) {
     config::Selectors sel;
     sel.pf_names = {s};
-    EXPECT_FALSE(Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0))) << s.first_vf;
-    EXPECT_FALSE(Matches(sel, Vf("0000:3b:01.3", "0000:3b:00.1", "pf1", 1))) << s.first_vf;
+    EXPECT_FALSE(node::Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0))) << s.first_vf;
+    EXPECT_FALSE(node::Matches(sel, Vf("0000:3b:01.3", "0000:3b:00.1", "pf1", 1))) << s.first_vf;
   }
 }
 
@@ -87,12 +88,12 @@ TEST(SelectorsVfTest, OtherPfsVfNeverMatches) {
 TEST(SelectorsVfTest, PfNamesOredAndIsVfAnded) {
   config::Selectors sel;
   sel.pf_names = {{"pf0", 2, 2}, {"pf1"}};
-  EXPECT_TRUE(Matches(sel, Vf("0000:3b:00.4", "0000:3b:00.0", "pf0", 2)));
-  EXPECT_FALSE(Matches(sel, Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0)));
-  EXPECT_TRUE(Matches(sel, Pf("0000:3b:00.1", "pf1")));
+  EXPECT_TRUE(node::Matches(sel, Vf("0000:3b:00.4", "0000:3b:00.0", "pf0", 2)));
+  EXPECT_FALSE(node::Matches(sel, Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0)));
+  EXPECT_TRUE(node::Matches(sel, Pf("0000:3b:00.1", "pf1")));
   sel.is_vf = true;
-  EXPECT_FALSE(Matches(sel, Pf("0000:3b:00.1", "pf1")));
-  EXPECT_TRUE(Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0)));
+  EXPECT_FALSE(node::Matches(sel, Pf("0000:3b:00.1", "pf1")));
+  EXPECT_TRUE(node::Matches(sel, Vf("0000:3b:01.2", "0000:3b:00.1", "pf1", 0)));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -113,16 +114,16 @@ TEST(VfDiscoveryTest, VfIndexFromVirtfnLinks) {
     ASSERT_TRUE(sim.AddPciFunction(vf).ok()) << i;
   }
   auto host = NewRootedHost(tmp.path());
-  Inventory inv = Discoverer(*host).Scan();
+  node::Inventory inv = node::Discoverer(*host).Scan();
   ASSERT_THAT(Addresses(inv.functions),
               ElementsAre("0000:3b:00.0", "0000:3b:00.2", "0000:3b:00.3", "0000:3b:00.4"));
-  const PciFunction& pf = inv.functions[0];
+  const node::PciFunction& pf = inv.functions[0];
   EXPECT_FALSE(pf.is_vf);
   EXPECT_EQ(pf.vf_index, -1);
   EXPECT_EQ(pf.pf_address, "");
   EXPECT_THAT(pf.pf_netdevs, ElementsAre("ib0"));
   for (int i = 0; i < 3; ++i) {
-    const PciFunction& vf = inv.functions[static_cast<size_t>(i + 1)];
+    const node::PciFunction& vf = inv.functions[static_cast<size_t>(i + 1)];
     EXPECT_TRUE(vf.is_vf) << vf.address;
     EXPECT_EQ(vf.pf_address, "0000:3b:00.0") << vf.address;
     EXPECT_EQ(vf.vf_index, i) << vf.address;
@@ -136,7 +137,7 @@ TEST(VfDiscoveryTest, VfIndexFromVirtfnLinks) {
   sel.pf_names = {{"ib0", 1, 2}};
   std::vector<std::string> matched;
   for (const auto& f : inv.functions) {
-    if (Matches(sel, f)) matched.push_back(f.address);
+    if (node::Matches(sel, f)) matched.push_back(f.address);
   }
   EXPECT_THAT(matched, ElementsAre("0000:3b:00.3", "0000:3b:00.4"));
 }
@@ -154,7 +155,7 @@ TEST(DeviceInfoTest, FileName) {
 
 // A VF's JSON: type pci, version 1.1.0, its address, RDMA device and PF address.
 TEST(DeviceInfoTest, VfJson) {
-  const PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
+  const node::PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
   const auto doc = nlohmann::json::parse(DeviceInfoJson(vf), nullptr, false);
   ASSERT_TRUE(doc.is_object()) << DeviceInfoJson(vf);
   EXPECT_EQ(doc.at("type"), "pci");
@@ -190,8 +191,8 @@ TEST(DeviceInfoTest, WriteCreatesDirAndFiles) {
   const std::string dir = tmp.path() + "/devinfo/dp";
   ASSERT_FALSE(fs::exists(dir));
   const config::ResourceConfig rc = Exclusive("rdma", "hca_vfs");
-  const PciFunction vf0 = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
-  const PciFunction vf1 = Vf("0000:3b:00.3", "0000:3b:00.0", "pf0", 1);
+  const node::PciFunction vf0 = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
+  const node::PciFunction vf1 = Vf("0000:3b:00.3", "0000:3b:00.0", "pf0", 1);
   Status st = WriteDeviceInfoFiles(dir, rc, {&vf0, &vf1});
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_TRUE(fs::is_directory(dir));
@@ -202,7 +203,7 @@ TEST(DeviceInfoTest, WriteCreatesDirAndFiles) {
                                           "rdma-hca_vfs-0000:3b:00.3-device.json"));
   for (const auto& n : names) EXPECT_EQ(n.find(".tmp."), std::string::npos) << n;
 
-  for (const PciFunction* fn : {&vf0, &vf1}) {
+  for (const node::PciFunction* fn : {&vf0, &vf1}) {
     const std::string body = Slurp(dir + "/" + DeviceInfoFileName(rc, fn->address));
     EXPECT_EQ(body, DeviceInfoJson(*fn)) << fn->address;
     const auto doc = nlohmann::json::parse(body, nullptr, false);
@@ -223,7 +224,7 @@ TEST(DeviceInfoTest, DirUnderRegularFileFails) {
   ASSERT_FALSE(tmp.path().empty());
   const std::string file = tmp.path() + "/plain";
   std::ofstream(file) << "x";
-  const PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
+  const node::PciFunction vf = Vf("0000:3b:00.2", "0000:3b:00.0", "pf0", 0);
   Status st = WriteDeviceInfoFiles(file + "/sub", Exclusive(), {&vf});
   EXPECT_FALSE(st.ok());
   EXPECT_THAT(st.message(), HasSubstr(file + "/sub"));

@@ -7,11 +7,11 @@
 #include <iostream>
 
 #include "config/config.h"
-#include "deviceplugin/discovery.h"
 #include "dra/devices.h"
 #include "dra/render.h"
 #include "dra/slices.h"
 #include "json/dump.h"
+#include "node/discovery.h"
 #include "tools/commands.h"
 #include "tools/discover_report.h"
 #include "tools/snapshot_source.h"
@@ -40,7 +40,7 @@ int PrintDraSlices(const config::PluginConfig& config, const hostfacts::HostSnap
   if (!config.HasDra()) {
     std::cerr << "note: no resource of the config has \"api\": \"dra\"; the pool is empty\n";
   }
-  const dra::DraInventory inv = dra::SelectDraDevices(config, dp::Discover(snap), snap);
+  const dra::DraInventory inv = dra::SelectDraDevices(config, node::Discover(snap), snap);
   for (const auto& r : inv.refused) {
     std::cerr << "not offered: " << r.address << " (" << r.resource << "): " << r.reason << "\n";
   }

@@ -26,12 +26,12 @@ std::string Indent(const std::string& text, size_t n) {
 }
 
 // "15b3:1017  mlx5_core" for a PCI function or SF; "virtual, not on PCI" for rxe and siw.
-std::string Identity(const dp::PciFunction& h) {
+std::string Identity(const node::PciFunction& h) {
   return h.is_virtual ? "virtual, not on PCI" : h.vendor + ":" + h.device + "  " + h.driver;
 }
 
 // Which bus a discovered device is on, for the JSON report.
-const char* BusName(const dp::PciFunction& h) {
+const char* BusName(const node::PciFunction& h) {
   return h.is_virtual ? "virtual" : h.is_sf ? "auxiliary" : "pci";
 }
 

@@ -6,8 +6,8 @@
 #include "common/strings.h"
 #include "deviceplugin/allocation.h"
 #include "deviceplugin/cdi.h"
-#include "deviceplugin/dra_owned.h"
 #include "hostfacts/snapshot_host.h"
+#include "node/dra_owned.h"
 
 namespace hcashare::cli {
 namespace {
@@ -17,7 +17,7 @@ constexpr const char* kBlockedExclusive =
     "RDMA netns mode is exclusive: RDMA devices cannot be shared across pods (run `rdma system "
     "set netns shared`, or use an exclusive-mode resource)";
 
-std::string Label(const dp::PciFunction& fn) {
+std::string Label(const node::PciFunction& fn) {
   std::vector<std::string> parts;
   for (const auto& r : fn.rdma) parts.push_back(r.name);
   parts.insert(parts.end(), fn.netdevs.begin(), fn.netdevs.end());
@@ -40,7 +40,7 @@ std::string TopologyKey(const v1beta1::Device& d) {
 }
 
 // Devices kept out of every pool by discovery itself (not usable, or not RDMA at all).
-std::vector<ExcludedDevice> Unusable(const dp::Inventory& inv,
+std::vector<ExcludedDevice> Unusable(const node::Inventory& inv,
                                      const hostfacts::HostSnapshot& snap) {
   std::vector<ExcludedDevice> out;
   std::set<std::string> seen;
@@ -83,9 +83,9 @@ std::vector<AllocationView> Allocate(const ResourceReport& r, const Host& host, 
 
 // The pool view of DRA resource `full_name`: the functions of its devices (collected in
 // `devices`) and its refusals.
-dp::PoolState DraPool(const dra::DraInventory& inv, const std::string& full_name,
-                      std::vector<dra::DraDevice>* devices) {
-  dp::PoolState pool;
+node::PoolState DraPool(const dra::DraInventory& inv, const std::string& full_name,
+                        std::vector<dra::DraDevice>* devices) {
+  node::PoolState pool;
   for (const dra::DraDevice& d : inv.devices) {
     if (d.resource.FullName() != full_name) continue;
     devices->push_back(d);
@@ -93,7 +93,7 @@ dp::PoolState DraPool(const dra::DraInventory& inv, const std::string& full_name
   }
   std::sort(
       pool.hcas.begin(), pool.hcas.end(),
-      [](const dp::PciFunction& a, const dp::PciFunction& b) { return a.address < b.address; });
+      [](const node::PciFunction& a, const node::PciFunction& b) { return a.address < b.address; });
   for (const dra::DraRefusal& r : inv.refused) {
     if (r.resource == full_name) pool.refused.push_back({r.address, r.reason});
   }
@@ -101,8 +101,8 @@ dp::PoolState DraPool(const dra::DraInventory& inv, const std::string& full_name
 }
 
 // The refusal of `address` in `pool`, or null.
-const dp::Exclusion* RefusalOf(const dp::PoolState& pool, const std::string& address) {
-  for (const dp::Exclusion& e : pool.refused) {
+const node::Exclusion* RefusalOf(const node::PoolState& pool, const std::string& address) {
+  for (const node::Exclusion& e : pool.refused) {
     if (e.address == address) return &e;
   }
   return nullptr;
@@ -117,12 +117,12 @@ DiscoverReport BuildDiscoverReport(const config::PluginConfig& config,
                           ? snap.rdma_netns_mode
                           : "unknown (" + snap.rdma_netns_error + "; assuming shared)";
   const bool exclusive_ns = snap.rdma_netns_mode == "exclusive";
-  report.inventory = dp::Discover(snap);
+  report.inventory = node::Discover(snap);
   const std::vector<ExcludedDevice> unusable = Unusable(report.inventory, snap);
   const std::unique_ptr<Host> host = hostfacts::NewSnapshotHost(snap);
   report.dra_driver = config.dra_driver;
   report.dra = dra::SelectDraDevices(config, report.inventory, snap);
-  const dp::DraOwners dra_owned = dp::DraOwnedFunctions(config, report.inventory);
+  const node::DraOwners dra_owned = node::DraOwnedFunctions(config, report.inventory);
   for (const auto& rc : config.resources) {
     ResourceReport r;
     r.rc = rc;
@@ -130,8 +130,9 @@ DiscoverReport BuildDiscoverReport(const config::PluginConfig& config,
       r.pool = DraPool(report.dra, rc.FullName(), &r.dra_devices);
     } else {
       const bool shared = rc.mode == config::PoolMode::kShared;
-      r.pool = dp::BuildPool(rc, report.inventory, shared && exclusive_ns ? kBlockedExclusive : "");
-      dp::RefuseDraOwned(dra_owned, &r.pool);
+      r.pool =
+          node::BuildPool(rc, report.inventory, shared && exclusive_ns ? kBlockedExclusive : "");
+      node::RefuseDraOwned(dra_owned, &r.pool);
       r.devices = dp::DeviceList(rc, r.pool);
       r.allocations = Allocate(r, *host, use_cdi);
     }
@@ -140,7 +141,7 @@ DiscoverReport BuildDiscoverReport(const config::PluginConfig& config,
       if (r.pool.Find(fn.address) != nullptr) continue;
       if (auto why = WhyNotSelected(rc, fn)) {
         r.excluded.push_back({fn.address, Label(fn), *why});
-      } else if (const dp::Exclusion* refusal = RefusalOf(r.pool, fn.address)) {
+      } else if (const node::Exclusion* refusal = RefusalOf(r.pool, fn.address)) {
         // Selected, but offered through the other API or not nameable as a DRA device.
         r.excluded.push_back({fn.address, Label(fn), {"dra", refusal->reason}});
       }

@@ -11,9 +11,9 @@
 
 #include "config/config.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.pb.h"
-#include "deviceplugin/discovery.h"
-#include "deviceplugin/pool.h"
 #include "dra/devices.h"
+#include "node/discovery.h"
+#include "node/pool.h"
 #include "tools/exclusion.h"
 
 namespace hcashare::cli {
@@ -36,7 +36,7 @@ struct AllocationView {
 // or Allocate answers: its pool holds the functions it offers as `dra_devices`.
 struct ResourceReport {
   config::ResourceConfig rc;
-  dp::PoolState pool;
+  node::PoolState pool;
   std::vector<dra::DraDevice> dra_devices;  // DRA resources: the devices, by name
   std::vector<v1beta1::Device> devices;     // the ListAndWatch list
   std::vector<AllocationView> allocations;
@@ -45,7 +45,7 @@ struct ResourceReport {
 
 struct DiscoverReport {
   std::string netns_mode;  // "shared", "exclusive", or "unknown (<error>)"
-  dp::Inventory inventory;
+  node::Inventory inventory;
   std::vector<ResourceReport> resources;
   std::string dra_driver;  // the config's draDriver
   dra::DraInventory dra;   // every DRA resource's devices (dra::SelectDraDevices)

@@ -5,14 +5,14 @@
 #include <cstdint>
 
 #include "common/strings.h"
-#include "deviceplugin/pool.h"
-#include "deviceplugin/selectors.h"
+#include "node/pool.h"
+#include "node/selectors.h"
 
 namespace hcashare::cli {
 namespace {
 
 using config::Selectors;
-using dp::PciFunction;
+using node::PciFunction;
 
 std::string Or(const std::vector<std::string>& v) { return v.empty() ? "none" : Join(v, ", "); }
 
@@ -89,15 +89,15 @@ std::optional<Rejection> WhyNotSelected(const config::ResourceConfig& rc, const 
   if (fn.is_sf && rc.mode != config::PoolMode::kExclusive) {
     return Rejection{"requirement", "scalable functions are offered only by exclusive pools"};
   }
-  if (dp::Matches(rc.selectors, fn)) {
-    auto refusal = dp::ExclusiveRefusal(rc, fn);
+  if (node::Matches(rc.selectors, fn)) {
+    auto refusal = node::ExclusiveRefusal(rc, fn);
     if (!refusal) return std::nullopt;
     return Rejection{refusal->opt_in, refusal->reason};
   }
   for (const auto& field : kFields) {
     Selectors one;
     field.copy(rc.selectors, &one);
-    if (!dp::Matches(one, fn)) {
+    if (!node::Matches(one, fn)) {
       return Rejection{std::string("selectors.") + field.key,
                        "has " + field.has(fn) + "; wants " + field.wants(rc.selectors)};
     }
@@ -105,10 +105,10 @@ std::optional<Rejection> WhyNotSelected(const config::ResourceConfig& rc, const 
   return Rejection{"selectors", "no single selector rejects it, but together they do"};
 }
 
-std::optional<Rejection> WhyNotDiscovered(const dp::Inventory& inv, const std::string& address) {
-  auto it =
-      std::lower_bound(inv.not_offered.begin(), inv.not_offered.end(), address,
-                       [](const dp::Exclusion& e, const std::string& a) { return e.address < a; });
+std::optional<Rejection> WhyNotDiscovered(const node::Inventory& inv, const std::string& address) {
+  auto it = std::lower_bound(
+      inv.not_offered.begin(), inv.not_offered.end(), address,
+      [](const node::Exclusion& e, const std::string& a) { return e.address < a; });
   if (it == inv.not_offered.end() || it->address != address) return std::nullopt;
   return Rejection{"requirement", it->reason};
 }

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "config/config.h"
-#include "deviceplugin/discovery.h"
+#include "node/discovery.h"
 
-namespace hcashare::dp::testfns {
+namespace hcashare::node::testfns {
 
 // An InfiniBand HCA PF on NUMA node `numa` with RDMA device `rdma` and its uverbs node.
 inline PciFunction Hca(const std::string& address, int numa, const std::string& rdma) {
@@ -79,4 +79,4 @@ inline std::vector<std::string> Addresses(const std::vector<PciFunction>& fns) {
   return out;
 }
 
-}  // namespace hcashare::dp::testfns
+}  // namespace hcashare::node::testfns
