@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ThreadSanitizer run of the device-plugin server tests (gRPC threads + inotify + rescans):
-# server_test (PluginManager + ResourceServer against the fake kubelet: registration,
+# server_test (ControlLoop + ResourceServer against the fake kubelet: registration,
 # kubelet restarts, hot-plug and uevent rescans, reloads, health polls), list_watch_test
 # (ListAndWatch streams under publish bursts and cancels), uevent_test (the uevent
 # sources), daemon_test (the TSan-built daemon process: signals, restarts, overlap),
