@@ -83,7 +83,7 @@ int Run(int claims) {
   }
   dra::RestClaimSource source(client, "v1");
   dra::PreparerOptions po{kDriver, kPool, tmp.path() + "/cdi", dra::CheckpointPath(root, kDriver),
-                          root};
+                          root,    {}};
   auto preparer =
       dra::Preparer::Create(po, &source, [&devices](const std::string&, const std::string& device) {
         auto it = devices.find(device);

@@ -44,12 +44,15 @@ struct DoctorInputs {
 inline constexpr uint64_t kMemlockFailBelow = uint64_t{1} << 30;
 
 // The checks, in the order RunChecks runs them.
-CheckResult CheckUverbsNodes(const DoctorInputs& in);    // "uverbs"
-CheckResult CheckLibibverbs(const DoctorInputs& in);     // "libibverbs"
-CheckResult CheckVerbsPorts(const DoctorInputs& in);     // "verbs-ports"
-CheckResult CheckRoceGid(const DoctorInputs& in);        // "roce-gid"
-CheckResult CheckMemlock(const DoctorInputs& in);        // "memlock"
-CheckResult CheckRdmaNetns(const DoctorInputs& in);      // "rdma-netns"
+CheckResult CheckUverbsNodes(const DoctorInputs& in);  // "uverbs"
+CheckResult CheckLibibverbs(const DoctorInputs& in);   // "libibverbs"
+CheckResult CheckVerbsPorts(const DoctorInputs& in);   // "verbs-ports"
+CheckResult CheckRoceGid(const DoctorInputs& in);      // "roce-gid"
+CheckResult CheckMemlock(const DoctorInputs& in);      // "memlock"
+CheckResult CheckRdmaNetns(const DoctorInputs& in);    // "rdma-netns"
+// Whether the container runtime's config (under --host-root) gives containers CDI devices,
+// which DRA claims (and --use-cdi) need. PASS when no runtime config is there to read.
+CheckResult CheckRuntimeCdi(const DoctorInputs& in);     // "runtime-cdi"
 CheckResult CheckNcclIbDisable(const DoctorInputs& in);  // "nccl-ib-disable"
 CheckResult CheckNcclNet(const DoctorInputs& in);        // "nccl-net"
 CheckResult CheckNcclIbHca(const DoctorInputs& in);      // "nccl-ib-hca"

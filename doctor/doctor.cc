@@ -18,8 +18,9 @@ const char* VerdictName(Verdict v) {
 std::vector<CheckResult> RunChecks(const DoctorInputs& in) {
   using CheckFn = CheckResult (*)(const DoctorInputs&);
   static constexpr CheckFn kChecks[] = {
-      CheckUverbsNodes, CheckLibibverbs,    CheckVerbsPorts, CheckRoceGid,   CheckMemlock,
-      CheckRdmaNetns,   CheckNcclIbDisable, CheckNcclNet,    CheckNcclIbHca, CheckPluginEnv,
+      CheckUverbsNodes, CheckLibibverbs, CheckVerbsPorts, CheckRoceGid,
+      CheckMemlock,     CheckRdmaNetns,  CheckRuntimeCdi, CheckNcclIbDisable,
+      CheckNcclNet,     CheckNcclIbHca,  CheckPluginEnv,
   };
   std::vector<CheckResult> out;
   for (CheckFn check : kChecks) out.push_back(check(in));

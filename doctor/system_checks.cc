@@ -1,4 +1,5 @@
-// The process and kernel checks: RLIMIT_MEMLOCK and the RDMA netns mode.
+// The process, kernel and node checks: RLIMIT_MEMLOCK, the RDMA netns mode, the container
+// runtime's CDI support.
 #include <iterator>
 
 #include "common/strings.h"
@@ -75,6 +76,45 @@ CheckResult CheckRdmaNetns(const DoctorInputs& in) {
                 "need a CNI that moves the RDMA device into the pod (hcashare-cni, rdma-cni)");
   }
   return Pass("rdma-netns", "exclusive: this network namespace holds " + Join(names, ", "));
+}
+
+CheckResult CheckRuntimeCdi(const DoctorInputs& in) {
+  const hostfacts::HostSnapshot& s = in.snap;
+  const std::string fix =
+      "set enable_cdi = true in /etc/containerd/config.toml under "
+      "[plugins.\"io.containerd.grpc.v1.cri\"] (config version 2; containerd 1.7 or later) "
+      "and restart containerd, or use containerd 2.x or CRI-O 1.23+";
+  if (s.containerd_config_present) {
+    const std::string imports =
+        s.containerd_config_imports ? " (it imports other files, which doctor does not read)" : "";
+    if (s.containerd_enable_cdi == "true") {
+      return Pass("runtime-cdi",
+                  "containerd's config sets enable_cdi = true: containers get CDI devices "
+                  "(containerd 1.7 or later; 1.6 ignores the key)");
+    }
+    if (s.containerd_enable_cdi == "false") {
+      return Warn("runtime-cdi",
+                  "containerd's config sets enable_cdi = false: DRA claims (and --use-cdi) give "
+                  "containers no RDMA device nodes and no HCASHARE_RDMA_DEVICES",
+                  fix);
+    }
+    if (s.containerd_config_version >= 3) {
+      return Pass("runtime-cdi", "containerd 2.x config (version " +
+                                     std::to_string(s.containerd_config_version) +
+                                     "): CDI is on unless enable_cdi = false" + imports);
+    }
+    return Warn("runtime-cdi",
+                "containerd's config does not set enable_cdi" + imports +
+                    ": containerd 1.7 leaves CDI off and 1.6 has none (2.x turns it on), so a "
+                    "DRA claim's pod would start without its RDMA devices",
+                fix);
+  }
+  if (s.crio_config_present) {
+    return Pass("runtime-cdi", "CRI-O: containers get CDI devices (CRI-O 1.23 or later)");
+  }
+  return Pass("runtime-cdi",
+              "no containerd or CRI-O config under /etc here: run on the node (or with "
+              "--host-root) to check the runtime's CDI support, which DRA claims need");
 }
 
 }  // namespace hcashare::doctor

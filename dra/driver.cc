@@ -59,6 +59,7 @@ Result<std::unique_ptr<DraDriver>> DraDriver::Create(DriverOptions options) {
   prep.checkpoint_path = CheckpointPath(d->opts_.kubelet_root, d->opts_.driver);
   prep.owner = d->opts_.owner.empty() ? d->opts_.kubelet_root : d->opts_.owner;
   DraDriver* self = d.get();
+  prep.runtime_refusal = [self] { return self->RuntimeRefusal(); };
   ASSIGN_OR_RETURN(d->preparer_,
                    Preparer::Create(prep, d->claims_.get(),
                                     [self](const std::string& pool, const std::string& device) {
@@ -121,6 +122,57 @@ std::optional<PreparableDevice> DraDriver::Lookup(const std::string& pool,
   return it->second;
 }
 
+hostfacts::RuntimeCdi DraDriver::Runtime() const {
+  const std::string runtime = publisher_->status().container_runtime;
+  if (runtime.empty()) return {};
+  hostfacts::RuntimeCdi r = hostfacts::ClassifyContainerRuntime(runtime);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (logged_runtime_ == runtime) return r;
+    logged_runtime_ = runtime;
+  }
+  LogLevel level = LogLevel::kInfo;
+  std::string msg = "the node's container runtime applies CDI";
+  switch (r.support) {
+    case hostfacts::CdiSupport::kNone:
+      level = LogLevel::kError;
+      msg =
+          "the node's container runtime cannot give containers CDI devices: DRA claims of "
+          "this driver are refused until it can (" +
+          r.why + ")";
+      break;
+    case hostfacts::CdiSupport::kWhenEnabled:
+      level = LogLevel::kWarn;
+      msg =
+          "the node's container runtime gives containers CDI devices only when its config "
+          "says so (" +
+          r.why + "); `hcashare doctor` on the node checks it";
+      break;
+    case hostfacts::CdiSupport::kUnknown:
+      level = LogLevel::kWarn;
+      msg =
+          "the node's container runtime is one whose CDI support is unknown: DRA claims' "
+          "devices reach containers only if it applies CDI";
+      break;
+    default:
+      break;
+  }
+  Log(level, msg,
+      {{"driver", opts_.driver},
+       {"runtime", r.runtime},
+       {"cdi", hostfacts::CdiSupportName(r.support)}});
+  return r;
+}
+
+std::string DraDriver::RuntimeRefusal() const {
+  const hostfacts::RuntimeCdi r = Runtime();
+  if (r.support != hostfacts::CdiSupport::kNone) return "";
+  return "the node's container runtime " + r.runtime + " cannot give containers CDI devices (" +
+         r.why +
+         "), so the pod would start without its RDMA devices; DRA needs containerd 1.7+ "
+         "with enable_cdi = true, containerd 2.x, or CRI-O 1.23+";
+}
+
 DriverState DraDriver::State() const {
   DriverState s;
   const RegistrationState reg = server_->registration();
@@ -130,6 +182,9 @@ DriverState DraDriver::State() const {
   s.generation = pub.generation;
   s.publish_latency = pub.last_latency;
   if (!pub.shared_refused.ok()) s.shared_refused = pub.shared_refused.message();
+  const hostfacts::RuntimeCdi runtime = Runtime();
+  s.container_runtime = runtime.runtime;
+  s.runtime_cdi = runtime.support;
   if (!s.registered) {
     s.why_not = reg.notifications == 0 ? "the kubelet has not registered the DRA driver yet"
                                        : "the kubelet refused the DRA driver: " + reg.error;

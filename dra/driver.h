@@ -20,6 +20,7 @@
 #include "dra/health.h"
 #include "dra/prepare.h"
 #include "dra/slices.h"
+#include "hostfacts/container_runtime.h"
 
 namespace hcashare::kube {
 class RestClient;
@@ -48,6 +49,10 @@ struct DriverState {
   bool published = false;      // the API server holds the pool last given
   std::string why_not;         // what readiness waits for; "" when ready
   std::string shared_refused;  // non-empty: shared devices left out, and why
+  // The node's container runtime as the kubelet reports it ("" until the Node is read), and
+  // whether its containers get CDI devices.
+  std::string container_runtime;
+  hostfacts::CdiSupport runtime_cdi = hostfacts::CdiSupport::kUnknown;
   int64_t generation = 0;
   std::chrono::microseconds publish_latency{0};
 };
@@ -82,6 +87,10 @@ class DraDriver {
   explicit DraDriver(DriverOptions options);
   // The device `device` of pool `pool`, or nullopt (Prepare's DeviceLookup).
   std::optional<PreparableDevice> Lookup(const std::string& pool, const std::string& device) const;
+  // The node's runtime as last read from its Node, classified; logs a new one once.
+  hostfacts::RuntimeCdi Runtime() const;
+  // Prepare's runtime_refusal: why this node's containers cannot get CDI devices, or "".
+  std::string RuntimeRefusal() const;
 
   const DriverOptions opts_;
   std::unique_ptr<kube::RestClient> client_;
@@ -93,6 +102,7 @@ class DraDriver {
 
   mutable std::mutex mu_;
   std::shared_ptr<const std::map<std::string, PreparableDevice>> devices_;  // guarded by mu_
+  mutable std::string logged_runtime_;  // guarded by mu_: the runtime last logged
 };
 
 }  // namespace hcashare::dra

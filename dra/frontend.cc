@@ -172,6 +172,13 @@ void DraFrontEnd::Collect() {
       ->GetGauge("hcashare_dra_shared_refused",
                  "1 when the API server cannot hold shared DRA devices (no consumable capacity)", l)
       .Set(s.shared_refused.empty() ? 0 : 1);
+  // The runtime's name is in the log (a label would leave the old series behind on a change).
+  registry_
+      ->GetGauge("hcashare_dra_runtime_without_cdi",
+                 "1 when the node's container runtime cannot give containers CDI devices (DRA "
+                 "claims are refused)",
+                 l)
+      .Set(s.runtime_cdi == hostfacts::CdiSupport::kNone ? 1 : 0);
 }
 
 }  // namespace hcashare::dra

@@ -221,6 +221,11 @@ Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
   if (auto cached = Cached(ref.uid)) return std::move(*cached);
 
   const std::string what = "claim " + ref.namespace_name + "/" + ref.name;
+  if (opts_.runtime_refusal) {
+    if (const std::string why = opts_.runtime_refusal(); !why.empty()) {
+      return Status::FailedPrecondition(what + ": " + why);
+    }
+  }
   Result<std::string> text = source_->GetClaim(ref.namespace_name, ref.name);
   if (!text.ok()) {
     return Status(text.status().code(),

@@ -97,6 +97,10 @@ struct PreparerOptions {
   // Names this daemon's CDI files' ledger stably across restarts (e.g. the canonical
   // kubelet root); the driver name is added.
   std::string owner;
+  // Non-empty when the node's container runtime cannot give containers CDI devices: says why.
+  // A claim not yet prepared then fails with it (the pod waits with the reason in its
+  // events), rather than start without its devices. Unset or "": no such check.
+  std::function<std::string()> runtime_refusal;
 };
 
 // What Prepare answers for one claim: its devices, or an error.

@@ -280,12 +280,14 @@ Status SlicePublisher::ReadNode() {
     }
     return r.status();
   }
-  const std::string uid = Field(json::parse(r->body, nullptr, false), "/metadata/uid");
+  const json node = json::parse(r->body, nullptr, false);
+  const std::string uid = Field(node, "/metadata/uid");
   if (uid.empty()) return Status::InvalidArgument("GET " + path + ": the Node has no metadata.uid");
   node_uid_ = uid;
   node_fresh_ = true;
   std::lock_guard<std::mutex> lock(mu_);
   status_.node_uid = uid;
+  status_.container_runtime = Field(node, "/status/nodeInfo/containerRuntimeVersion");
   return Status::Ok();
 }
 

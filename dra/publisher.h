@@ -67,10 +67,12 @@ struct PublisherStatus {
   Status shared_refused;
   std::optional<ApiVersion> version;  // the resource.k8s.io version in use, once found
   std::string node_uid;               // the Node's metadata.uid, once read
-  int64_t generation = 0;             // the pool generation on the server
-  size_t slices = 0;                  // slices of the pool on the server
-  uint64_t publish_count = 0;         // publications acknowledged (each one or more writes)
-  uint64_t writes = 0;                // POST, PUT and DELETE calls that succeeded
+  // The Node's status.nodeInfo.containerRuntimeVersion ("containerd://1.7.24"), once read.
+  std::string container_runtime;
+  int64_t generation = 0;      // the pool generation on the server
+  size_t slices = 0;           // slices of the pool on the server
+  uint64_t publish_count = 0;  // publications acknowledged (each one or more writes)
+  uint64_t writes = 0;         // POST, PUT and DELETE calls that succeeded
   // From the Update() that gave the content to the server's acknowledgement of the last
   // publication (the answer to its last write); zero before the first.
   std::chrono::microseconds last_latency{0};

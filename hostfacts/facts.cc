@@ -69,13 +69,16 @@ bool HostSnapshot::operator==(const HostSnapshot& o) const {
                   rdma_netns_mode, rdma_netns_error, sys_module_listed, peermem_modules,
                   memory_peers, nvidia_version, kernel_release, iommu_units, iommu_group_types,
                   iommu_cmdline, numa_nodes, cpu_arch, cpu_vendor, cpu_family, cpu_model,
-                  nvidia_gpus) ==
+                  nvidia_gpus, containerd_config_present, containerd_config_version,
+                  containerd_enable_cdi, containerd_config_imports, crio_config_present) ==
          std::tie(o.version, o.pci_listed, o.gid_tables, o.pci, o.aux, o.rdma, o.netdevs,
                   o.rdma_class, o.verbs_owners, o.dev_infiniband, o.rdma_cm_present,
                   o.default_route_netdevs, o.rdma_netns_mode, o.rdma_netns_error,
                   o.sys_module_listed, o.peermem_modules, o.memory_peers, o.nvidia_version,
                   o.kernel_release, o.iommu_units, o.iommu_group_types, o.iommu_cmdline,
-                  o.numa_nodes, o.cpu_arch, o.cpu_vendor, o.cpu_family, o.cpu_model, o.nvidia_gpus);
+                  o.numa_nodes, o.cpu_arch, o.cpu_vendor, o.cpu_family, o.cpu_model, o.nvidia_gpus,
+                  o.containerd_config_present, o.containerd_config_version, o.containerd_enable_cdi,
+                  o.containerd_config_imports, o.crio_config_present);
 }
 
 const PciFunction* HostSnapshot::FindPci(const std::string& address) const {

@@ -166,6 +166,13 @@ struct HostSnapshot {
   int cpu_family = -1;     // `cpu family` (extended family included); -1 none
   int cpu_model = -1;      // `model` (extended model included); -1 none
   std::vector<NvidiaGpu> nvidia_gpus;  // by address
+  // The container runtime's config (full read; hostfacts/container_runtime.h): whether a
+  // container gets CDI devices, which a DRA claim's devices need.
+  bool containerd_config_present = false;  // /etc/containerd/config.toml exists
+  int containerd_config_version = -1;      // its top-level `version`; -1 unset
+  std::string containerd_enable_cdi;       // its CRI plugin's enable_cdi: "true", "false", ""
+  bool containerd_config_imports = false;  // it imports other files (not read)
+  bool crio_config_present = false;        // /etc/crio/crio.conf or crio.conf.d exists
 
   // Lookups by key (binary search; the vectors are sorted). nullptr when absent.
   const PciFunction* FindPci(const std::string& address) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "hostfacts/attrs.h"
+#include "hostfacts/container_runtime.h"
 #include "hostfacts/reader.h"
 
 namespace hcashare::hostfacts {
@@ -13,6 +14,9 @@ constexpr const char* kMemoryPeers = "/sys/kernel/mm/memory_peers/";
 constexpr const char* kPeermemModules[] = {"nvidia_peermem", "nv_peer_mem"};
 constexpr const char* kNumaNodes = "/sys/devices/system/node/";
 constexpr const char* kNvidiaGpus = "/proc/driver/nvidia/gpus/";
+constexpr const char* kContainerdConfig = "/etc/containerd/config.toml";
+// containerd's config is the node administrator's; more than this is not a config.
+constexpr size_t kMaxContainerdConfigBytes = size_t{1} << 20;
 
 }  // namespace
 
@@ -67,6 +71,20 @@ std::vector<NvidiaGpu> ReadNvidiaGpus(const Host& host) {
   std::sort(out.begin(), out.end(),
             [](const NvidiaGpu& a, const NvidiaGpu& b) { return a.address < b.address; });
   return out;
+}
+
+void ReadContainerRuntime(const Host& host, HostSnapshot* snap) {
+  if (Result<std::string> text = host.ReadFile(kContainerdConfig); text.ok()) {
+    snap->containerd_config_present = true;
+    if (text->size() <= kMaxContainerdConfigBytes) {
+      const ContainerdCdiConfig c = ParseContainerdConfig(*text);
+      snap->containerd_config_version = c.version;
+      snap->containerd_enable_cdi = c.enable_cdi;
+      snap->containerd_config_imports = c.imports;
+    }
+  }
+  snap->crio_config_present =
+      host.Exists("/etc/crio/crio.conf") || host.Exists("/etc/crio/crio.conf.d");
 }
 
 }  // namespace hcashare::hostfacts

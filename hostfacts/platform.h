@@ -41,4 +41,8 @@ void ReadGpuDirectAndIommu(const Host& host, HostSnapshot* snap);
 // CPU of /proc/cpuinfo, into `snap`.
 void ReadCpus(const Host& host, HostSnapshot* snap);
 
+// containerd's /etc/containerd/config.toml (its CDI keys) and whether CRI-O's config is
+// there, into `snap`.
+void ReadContainerRuntime(const Host& host, HostSnapshot* snap);
+
 }  // namespace hcashare::hostfacts

@@ -378,6 +378,7 @@ HostSnapshot ReadHostSnapshot(const Host& host, const ReadOptions& opts) {
   if (opts.all_functions) {
     ReadGpuDirectAndIommu(host, &snap);
     ReadCpus(host, &snap);
+    ReadContainerRuntime(host, &snap);
     snap.nvidia_gpus = ReadNvidiaGpus(host);
   }
   return snap;

@@ -270,6 +270,11 @@ nlohmann::ordered_json SnapshotToJson(const HostSnapshot& s) {
           {"cpu_vendor", s.cpu_vendor},
           {"cpu_family", s.cpu_family},
           {"cpu_model", s.cpu_model},
+          {"containerd_config_present", s.containerd_config_present},
+          {"containerd_config_version", s.containerd_config_version},
+          {"containerd_enable_cdi", s.containerd_enable_cdi},
+          {"containerd_config_imports", s.containerd_config_imports},
+          {"crio_config_present", s.crio_config_present},
           {"nvidia_gpus", gpus},
           {"pci", pci},
           {"aux", aux},
@@ -317,6 +322,11 @@ Result<HostSnapshot> SnapshotFromJson(const nlohmann::json& j) {
   Str(in, "cpu_vendor", &s.cpu_vendor);
   Int(in, "cpu_family", &s.cpu_family);
   Int(in, "cpu_model", &s.cpu_model);
+  Bool(in, "containerd_config_present", &s.containerd_config_present);
+  Int(in, "containerd_config_version", &s.containerd_config_version);
+  Str(in, "containerd_enable_cdi", &s.containerd_enable_cdi);
+  Bool(in, "containerd_config_imports", &s.containerd_config_imports);
+  Bool(in, "crio_config_present", &s.crio_config_present);
   Objects(in, "nvidia_gpus", &s.nvidia_gpus, ReadGpu);
   Objects(in, "pci", &s.pci, ReadPci);
   Objects(in, "aux", &s.aux, ReadAux);

@@ -17,6 +17,9 @@
 #   --days N             validity of the server certificate (default 365, at most 3650);
 #                        the CA gets ten times as long, at most 36500 days
 #   --cluster-domain D   the cluster's DNS domain (default cluster.local)
+#   --ip ADDR            also an IP address the certificate is for (IPv4 or IPv6; may be
+#                        repeated): a webhook configured with clientConfig.url naming an
+#                        address rather than a Service
 #
 # Run it again before the certificate expires: each run makes a new CA and certificate,
 # applies the Secret first and the caBundle second. The webhook reloads the Secret when
@@ -33,8 +36,9 @@ secret=hcashare-injector-tls
 webhook_config=hcashare-injector
 days=365
 cluster_domain=cluster.local
+ips=()
 
-usage() { sed -n '/^# Usage:/,/^# *--cluster-domain/p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '/^# Usage:/,/rather than a Service$/p' "$0" | sed 's/^# \{0,1\}//'; }
 die() {
   echo "injector-certs: error: $*" >&2
   exit 1
@@ -50,6 +54,7 @@ while [ $# -gt 0 ]; do
     --webhook-config) webhook_config=${2:?--webhook-config needs a value}; shift 2 ;;
     --days) days=${2:?--days needs a value}; shift 2 ;;
     --cluster-domain) cluster_domain=${2:?--cluster-domain needs a value}; shift 2 ;;
+    --ip) ips+=("${2:?--ip needs a value}"); shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "injector-certs: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -67,6 +72,12 @@ done
   die "--namespace and --service must be DNS labels (no dots, at most 63 characters)"
 [[ $cluster_domain =~ ^$label(\.$label)*$ ]] ||
   die "--cluster-domain \"$cluster_domain\" is not a DNS name"
+octet='(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])'
+for ip in "${ips[@]}"; do
+  # IPv4 dotted quads; IPv6 in hex groups (openssl checks the rest: a bad one fails signing).
+  [[ $ip =~ ^$octet(\.$octet){3}$ ]] || [[ $ip =~ ^[0-9a-fA-F:]{2,39}$ && $ip == *:*:* ]] ||
+    die "--ip \"$ip\" is not an IPv4 or IPv6 address"
+done
 [[ $days =~ ^[1-9][0-9]{0,3}$ ]] && [ "$days" -le 3650 ] ||
   die "--days \"$days\" is not a number of days from 1 to 3650"
 ca_days=$((days * 10 > 36500 ? 36500 : days * 10))
@@ -93,6 +104,7 @@ dns_names=("$service" "$service.$namespace" "$service.$namespace.svc"
   "$service.$namespace.svc.$cluster_domain")
 san=""
 for n in "${dns_names[@]}"; do san+="${san:+,}DNS:$n"; done
+for ip in "${ips[@]}"; do san+=",IP:$ip"; done
 
 openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
   -keyout "$out_dir/ca.key" -out "$out_dir/ca.crt" -days "$ca_days" -sha256 \

@@ -10,7 +10,9 @@
 #
 # In the image this is /usr/local/bin/hcashare-install-cni, run by the DaemonSet's init
 # container with the host's CNI bin directory mounted at /host/opt/cni/bin. It needs
-# bash and coreutils (cp, mv, rm, mkdir, chmod, sync), nothing else.
+# bash and coreutils (cp, mv, rm, mkdir, chmod, sync), nothing else: the image ships only
+# those (scripts/build-rootfs.sh, INSTALLER_TOOLS), and tests/deploy_install_cni_test.sh
+# runs every path of this script with a PATH of only them.
 #
 # With --node-config it also writes hcashare-cni's node file (cni/node_config.h: the host
 # paths no NetworkAttachmentDefinition may set), atomically, mode 0644, owned by the
@@ -18,7 +20,8 @@
 #
 # Usage: install-cni.sh [--source FILE] [--dest-dir DIR] [--name NAME]
 #                       [--node-config FILE [--kubelet-root-dir DIR] [--device-plugin-dir DIR]
-#                                          [--state-dir DIR]]
+#                                          [--state-dir DIR] [--host-root DIR]
+#                                          [--device-info-dir DIR]]
 #   --source    the plugin to install (default: $HCASHARE_CNI_SOURCE, else hcashare-cni
 #               next to this script)
 #   --dest-dir  the CNI bin directory (default: $CNI_BIN_DIR, else /host/opt/cni/bin);
@@ -32,6 +35,11 @@
 #                       left out, /var/lib/kubelet/device-plugins whatever the root)
 #   --state-dir         the plugin's state directory, "stateDir" (default: left out,
 #                       /var/lib/cni/hcashare)
+#   --host-root         where the plugin finds the host's /sys, /dev and /proc, "hostRoot"
+#                       (default: left out, /; containerised hosts and test nodes)
+#   --device-info-dir   the only directory runtimeConfig.CNIDeviceInfoFile may name a file
+#                       in, "deviceInfoDir" (default: left out, Multus's
+#                       /var/run/k8s.cni.cncf.io/devinfo/cni)
 # Exit codes: 0 installed; 1 not installed (the old binary, if any, is left untouched);
 # 2 bad usage.
 set -euo pipefail
@@ -45,9 +53,19 @@ node_config=
 kubelet_root_dir=
 device_plugin_dir=
 state_dir=
+host_root=
+device_info_dir=
 
+# The header from "# Usage:" to "# Exit codes", uncommented; bash alone (no sed in the image).
 usage() {
-  sed -n '/^# Usage:/,/^# Exit codes/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  local line printing=0
+  while IFS= read -r line; do
+    [[ $line != '# Usage:'* ]] || printing=1
+    [ "$printing" -eq 1 ] || continue
+    line=${line#\#}
+    echo "${line# }"
+    [[ $line != ' Exit codes'* ]] || break
+  done <"${BASH_SOURCE[0]}"
 }
 log() { echo "install-cni: $*"; }
 die() {
@@ -64,6 +82,8 @@ while [ $# -gt 0 ]; do
     --kubelet-root-dir) kubelet_root_dir=${2:?--kubelet-root-dir needs a value}; shift 2 ;;
     --device-plugin-dir) device_plugin_dir=${2:?--device-plugin-dir needs a value}; shift 2 ;;
     --state-dir) state_dir=${2:?--state-dir needs a value}; shift 2 ;;
+    --host-root) host_root=${2:?--host-root needs a value}; shift 2 ;;
+    --device-info-dir) device_info_dir=${2:?--device-info-dir needs a value}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-cni: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -74,16 +94,18 @@ esac
 
 # Node paths go into JSON as they are: absolute, and only characters that need no escaping.
 for pair in "--kubelet-root-dir:$kubelet_root_dir" "--device-plugin-dir:$device_plugin_dir" \
-  "--state-dir:$state_dir" "--node-config:$node_config"; do
+  "--state-dir:$state_dir" "--host-root:$host_root" "--device-info-dir:$device_info_dir" \
+  "--node-config:$node_config"; do
   value=${pair#*:}
   if [ -n "$value" ] && ! [[ $value =~ ^/[A-Za-z0-9._/-]*$ ]]; then
     echo "install-cni: invalid ${pair%%:*}: '$value' (an absolute path of [A-Za-z0-9._/-])" >&2
     exit 2
   fi
 done
-if [ -z "$node_config" ] &&
-  { [ -n "$kubelet_root_dir" ] || [ -n "$device_plugin_dir" ] || [ -n "$state_dir" ]; }; then
-  echo "install-cni: --kubelet-root-dir, --device-plugin-dir and --state-dir need --node-config" >&2
+node_paths=$kubelet_root_dir$device_plugin_dir$state_dir$host_root$device_info_dir
+if [ -z "$node_config" ] && [ -n "$node_paths" ]; then
+  echo "install-cni: --kubelet-root-dir, --device-plugin-dir, --state-dir, --host-root and" \
+    "--device-info-dir need --node-config" >&2
   exit 2
 fi
 
@@ -124,6 +146,8 @@ if [ -n "$node_config" ]; then
   [ -z "$kubelet_root_dir" ] || members+=("\"kubeletRootDir\": \"$kubelet_root_dir\"")
   [ -z "$device_plugin_dir" ] || members+=("\"devicePluginDir\": \"$device_plugin_dir\"")
   [ -z "$state_dir" ] || members+=("\"stateDir\": \"$state_dir\"")
+  [ -z "$host_root" ] || members+=("\"hostRoot\": \"$host_root\"")
+  [ -z "$device_info_dir" ] || members+=("\"deviceInfoDir\": \"$device_info_dir\"")
   joined=$(IFS=,; echo "${members[*]}")
   node_tmp=$node_dir/.cni.json.installing
   trap 'rm -f -- "$tmp" "$node_tmp"' EXIT
@@ -131,5 +155,6 @@ if [ -n "$node_config" ]; then
   chmod 0644 "$node_tmp"
   sync -- "$node_tmp"
   mv -f -T -- "$node_tmp" "$node_config" || die "cannot rename $node_tmp to $node_config"
-  log "wrote the node file $node_config: $(cat -- "$node_config")"
+  # $(<file) is bash's own read: the image has no cat.
+  log "wrote the node file $node_config: $(<"$node_config")"
 fi

@@ -195,6 +195,13 @@ TEST(DeployChartSchema, MistypedValuesFailTheRender) {
       {R"({"kubeletRootDir": "var/lib/kubelet"})", "kubeletRootDir: \"var/lib/kubelet\" does not"},
       {R"({"kubeletRootDir": "/var/lib/kubelet/"})", "kubeletRootDir: \"/var/lib/kubelet/\" does"},
       {R"({"devicePluginDir": "device-plugins"})", "devicePluginDir: \"device-plugins\" does not"},
+      // What the CNI installer writes into the node file is a path of [A-Za-z0-9._-]
+      // (install-cni.sh refuses anything else, in the init container: too late).
+      {R"({"cni": {"hostRoot": "host"}})", "cni.hostRoot: \"host\" does not match"},
+      {R"({"cni": {"deviceInfoDir": "/var/run/dev info"}})",
+       "cni.deviceInfoDir: \"/var/run/dev info\" does not match"},
+      {R"({"cni": {"stateDir": "/var/lib/cni/\"x"}})", "cni.stateDir: "},
+      {R"({"kubeletRootDir": "/data/kube let"})", "kubeletRootDir: \"/data/kube let\" does"},
       {R"({"updateStrategy": {"maxUnavailable": 0}})", "updateStrategy.maxUnavailable: 0 is less"},
       {R"({"updateStrategy": {"maxUnavailable": "ten"}})",
        "updateStrategy.maxUnavailable: \"ten\" does not match"},
@@ -222,7 +229,8 @@ TEST(DeployChartSchema, MistypedValuesFailTheRender) {
        {R"({"updateStrategy": {"maxUnavailable": "10%"}})", R"({"nodeSelector": null})",
         R"({"registration": "plugins-registry", "logLevel": "debug", "logFormat": "json"})",
         R"({"securityContext": {"seLinuxOptions": {"type": "spc_t"}}})",
-        R"({"resources": {"limits": {"memory": "128Mi", "cpu": 1}}})"}) {
+        R"({"resources": {"limits": {"memory": "128Mi", "cpu": 1}}})",
+        R"({"cni": {"hostRoot": "/host", "deviceInfoDir": "/run/k8s.cni.cncf.io/devinfo"}})"}) {
     EXPECT_EQ(RenderError(json::parse(ok)), "") << ok;
   }
 }

@@ -529,6 +529,10 @@ TEST(DeployDraExamples, MultusNadMatchesTheDeviceAttribute) {
   json conf = json::parse(nad["spec"]["config"].get<std::string>());
   EXPECT_EQ(conf.value("name", ""), Name(nad));
   EXPECT_EQ(conf.value("type", ""), "hcashare-cni");
+  // A claim named with resourceClaimName gets no deviceID from Multus: the plugin looks the
+  // pod's device up by this resource (tests/cni_dra_test.cc runs both forms).
+  EXPECT_EQ(conf.value("resourceName", ""), annotated);
+  EXPECT_TRUE(cni::ParseNetConf(conf.dump(), cni::Verb::kAdd).ok());
   conf["deviceID"] = "0000:3b:00.2";
   const auto parsed = cni::ParseNetConf(conf.dump(), cni::Verb::kAdd);
   EXPECT_TRUE(parsed.ok()) << "the parser rejects " << conf.dump();

@@ -103,6 +103,28 @@ TEST(DeployInjectorCerts, OutputModeMakesAServerCertificateForTheService) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/tls.csr"));
 }
 
+// A webhook configured by URL with an IP address (clientConfig.url) needs the address in the
+// certificate (issue 37): --ip adds IP SANs beside the Service's names.
+TEST(DeployInjectorCerts, IpAddressesBecomeIpSans) {
+  TempDir tmp("deploy-injector-certs-");
+  const std::string dir = tmp.path() + "/out";
+  const RunResult r = Script({"--out-dir", dir, "--ip", "10.96.0.42", "--ip", "fd00::42"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const RunResult ext =
+      OpenSsl({"x509", "-in", dir + "/tls.crt", "-noout", "-ext", "subjectAltName"});
+  ASSERT_EQ(ext.code, 0) << ext.err;
+  EXPECT_NE(ext.out.find("IP Address:10.96.0.42"), std::string::npos) << ext.out;
+  EXPECT_NE(ext.out.find("IP Address:FD00:0:0:0:0:0:0:42"), std::string::npos) << ext.out;
+  EXPECT_NE(ext.out.find("DNS:hcashare-injector.kube-system.svc"), std::string::npos) << ext.out;
+  // A TLS client checks the address against the certificate, as the API server does.
+  const RunResult ip_ok =
+      OpenSsl({"verify", "-CAfile", dir + "/ca.crt", "-verify_ip", "10.96.0.42", dir + "/tls.crt"});
+  EXPECT_EQ(ip_ok.code, 0) << ip_ok.out << ip_ok.err;
+  const RunResult ip_other =
+      OpenSsl({"verify", "-CAfile", dir + "/ca.crt", "-verify_ip", "10.96.0.43", dir + "/tls.crt"});
+  EXPECT_NE(ip_other.code, 0) << ip_other.out;
+}
+
 // The defaults name what deploy/k8s/injector/webhook deploys.
 TEST(DeployInjectorCerts, DefaultsAreTheManifestsNames) {
   TempDir tmp("deploy-injector-certs-");
@@ -165,6 +187,9 @@ TEST(DeployInjectorCerts, BadArgumentsAreNamed) {
            {{"--service", "a.b"}, "--namespace and --service must be DNS labels"},
            {{"--secret", "x;rm"}, "--secret \"x;rm\""},
            {{"--cluster-domain", "a..b"}, "--cluster-domain \"a..b\""},
+           {{"--ip", "300.1.1.1"}, "--ip \"300.1.1.1\" is not an IPv4 or IPv6 address"},
+           {{"--ip", "hcashare.example"}, "--ip \"hcashare.example\""},
+           {{"--ip", "10.0.0.1,DNS:evil"}, "--ip \"10.0.0.1,DNS:evil\""},
            {{"--bogus"}, "unknown argument: --bogus"}}) {
     SCOPED_TRACE(args[0]);
     const RunResult r = Script(args);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Tests scripts/install-cni.sh in a temporary directory (no root needed): a fresh install,
 # the replacement of a binary that is running (by rename, not by writing over it), and
-# the refusal of a source that does not answer VERSION (the old binary stays).
+# the refusal of a source that does not answer VERSION (the old binary stays), the node
+# file. Every run of the installer has a PATH of only the tools the image ships with it
+# (scripts/build-rootfs.sh, INSTALLER_TOOLS): a command the image lacks fails here as it
+# would in the init container ("cat: command not found", issue 37).
 # Usage: tests/deploy_install_cni_test.sh PATH/TO/hcashare-cni
 set -euo pipefail
 
@@ -14,6 +17,23 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+
+# A directory of only the tools the image ships for the installer, and bash.
+shipped=$tmp/shipped-bin
+mkdir -p "$shipped"
+tools=$(sed -n 's/^INSTALLER_TOOLS=(\(.*\))$/\1/p' "${installer%/*}/build-rootfs.sh")
+[ -n "$tools" ] || { echo "FAIL: no INSTALLER_TOOLS in build-rootfs.sh"; exit 1; }
+for t in $tools; do ln -s "$(command -v "$t")" "$shipped/$t"; done
+bash_bin=$(command -v bash)
+# Runs the installer as the image would: stdout and stderr together, each run's output
+# also kept in $tmp/all.out for the missing-command check at the end.
+install_cni() {
+  local rc=0
+  PATH=$shipped "$bash_bin" "$installer" "$@" >"$tmp/last.out" 2>&1 || rc=$?
+  cat "$tmp/last.out" >>"$tmp/all.out"
+  cat "$tmp/last.out"
+  return "$rc"
+}
 
 failures=0
 passes=0
@@ -34,7 +54,7 @@ answers_version() {
 
 # 1. A fresh install into a directory that does not exist yet.
 dest=$tmp/opt/cni/bin
-if out=$(bash "$installer" --source "$cni" --dest-dir "$dest" 2>&1); then
+if out=$(install_cni --source "$cni" --dest-dir "$dest" 2>&1); then
   ok "fresh install succeeds"
 else
   fail "fresh install: $out"
@@ -59,7 +79,7 @@ if cp "$cni" "$busy/hcashare-cni" 2>/dev/null; then
 else
   ok "writing over a running binary in place fails, as expected"
 fi
-if out=$(CNI_BIN_DIR=$busy HCASHARE_CNI_SOURCE=$cni bash "$installer" 2>&1); then
+if out=$(CNI_BIN_DIR=$busy HCASHARE_CNI_SOURCE=$cni install_cni 2>&1); then
   ok "install over a running binary succeeds (environment defaults)"
 else
   fail "install over a running binary: $out"
@@ -76,7 +96,7 @@ broken=$tmp/broken-cni
 printf '#!/bin/sh\necho "not a CNI plugin"\nexit 0\n' >"$broken"
 chmod 755 "$broken"
 before=$(stat -c %i "$dest/hcashare-cni")
-if out=$(bash "$installer" --source "$broken" --dest-dir "$dest" 2>&1); then
+if out=$(install_cni --source "$broken" --dest-dir "$dest" 2>&1); then
   fail "a source that does not answer VERSION was installed"
 else
   ok "a source that does not answer VERSION is refused"
@@ -90,33 +110,33 @@ failing=$tmp/failing-cni
 printf '#!/bin/sh\nexit 3\n' >"$failing"
 chmod 755 "$failing"
 check "a source that exits non-zero is refused" \
-  fails bash "$installer" --source "$failing" --dest-dir "$dest"
+  fails install_cni --source "$failing" --dest-dir "$dest"
 check "... and the old binary stays" cmp -s "$cni" "$dest/hcashare-cni"
 
 # 4. Usage errors and missing inputs.
-check "a missing source fails" fails bash "$installer" --source /nonexistent --dest-dir "$dest"
+check "a missing source fails" fails install_cni --source /nonexistent --dest-dir "$dest"
 set +e
-bash "$installer" --bogus >/dev/null 2>&1
+install_cni --bogus >/dev/null 2>&1
 rc=$?
 set -e
 check "an unknown argument exits 2" test "$rc" = 2
 check "a name with a slash is refused" \
-  fails bash "$installer" --source "$cni" --dest-dir "$dest" --name a/b
+  fails install_cni --source "$cni" --dest-dir "$dest" --name a/b
 mkdir -p "$tmp/dirdest/hcashare-cni/sub"
 check "a directory in the way is not replaced" \
-  fails bash "$installer" --source "$cni" --dest-dir "$tmp/dirdest"
+  fails install_cni --source "$cni" --dest-dir "$tmp/dirdest"
 check "... and is left as it was" test -d "$tmp/dirdest/hcashare-cni/sub"
-check "--help prints the usage" grep -q "^Usage: install-cni.sh" <<<"$(bash "$installer" --help)"
+check "--help prints the usage" grep -q "^Usage: install-cni.sh" <<<"$(install_cni --help)"
 
 # 5. The node file (cni/node_config.h): written with the node's paths, atomically, 0644;
 # without paths it is "{}" (the built-in defaults); paths that would need escaping are
 # refused before anything is written.
 node=$tmp/host-etc/hcashare/cni.json
-check "the node file is written" bash "$installer" --source "$cni" --dest-dir "$dest" \
+check "the node file is written" install_cni --source "$cni" --dest-dir "$dest" \
   --node-config "$node" --kubelet-root-dir /var/lib/k3s-kubelet --state-dir /run/hcashare
 check "... with the node's paths" \
   grep -qx '{"kubeletRootDir": "/var/lib/k3s-kubelet","stateDir": "/run/hcashare"}' "$node"
-check "the device-plugin directory goes in apart" bash "$installer" --source "$cni" \
+check "the device-plugin directory goes in apart" install_cni --source "$cni" \
   --dest-dir "$dest" --node-config "$node" --kubelet-root-dir /data/kubelet \
   --device-plugin-dir /var/lib/kubelet/device-plugins
 check "... as devicePluginDir" grep -qx \
@@ -124,19 +144,41 @@ check "... as devicePluginDir" grep -qx \
 check "... mode 644" test "$(mode_of "$node")" = 644
 check "... its directory mode 755" test "$(mode_of "${node%/*}")" = 755
 check "no temporary node file is left" no_temp_left "${node%/*}"
-check "the node file without paths is {}" bash "$installer" --source "$cni" --dest-dir "$dest" \
+check "the node file without paths is {}" install_cni --source "$cni" --dest-dir "$dest" \
   --node-config "$node"
 check "... and reads {}" grep -qx '{}' "$node"
 cp "$node" "$tmp/node.before"
 set +e
-bash "$installer" --source "$cni" --dest-dir "$dest" --node-config "$node" \
+install_cni --source "$cni" --dest-dir "$dest" --node-config "$node" \
   --kubelet-root-dir '/var/lib/"x' >/dev/null 2>&1
 rc=$?
 set -e
 check "a path that needs escaping exits 2" test "$rc" = 2
 check "... and leaves the node file as it was" cmp -s "$node" "$tmp/node.before"
 check "a node path without --node-config is refused" \
-  fails bash "$installer" --source "$cni" --dest-dir "$dest" --kubelet-root-dir /var/lib/k
+  fails install_cni --source "$cni" --dest-dir "$dest" --kubelet-root-dir /var/lib/k
+for opt in --host-root --device-info-dir; do
+  check "$opt without --node-config is refused" \
+    fails install_cni --source "$cni" --dest-dir "$dest" "$opt" /var/lib/k
+  check "$opt that needs escaping is refused" fails install_cni --source "$cni" \
+    --dest-dir "$dest" --node-config "$node" "$opt" 'rel/ative'
+done
+
+# 6. hostRoot and deviceInfoDir (containerised hosts, test nodes; issue 37), and the log
+# line that shows the file written (it read it with cat, which the image lacks).
+out=$(install_cni --source "$cni" --dest-dir "$dest" --node-config "$node" \
+  --host-root /host --device-info-dir /run/multus/devinfo --state-dir /run/hcashare)
+want='{"stateDir": "/run/hcashare","hostRoot": "/host","deviceInfoDir": "/run/multus/devinfo"}'
+check "hostRoot and deviceInfoDir go into the node file" grep -qxF "$want" "$node"
+check "... which the log line shows" grep -qxF "install-cni: wrote the node file $node: $want" \
+  <<<"$out"
+check "the installer's PATH holds no cat (the image has none)" \
+  fails env PATH="$shipped" "$bash_bin" -c 'command -v cat'
+if grep -n "command not found" "$tmp/all.out"; then
+  fail "the installer ran a command the image does not ship"
+else
+  ok "every run found every command among the image's tools"
+fi
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -6,7 +6,8 @@
 #   2. as root (or in a user namespace): each binary runs in a chroot of the tree, with an
 #      empty environment: --version for the daemon, the CLI, bash and the coreutils, a
 #      config validation by the CLI, CNI_COMMAND=VERSION for the plugin, and the CNI
-#      installer itself (copying the plugin to a directory inside the tree); the loader
+#      installer itself on each of its paths (copying the plugin to a directory inside the
+#      tree, the node file, --help, a usage error); the loader
 #      resolves every dynamic ELF file, dlopen()ed libraries included; and, when the CLI
 #      has `doctor`, doctor loads libibverbs.
 # Exit code 77 (CTest: skipped) when step 2 cannot run here; step 1 has passed then.
@@ -133,6 +134,31 @@ else
   fail "the CNI installer in the tree: $got"
 fi
 rm -rf "$out/tmp/opt"
+# Every other path of the installer, as the DaemonSet runs it: the node file with each
+# option, --help, a usage error. A tool the tree lacks shows as "command not found".
+if got=$(in_tree hcashare-install-cni --dest-dir /tmp/opt/cni/bin --node-config /tmp/etc/cni.json \
+  --kubelet-root-dir /var/lib/kubelet --device-plugin-dir /var/lib/kubelet/device-plugins \
+  --state-dir /var/lib/cni/hcashare --host-root /host \
+  --device-info-dir /var/run/k8s.cni.cncf.io/devinfo/cni 2>&1) &&
+  [[ $got == *"wrote the node file /tmp/etc/cni.json: {"*'"hostRoot": "/host"'* ]] &&
+  [[ $got != *"not found"* ]]; then
+  ok "the CNI installer writes and shows the node file in the tree"
+else
+  fail "the CNI installer's node file in the tree: $got"
+fi
+got=$(in_tree hcashare-install-cni --help 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 0 ] && [[ $got == "Usage: install-cni.sh"* ]] && [[ $got != *"not found"* ]]; then
+  ok "the CNI installer's --help runs in the tree"
+else
+  fail "the CNI installer's --help in the tree (exit $rc): $got"
+fi
+got=$(in_tree hcashare-install-cni --bogus 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 2 ] && [[ $got != *"not found"* ]]; then
+  ok "the CNI installer's usage error runs in the tree"
+else
+  fail "the CNI installer's usage error in the tree (exit $rc): $got"
+fi
+rm -rf "$out/tmp/opt" "$out/tmp/etc"
 
 # The loader resolves every dynamic ELF file of the tree inside the tree, including the
 # libraries that are only dlopen()ed (libibverbs and its providers, for hcashare doctor).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <set>
 
 namespace hcashare::deploy {
@@ -273,6 +274,15 @@ std::vector<std::string> CheckDaemonSet(json ds, const Expect& e) {
           "install-cni: --kubelet-root-dir is not the daemon's " + kubelet_root);
     check(value_of("--device-plugin-dir") == device_plugin_dir,
           "install-cni: --device-plugin-dir is not the daemon's " + device_plugin_dir);
+    // The node file's paths as the installer takes them (else it exits 2 at every start).
+    static const std::regex kNodePath("/[A-Za-z0-9._/-]*");
+    for (const char* flag : {"--kubelet-root-dir", "--device-plugin-dir", "--state-dir",
+                             "--host-root", "--device-info-dir"}) {
+      const std::string v = value_of(flag);
+      check(
+          v.empty() || std::regex_match(v, kNodePath),
+          std::string("install-cni: ") + flag + " \"" + v + "\" is not a path the installer takes");
+    }
   }
 
   // The DRA driver's node: NODE_NAME (its --node-name default) from the pod's node.

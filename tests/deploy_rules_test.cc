@@ -43,6 +43,8 @@ TEST(DeployInvariants, CheckerCatchesBrokenDaemonSets) {
        "--device-plugin-dir is not /var/lib/kubelet/device-plugins"},
       {R"([{"op": "replace", "path": "S/initContainers/0/args/7", "value": "/x"}])",
        "install-cni: --device-plugin-dir is not the daemon's /var/lib/kubelet/device-plugins"},
+      {R"([{"op": "replace", "path": "S/initContainers/0/args/11", "value": "host"}])",
+       "install-cni: --host-root \"host\" is not a path the installer takes"},
       // device-plugins/ under another kubelet root: the kubelet never uses it.
       {R"([{"op": "replace", "path": "S/volumes/1/hostPath/path", "value": "/data/kubelet/device-plugins"}])",
        "hostPath /data/kubelet/device-plugins is a device-plugins/ directory other than "

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -89,7 +91,7 @@ TEST(DoctorTest, EveryCheckPasses) {
   World w;
   MakeHealthy(&w);
   const std::vector<CheckResult> results = RunChecks(w.In());
-  ASSERT_EQ(results.size(), 14u);
+  ASSERT_EQ(results.size(), 15u);
   for (const auto& r : results) {
     EXPECT_EQ(r.verdict, Verdict::kPass) << r.name << ": " << r.reason;
     EXPECT_EQ(r.fix, "") << r.name;
@@ -114,11 +116,12 @@ TEST(DoctorTest, EveryCheckFails) {
            {"NCCL_IB_HCA", "mlx5_9"},
            {"HCASHARE_RDMA_DEVICES", "mlx5_0"}};
   const std::vector<CheckResult> results = RunChecks(w.In());
-  ASSERT_EQ(results.size(), 14u);
+  ASSERT_EQ(results.size(), 15u);
   for (const auto& r : results) {
     // The GPU path checks have nothing to judge on a host without GPUs or RDMA devices.
+    // Nor the runtime check on a tree without a runtime's config.
     if (r.name == "pcie-link" || r.name == "gpudirect-rdma" || r.name == "iommu" ||
-        r.name == "acs") {
+        r.name == "acs" || r.name == "runtime-cdi") {
       EXPECT_EQ(r.verdict, Verdict::kPass) << r.name << ": " << r.reason;
       continue;
     }
@@ -387,10 +390,57 @@ TEST(DoctorCliTest, FixtureHostExitCodeAndJson) {
   auto doc = nlohmann::json::parse(json.output, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << json.output;
   EXPECT_FALSE(doc["ok"].get<bool>());
-  EXPECT_EQ(doc["checks"].size(), 14u);
+  EXPECT_EQ(doc["checks"].size(), 15u);
   auto help = testing::RunHcashare(w.tmp, {"doctor", "--help"});
   EXPECT_EQ(help.code, 0);
   EXPECT_THAT(help.output, AllOf(HasSubstr("--json"), HasSubstr("--host-root")));
+}
+
+// The container runtime's CDI support, from its config under the host root (issue 37: on
+// a runtime without CDI a DRA pod started without its devices, and nothing said so).
+TEST(DoctorTest, RuntimeCdiReadsTheRuntimesConfig) {
+  World w;
+  const std::string etc = w.tmp.path() + "/host/etc";
+  const auto containerd = [&](const std::string& toml) {
+    std::filesystem::create_directories(etc + "/containerd");
+    std::ofstream(etc + "/containerd/config.toml") << toml;
+    return CheckRuntimeCdi(w.In());
+  };
+  CheckResult r = CheckRuntimeCdi(w.In());
+  EXPECT_EQ(r.verdict, Verdict::kPass);
+  EXPECT_THAT(r.reason, HasSubstr("no containerd or CRI-O config"));
+
+  // containerd 1.7's way, as its docs write it.
+  r = containerd(
+      "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\n  enable_cdi = true\n"
+      "  cdi_spec_dirs = [\"/etc/cdi\", \"/var/run/cdi\"]\n");
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("enable_cdi = true"));
+  // A stock 1.x config (containerd config default of 1.6/1.7): no enable_cdi.
+  r = containerd(
+      "version = 2\n[plugins]\n  [plugins.\"io.containerd.grpc.v1.cri\"]\n"
+      "    sandbox_image = \"registry.k8s.io/pause:3.8\"\n"
+      "    [plugins.\"io.containerd.grpc.v1.cri\".containerd]\n      enable_cdi = true\n");
+  EXPECT_EQ(r.verdict, Verdict::kWarn) << r.reason;  // the key in a sub-table does nothing
+  EXPECT_THAT(r.reason, HasSubstr("does not set enable_cdi"));
+  EXPECT_THAT(r.fix, HasSubstr("enable_cdi = true"));
+  r = containerd("version = 2\n[plugins.'io.containerd.grpc.v1.cri']\nenable_cdi = false # off\n");
+  EXPECT_EQ(r.verdict, Verdict::kWarn) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("enable_cdi = false"));
+  // containerd 2.x: on by default.
+  r = containerd(
+      "version = 3\n[plugins.'io.containerd.cri.v1.runtime']\n  enable_selinux = false\n");
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("containerd 2.x config"));
+  r = containerd("version = 2\nimports = [\"/etc/containerd/conf.d/*.toml\"]\n");
+  EXPECT_EQ(r.verdict, Verdict::kWarn) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("imports other files"));
+
+  std::filesystem::remove_all(etc + "/containerd");
+  std::filesystem::create_directories(etc + "/crio/crio.conf.d");
+  r = CheckRuntimeCdi(w.In());
+  EXPECT_EQ(r.verdict, Verdict::kPass) << r.reason;
+  EXPECT_THAT(r.reason, HasSubstr("CRI-O"));
 }
 
 }  // namespace

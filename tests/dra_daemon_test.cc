@@ -280,6 +280,61 @@ TEST_F(DraDaemonTest, ClaimsAsTheKubeletSendsThem) {
   EXPECT_EQ(un->claims().at(mixed).error(), "");
 }
 
+// Issue 37: on containerd 1.6 a DRA pod started Ready without /dev/infiniband and without
+// HCASHARE_RDMA_DEVICES, as the runtime ignores the CDI IDs Prepare returns. The driver reads
+// the runtime from its Node and refuses such claims, saying why (the kubelet puts the error
+// in the pod's events); once the node runs a runtime with CDI (the kubelet's restart wipes
+// the slices, and the driver reads the Node again) the same claim is prepared.
+TEST_F(DraDaemonTest, ARuntimeWithoutCdiRefusesClaimsSayingWhy) {
+  const auto set_runtime = [&](const std::string& runtime) {
+    json node = api_->Get("/api/v1/nodes", kNode);
+    node["status"]["nodeInfo"]["containerRuntimeVersion"] = runtime;
+    api_->Seed("/api/v1/nodes", node);
+  };
+  set_runtime("containerd://1.6.20");
+  WriteConfig(kDraConfig);
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = SpawnDra("nocdi.log");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_TRUE(WaitUntil([&] { return Devices().size() == 2; }))
+      << ReadTextFile(tmp_.path() + "/nocdi.log");
+  ASSERT_TRUE(dra_kubelet_->Register(kDriver).ok());
+  const std::string uid = SeedClaim("nic", "pci-0000-af-00-0");
+  auto r = dra_kubelet_->Prepare(fake::DraApi::kV1, {{"ml", uid, "nic"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string error = r->claims().at(uid).error();
+  EXPECT_NE(error.find("claim ml/nic: the node's container runtime containerd://1.6.20 cannot "
+                       "give containers CDI devices"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("containerd 1.7+ with enable_cdi = true"), std::string::npos) << error;
+  const std::string spec = tmp_.path() + "/cdi/hcashare-dra-rdma_hcashare_io-" + uid + ".json";
+  EXPECT_FALSE(std::filesystem::exists(spec));
+  const int port = MetricsPort("nocdi.log");
+  ASSERT_GT(port, 0);
+  EXPECT_NE(HttpGet(port, "/metrics")
+                .find("hcashare_dra_runtime_without_cdi{driver=\"rdma.hcashare.io\"} 1"),
+            std::string::npos)
+      << HttpGet(port, "/metrics");
+  const std::string log = ReadTextFile(tmp_.path() + "/nocdi.log");
+  EXPECT_NE(log.find("cannot give containers CDI devices"), std::string::npos) << log;
+  EXPECT_NE(log.find("containerd://1.6.20"), std::string::npos) << log;
+
+  set_runtime("containerd://1.7.24");
+  ASSERT_TRUE(api_->DeleteCollection(kSlices, "spec.nodeName=node-a").ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    return HttpGet(port, "/metrics")
+               .find("hcashare_dra_runtime_without_cdi{driver=\"rdma.hcashare.io\"} 0") !=
+           std::string::npos;
+  })) << HttpGet(port, "/metrics");
+  r = dra_kubelet_->Prepare(fake::DraApi::kV1, {{"ml", uid, "nic"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->claims().at(uid).error(), "");
+  EXPECT_TRUE(std::filesystem::exists(spec));
+  ASSERT_TRUE(p->Signal(SIGTERM).ok());
+  ASSERT_TRUE(p->Wait(milliseconds(5000)).ok());
+}
+
 TEST_F(DraDaemonTest, WithoutDraResourcesTheApiServerIsNeverCalled) {
   WriteConfig(Config(5));
   ASSERT_TRUE(kubelet_->Start().ok());

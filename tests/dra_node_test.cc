@@ -92,6 +92,10 @@ class DraNodeTest : public ::testing::Test {
     o.cdi_dir = cdi_dir_;
     o.checkpoint_path = CheckpointPath(root_, kDriver);
     o.owner = root_;
+    o.runtime_refusal = [this] {
+      std::lock_guard<std::mutex> lock(mu_);
+      return refusal_;
+    };
     auto p = Preparer::Create(o, source_.get(),
                               [this](const std::string& pool, const std::string& device) {
                                 std::lock_guard<std::mutex> lock(mu_);
@@ -169,6 +173,7 @@ class DraNodeTest : public ::testing::Test {
   std::unique_ptr<fake::FakeDraKubelet> kubelet_;
   std::mutex mu_;
   std::map<std::string, PreparableDevice> devices_;  // guarded by mu_
+  std::string refusal_;                              // guarded by mu_: runtime_refusal's answer
   HealthSource health_;
   std::unique_ptr<RestClaimSource> source_;
   std::unique_ptr<Preparer> preparer_;
@@ -244,6 +249,32 @@ TEST_F(DraNodeTest, PreparedTwiceAnswersAgainWithoutAnApiCall) {
   auto second = PrepareOne(DraApi::kV1, {"ml", uid, "twice"});
   EXPECT_EQ(second.SerializeAsString(), first.SerializeAsString());
   EXPECT_EQ(ClaimGets("twice"), 1);
+}
+
+// A runtime without CDI (issue 37): a new claim fails with the reason, before any API call
+// or file; a claim prepared earlier is still answered (its pod may be restarting) and
+// unprepared.
+TEST_F(DraNodeTest, ARuntimeRefusalFailsOnlyNewClaims) {
+  const std::string old_uid = SeedClaim("old", {AllocResult("nic", kDriver, kPool, kVf0)});
+  ASSERT_EQ(PrepareOne(DraApi::kV1, {"ml", old_uid, "old"}).error(), "");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    refusal_ =
+        "the node's container runtime containerd://1.6.20 cannot give containers CDI devices";
+  }
+  const std::string uid = SeedClaim("new", {AllocResult("nic", kDriver, kPool, kVf1)});
+  const auto refused = PrepareOne(DraApi::kV1, {"ml", uid, "new"});
+  EXPECT_EQ(refused.error(),
+            "claim ml/new: the node's container runtime containerd://1.6.20 cannot give "
+            "containers CDI devices");
+  EXPECT_EQ(ClaimGets("new"), 0);
+  EXPECT_EQ(PrepareOne(DraApi::kV1, {"ml", old_uid, "old"}).error(), "");
+  EXPECT_EQ(UnprepareOne(DraApi::kV1, {"ml", old_uid, "old"}), "");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    refusal_.clear();
+  }
+  EXPECT_EQ(PrepareOne(DraApi::kV1, {"ml", uid, "new"}).error(), "");
 }
 
 TEST_F(DraNodeTest, UnpreparesAfterTheClaimIsDeleted) {
