@@ -29,12 +29,10 @@ bool WriteAll(int fd, const std::string& content) {
 
 }  // namespace
 
-Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
-  return WriteFileAtomically(path, content, mode, nullptr);
-}
+namespace {
 
-Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode,
-                           const std::function<Status(ino_t)>& before_rename) {
+Status WriteFile(const std::string& path, const std::string& content, mode_t mode,
+                 const std::function<Status(ino_t)>& before_rename, bool durable) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   // Unique per call: threads of one process may write the same path at once (Allocates of
@@ -45,7 +43,8 @@ Status WriteFileAtomically(const std::string& path, const std::string& content, 
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
   if (!fd.valid()) return ErrnoStatus(errno, "write " + tmp);
   // fchmod: the mode given to open() is filtered by the umask.
-  const bool written = ::fchmod(fd.get(), mode) == 0 && WriteAll(fd.get(), content);
+  const bool written = ::fchmod(fd.get(), mode) == 0 && WriteAll(fd.get(), content) &&
+                       (!durable || ::fsync(fd.get()) == 0);
   struct stat st {};
   const bool stated = ::fstat(fd.get(), &st) == 0;
   const bool closed = ::close(fd.Release()) == 0;
@@ -60,7 +59,26 @@ Status WriteFileAtomically(const std::string& path, const std::string& content, 
     std::remove(tmp.c_str());
     return ErrnoStatus(err ? err : EIO, "write " + path);
   }
+  if (durable) {
+    UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!d.valid() || ::fsync(d.get()) != 0) return ErrnoStatus(errno, "flush directory " + dir);
+  }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
+  return WriteFile(path, content, mode, nullptr, false);
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode,
+                           const std::function<Status(ino_t)>& before_rename) {
+  return WriteFile(path, content, mode, before_rename, false);
+}
+
+Status WriteFileDurably(const std::string& path, const std::string& content, mode_t mode) {
+  return WriteFile(path, content, mode, nullptr, true);
 }
 
 Status CreateDirectories(const std::string& path, mode_t mode) {

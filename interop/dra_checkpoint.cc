@@ -194,7 +194,9 @@ Status Checkpoint::Save(const std::map<std::string, PreparedClaim>& claims) cons
     RETURN_IF_ERROR(CreateDirectories(path_.substr(0, slash), 0750)
                         .WithContext("cannot create the DRA checkpoint's directory"));
   }
-  return WriteFileAtomically(path_, Serialize(claims), 0600)
+  // Durably: after a power cut the kubelet asks again only for claims it still holds, and
+  // Unprepare works from this file alone.
+  return WriteFileDurably(path_, Serialize(claims), 0600)
       .WithContext("cannot write the DRA checkpoint");
 }
 
