@@ -27,10 +27,6 @@ bool WriteAll(int fd, const std::string& content) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 Status WriteFile(const std::string& path, const std::string& content, mode_t mode,
                  const std::function<Status(ino_t)>& before_rename, bool durable) {
   const size_t slash = path.rfind('/');

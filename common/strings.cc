@@ -30,6 +30,12 @@ std::string ToLowerAscii(std::string_view s) {
   return out;
 }
 
+std::string_view TrimSpace(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
 std::string ReplaceAny(std::string s, const std::string& chars, char with) {
   for (auto& c : s) {
     if (chars.find(c) != std::string::npos) c = with;

@@ -16,6 +16,9 @@ std::vector<std::string> SplitOn(std::string_view text, char sep);
 // ASCII lower-case copy of `s` (other bytes are kept).
 std::string ToLowerAscii(std::string_view s);
 
+// `s` without its leading and trailing whitespace (isspace in the C locale).
+std::string_view TrimSpace(std::string_view s);
+
 // `s` with every character that appears in `chars` replaced by `with`.
 std::string ReplaceAny(std::string s, const std::string& chars, char with);
 

@@ -122,41 +122,25 @@ std::optional<PreparableDevice> DraDriver::Lookup(const std::string& pool,
   return it->second;
 }
 
-hostfacts::RuntimeCdi DraDriver::Runtime() const {
-  const std::string runtime = publisher_->status().container_runtime;
-  if (runtime.empty()) return {};
-  hostfacts::RuntimeCdi r = hostfacts::ClassifyContainerRuntime(runtime);
+hostfacts::RuntimeCdi DraDriver::Runtime(const std::string& reported) const {
+  if (reported.empty()) return {};
+  hostfacts::RuntimeCdi r = hostfacts::ClassifyContainerRuntime(reported);
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (logged_runtime_ == runtime) return r;
-    logged_runtime_ = runtime;
+    if (logged_runtime_ == reported) return r;
+    logged_runtime_ = reported;
   }
-  LogLevel level = LogLevel::kInfo;
-  std::string msg = "the node's container runtime applies CDI";
-  switch (r.support) {
-    case hostfacts::CdiSupport::kNone:
-      level = LogLevel::kError;
-      msg =
-          "the node's container runtime cannot give containers CDI devices: DRA claims of "
-          "this driver are refused until it can (" +
-          r.why + ")";
-      break;
-    case hostfacts::CdiSupport::kWhenEnabled:
-      level = LogLevel::kWarn;
-      msg =
-          "the node's container runtime gives containers CDI devices only when its config "
-          "says so (" +
-          r.why + "); `hcashare doctor` on the node checks it";
-      break;
-    case hostfacts::CdiSupport::kUnknown:
-      level = LogLevel::kWarn;
-      msg =
-          "the node's container runtime is one whose CDI support is unknown: DRA claims' "
-          "devices reach containers only if it applies CDI";
-      break;
-    default:
-      break;
+  const bool none = r.support == hostfacts::CdiSupport::kNone;
+  std::string msg = none ? "the node's container runtime cannot give containers CDI devices: "
+                           "DRA claims of this driver are refused until it can"
+                         : "the node's container runtime";
+  msg += " (" + r.why + ")";
+  if (r.support == hostfacts::CdiSupport::kWhenEnabled) {
+    msg += "; `hcashare doctor` on the node checks its config";
   }
+  const LogLevel level = none                                           ? LogLevel::kError
+                         : r.support == hostfacts::CdiSupport::kDefault ? LogLevel::kInfo
+                                                                        : LogLevel::kWarn;
   Log(level, msg,
       {{"driver", opts_.driver},
        {"runtime", r.runtime},
@@ -165,7 +149,7 @@ hostfacts::RuntimeCdi DraDriver::Runtime() const {
 }
 
 std::string DraDriver::RuntimeRefusal() const {
-  const hostfacts::RuntimeCdi r = Runtime();
+  const hostfacts::RuntimeCdi r = Runtime(publisher_->status().container_runtime);
   if (r.support != hostfacts::CdiSupport::kNone) return "";
   return "the node's container runtime " + r.runtime + " cannot give containers CDI devices (" +
          r.why +
@@ -182,7 +166,7 @@ DriverState DraDriver::State() const {
   s.generation = pub.generation;
   s.publish_latency = pub.last_latency;
   if (!pub.shared_refused.ok()) s.shared_refused = pub.shared_refused.message();
-  const hostfacts::RuntimeCdi runtime = Runtime();
+  const hostfacts::RuntimeCdi runtime = Runtime(pub.container_runtime);
   s.container_runtime = runtime.runtime;
   s.runtime_cdi = runtime.support;
   if (!s.registered) {

@@ -87,8 +87,9 @@ class DraDriver {
   explicit DraDriver(DriverOptions options);
   // The device `device` of pool `pool`, or nullopt (Prepare's DeviceLookup).
   std::optional<PreparableDevice> Lookup(const std::string& pool, const std::string& device) const;
-  // The node's runtime as last read from its Node, classified; logs a new one once.
-  hostfacts::RuntimeCdi Runtime() const;
+  // `reported` (the Node's containerRuntimeVersion, "" unread) classified; logs each new
+  // one once.
+  hostfacts::RuntimeCdi Runtime(const std::string& reported) const;
   // Prepare's runtime_refusal: why this node's containers cannot get CDI devices, or "".
   std::string RuntimeRefusal() const;
 

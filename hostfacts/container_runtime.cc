@@ -4,16 +4,12 @@
 #include <optional>
 #include <utility>
 
+#include "common/strings.h"
+
 namespace hcashare::hostfacts {
 namespace {
 
 constexpr size_t kMaxRuntimeChars = 128;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // The leading decimal number of `s` (consumed), or nullopt.
 std::optional<int> TakeNumber(std::string_view* s) {
@@ -37,12 +33,12 @@ RuntimeCdi With(RuntimeCdi r, CdiSupport s, std::string why) {
 // The value of a `key = value` line with its comment cut, or nullopt for another key.
 std::optional<std::string_view> ValueOf(std::string_view line, std::string_view key) {
   if (line.substr(0, key.size()) != key) return std::nullopt;
-  std::string_view rest = Trim(line.substr(key.size()));
+  std::string_view rest = TrimSpace(line.substr(key.size()));
   if (rest.empty() || rest.front() != '=') return std::nullopt;
   rest = rest.substr(1);
   const size_t hash = rest.find('#');
   if (hash != std::string_view::npos) rest = rest.substr(0, hash);
-  return Trim(rest);
+  return TrimSpace(rest);
 }
 
 }  // namespace
@@ -108,7 +104,7 @@ ContainerdCdiConfig ParseContainerdConfig(std::string_view toml) {
   enum class Table { kTop, kCri, kOther } table = Table::kTop;
   while (!toml.empty()) {
     const size_t nl = toml.find('\n');
-    const std::string_view line = Trim(toml.substr(0, nl));
+    const std::string_view line = TrimSpace(toml.substr(0, nl));
     toml = nl == std::string_view::npos ? std::string_view() : toml.substr(nl + 1);
     if (line.empty() || line.front() == '#') continue;
     if (line.front() == '[') {

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/strings.h"
 #include "json/fields.h"
 #include "json/parse.h"
 
@@ -37,12 +38,6 @@ bool IsLabelText(std::string_view s) {
     if (!IsLower(c) && c != '-') return false;
   }
   return true;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 // "k8s.v1.cni.cncf.io/networks: item 2 ("ns/net")".
@@ -105,7 +100,7 @@ Result<std::vector<NetworkRef>> ParseCommaForm(std::string_view value) {
                                      std::to_string(kMaxNetworks) + " networks; at most " +
                                      std::to_string(kMaxNetworks) + " are accepted");
     }
-    ASSIGN_OR_RETURN(NetworkRef ref, ParseCommaItem(Trim(value.substr(0, comma)), index));
+    ASSIGN_OR_RETURN(NetworkRef ref, ParseCommaItem(TrimSpace(value.substr(0, comma)), index));
     refs.push_back(std::move(ref));
     ++index;
     if (comma == std::string_view::npos) break;
@@ -209,7 +204,7 @@ Result<std::vector<NetworkRef>> ParseNetworks(std::string_view annotation,
         " bytes; at most " + std::to_string(kMaxNetworksAnnotationBytes) +
         " are accepted (Kubernetes' limit for all annotations): name fewer networks");
   }
-  const std::string_view value = Trim(annotation);
+  const std::string_view value = TrimSpace(annotation);
   if (value.empty()) return std::vector<NetworkRef>();
   Result<std::vector<NetworkRef>> refs =
       value.front() == '[' || value.front() == '{' ? ParseJsonForm(value) : ParseCommaForm(value);
