@@ -10,11 +10,10 @@ cd "$(dirname "$0")/.."
 # prometheus provides promtool, which lints the daemon's /metrics (tests/metrics_test.cc),
 # Go with sprig and sigs.k8s.io/yaml builds the Helm chart's renderer (tests/helm-render),
 # and openssl runs scripts/injector-certs.sh and checks certificates
-# (tests/deploy_injector_certs_test.cc), strace shows a durable write's flushes in their
-# order (tests/common_test.cc); they are test tools, not build dependencies, so
+# (tests/deploy_injector_certs_test.cc); they are test tools, not build dependencies, so
 # they stay out of install-deps.sh's own list (which the image's build stage installs too).
 bash scripts/install-deps.sh podman runc prometheus openssl \
-  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev jq strace
+  golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev jq
 
 echo "== format (clang-format, config in .clang-format)"
 git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror

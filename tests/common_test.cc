@@ -36,7 +36,6 @@
 #include "config/config.h"
 #include "config/names.h"
 #include "hostfacts/attrs.h"
-#include "interop/dra_checkpoint.h"
 #include "interop/pool_info.h"
 #include "nl/ipoib.h"
 #include "nl/link_events.h"
@@ -158,79 +157,6 @@ TEST_F(HostTest, NumaNodeAndVfIndex) {
   EXPECT_EQ(VirtfnIndex("virtfnx"), -1);
   EXPECT_EQ(VirtfnIndex("virtfn"), -1);
   EXPECT_EQ(VirtfnIndex("physfn"), -1);
-}
-
-// The child of DurableWriteFlushesTheFileThenRenamesThenFlushesTheDirectory: writes
-// <dir>/plain atomically, <dir>/durable durably, then puts a claim in a DRA checkpoint
-// <dir>/checkpoint.json; <dir> from HCASHARE_DURABLE_DIR. Run alone it has nothing to do.
-TEST(AtomicFileChild, WritesWhenAsked) {
-  const char* dir = std::getenv("HCASHARE_DURABLE_DIR");
-  if (dir == nullptr) GTEST_SKIP() << "run by DurableWriteFlushesTheFile...";
-  ASSERT_TRUE(WriteFileAtomically(std::string(dir) + "/plain", "p", 0600).ok());
-  ASSERT_TRUE(WriteFileDurably(std::string(dir) + "/durable", "d", 0600).ok());
-  dra::Checkpoint cp(std::string(dir) + "/checkpoint.json");
-  dra::PreparedClaim claim;
-  claim.uid = "uid-1";
-  claim.namespace_name = "ml";
-  claim.name = "nic";
-  ASSERT_TRUE(cp.Put(claim).ok());
-}
-
-// Issue 33: the DRA checkpoint was renamed into place without a flush, so a power cut could
-// leave it empty. Seen from the kernel (strace): the temporary file is flushed, then renamed,
-// then the directory is flushed; an atomic write alone flushes nothing; the checkpoint's
-// write is a durable one.
-TEST(AtomicFileTest, DurableWriteFlushesTheFileThenRenamesThenFlushesTheDirectory) {
-  TempDir tmp;
-  auto r =
-      Execute("/usr/bin/strace",
-              {"strace", "-f", "-qq", "-e", "trace=fsync,fdatasync,rename,renameat,renameat2", "-o",
-               tmp.path() + "/trace", std::filesystem::read_symlink("/proc/self/exe").string(),
-               "--gtest_filter=AtomicFileChild.WritesWhenAsked"},
-              {"HCASHARE_DURABLE_DIR=" + tmp.path()}, "", std::chrono::seconds(30));
-  ASSERT_TRUE(r.ok()) << r.status().ToString() << " (scripts/test.sh installs strace)";
-  ASSERT_EQ(r->exit_code, 0) << r->out << r->err;
-  std::ifstream in(tmp.path() + "/trace");
-  std::vector<std::string> calls;  // "fsync", "rename plain", "rename durable"
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("fsync(") != std::string::npos) calls.push_back("fsync");
-    if (line.find("rename") != std::string::npos) {
-      calls.push_back(line.find("/durable\"") != std::string::npos           ? "rename durable"
-                      : line.find("/plain\"") != std::string::npos           ? "rename plain"
-                      : line.find("/checkpoint.json\"") != std::string::npos ? "rename checkpoint"
-                                                                             : "rename other");
-    }
-  }
-  EXPECT_EQ(calls, (std::vector<std::string>{"rename plain", "fsync", "rename durable", "fsync",
-                                             "fsync", "rename checkpoint", "fsync"}))
-      << testing::ReadTextFile(tmp.path() + "/trace");
-  EXPECT_EQ(testing::ReadTextFile(tmp.path() + "/durable"), "d");
-}
-
-// Files and directories get exactly the mode asked for, whatever the umask; existing
-// directories keep theirs.
-TEST(AtomicFileTest, ModesIgnoreTheUmask) {
-  TempDir tmp;
-  const mode_t old_umask = ::umask(0);  // the most permissive: 0600 must still be 0600
-  const std::string dir = tmp.path() + "/a/b";
-  ASSERT_TRUE(CreateDirectories(dir, 0700).ok());
-  ASSERT_TRUE(WriteFileAtomically(dir + "/f", "x", 0600).ok());
-  ::umask(077);  // the most restrictive: 0644 must still be 0644
-  ASSERT_TRUE(WriteFileAtomically(dir + "/g", "y").ok());
-  ::umask(old_umask);
-  struct stat st {};
-  ASSERT_EQ(::stat((tmp.path() + "/a").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0700u);
-  ASSERT_EQ(::stat((dir + "/f").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0600u);
-  ASSERT_EQ(::stat((dir + "/g").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, 0644u);
-  ASSERT_EQ(::stat(tmp.path().c_str(), &st), 0);
-  const mode_t before = st.st_mode & 07777;
-  ASSERT_TRUE(CreateDirectories(tmp.path() + "/a/c", 0700).ok());
-  ASSERT_EQ(::stat(tmp.path().c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 07777, before) << "an existing directory keeps its mode";
-  EXPECT_FALSE(CreateDirectories(dir + "/f/x", 0700).ok()) << "a file in the way";
 }
 
 // Two instances writing the same file (a rollout overlap): identical content is adopted,
