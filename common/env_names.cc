@@ -1,5 +1,9 @@
 #include "common/env_names.h"
 
+#include <algorithm>
+#include <limits>
+#include <set>
+
 namespace hcashare {
 
 std::string ResourceEnvSuffix(std::string_view full_name) {
@@ -26,6 +30,24 @@ bool IsRdmaDevicesEnvName(std::string_view name) {
   if (name.substr(0, prefix.size()) != prefix) return false;
   return name.size() == prefix.size() ||
          (name.size() > prefix.size() + 1 && name[prefix.size()] == '_');
+}
+
+std::string NcclIbHcaExact(std::vector<NcclHca> devices) {
+  const auto key = [](const NcclHca& d) {
+    return d.numa_node < 0 ? std::numeric_limits<int>::max() : d.numa_node;
+  };
+  std::stable_sort(devices.begin(), devices.end(),
+                   [&](const NcclHca& a, const NcclHca& b) { return key(a) < key(b); });
+  std::string out = "=";
+  std::set<std::string> seen;
+  for (const auto& d : devices) {
+    for (const auto& name : d.rdma_devices) {
+      if (!seen.insert(name).second) continue;
+      if (out.size() > 1) out += ',';
+      out += name;
+    }
+  }
+  return out;
 }
 
 }  // namespace hcashare

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hcashare {
 
@@ -14,6 +15,20 @@ namespace hcashare {
 // suffix it is the generic variable of earlier releases, set only by a resource with
 // `setRdmaDevicesEnv` (docs/device-plugin.md, "What a pod gets").
 inline constexpr const char* kRdmaDevicesEnv = "HCASHARE_RDMA_DEVICES";
+
+// NCCL's HCA filter, set for resources with `setNcclIbHca` (and DRA claims of them).
+inline constexpr const char* kNcclIbHcaEnv = "NCCL_IB_HCA";
+
+// One device's part of an NCCL_IB_HCA value.
+struct NcclHca {
+  int numa_node = -1;                     // -1 when unknown
+  std::vector<std::string> rdma_devices;  // "mlx5_0", ...
+};
+
+// NCCL_IB_HCA's exact-match form for `devices`: "=" and their RDMA device names, each once,
+// by NUMA node (unknown last) and in the given order within a node. The '=' makes it exact:
+// without it "mlx5_1" also selects mlx5_10..mlx5_19.
+std::string NcclIbHcaExact(std::vector<NcclHca> devices);
 
 // The suffix of a resource's variables: `full_name` ("rdma/hca_shared_devices_a")
 // upper-cased, every byte that is not an ASCII letter or digit turned into '_'

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -98,17 +97,11 @@ std::vector<node::PciFunction> PresentAndHealthy(std::vector<node::PciFunction> 
   return granted;
 }
 
-// NCCL_IB_HCA for `granted`: "=" and the RDMA device names, by NUMA node (unknown last),
-// pool order within a node.
-std::string NcclIbHca(std::vector<node::PciFunction> granted) {
-  std::stable_sort(granted.begin(), granted.end(),
-                   [](const node::PciFunction& a, const node::PciFunction& b) {
-                     const auto key = [](const node::PciFunction& f) {
-                       return f.numa_node < 0 ? std::numeric_limits<int>::max() : f.numa_node;
-                     };
-                     return key(a) < key(b);
-                   });
-  return "=" + Join(node::PoolState::RdmaNamesOf(granted));
+// NCCL_IB_HCA for `granted`: NcclIbHcaExact, pool order within a node.
+std::string NcclIbHca(const std::vector<node::PciFunction>& granted) {
+  std::vector<NcclHca> hcas;
+  for (const auto& f : granted) hcas.push_back({f.numa_node, node::PoolState::RdmaNamesOf({f})});
+  return NcclIbHcaExact(std::move(hcas));
 }
 
 // PCIDEVICE_..._INFO: per ID, the generic ID and its RDMA details (SR-IOV DP's shape).

@@ -13,9 +13,6 @@
 
 namespace hcashare::dp {
 
-// NCCL's HCA filter, set by Allocate for resources with `setNcclIbHca`.
-inline constexpr const char* kNcclIbHcaEnv = "NCCL_IB_HCA";
-
 // The variables naming the RDMA devices `rc` grants: its own
 // HCASHARE_RDMA_DEVICES_<suffix> (common/env_names.h), and with `setRdmaDevicesEnv` also
 // the generic HCASHARE_RDMA_DEVICES. Allocate and the CDI spec set the same ones.

@@ -109,6 +109,8 @@ void DraFrontEnd::OnView(const config::PluginConfig& cfg, const node::Inventory&
     p.name = d.name;
     p.resource_name = d.resource.FullName();
     p.pci_address = d.fn.address;
+    p.numa_node = d.fn.numa_node;
+    p.set_nccl_ib_hca = d.resource.set_nccl_ib_hca;
     for (const auto& r : d.fn.rdma) {
       p.rdma_devices.push_back(r.name);
       p.char_devices.insert(p.char_devices.end(), r.char_devices.begin(), r.char_devices.end());

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <map>
 #include <set>
 #include <utility>
 
@@ -40,15 +41,24 @@ struct OurResult {
   std::optional<std::string> share_id;
 };
 
+// What Prepare takes of a ResourceClaim.
+struct ClaimView {
+  std::string label;  // the pod's name for the claim, else the claim's name
+  std::vector<OurResult> results;
+};
+
+// The annotation a generated claim carries: the pod's name for it.
+constexpr const char* kPodClaimNameAnnotation = "resource.kubernetes.io/pod-claim-name";
+
 // A string member of `obj`, or "" when absent or not a string.
 std::string Str(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// The results of our driver and pool in ResourceClaim `text` named by `ref`.
-Result<std::vector<OurResult>> OurResults(const std::string& text, const ClaimRef& ref,
-                                          const PreparerOptions& opts) {
+// The label and the results of our driver and pool in ResourceClaim `text` named by `ref`.
+Result<ClaimView> ReadClaim(const std::string& text, const ClaimRef& ref,
+                            const PreparerOptions& opts) {
   if (text.size() > kMaxClaimBytes) {
     return Status::FailedPrecondition("the ResourceClaim is larger than " +
                                       std::to_string(kMaxClaimBytes) + " bytes");
@@ -78,7 +88,11 @@ Result<std::vector<OurResult>> OurResults(const std::string& text, const ClaimRe
   if (!results.is_array()) {
     return Status::InvalidArgument("status.allocation.devices.results is not an array");
   }
-  std::vector<OurResult> out;
+  ClaimView view;
+  const json annotations = meta.is_object() ? meta.value("annotations", json::object()) : json();
+  view.label = annotations.is_object() ? Str(annotations, kPodClaimNameAnnotation) : "";
+  if (!IsNameLike(view.label, 63, "-")) view.label = ref.name;
+  std::vector<OurResult>& out = view.results;
   for (size_t i = 0; i < results.size(); ++i) {
     const json& r = results[i];
     if (!r.is_object() || Str(r, "driver") != opts.driver) continue;
@@ -96,7 +110,7 @@ Result<std::vector<OurResult>> OurResults(const std::string& text, const ClaimRe
                                         " devices of driver " + opts.driver);
     }
   }
-  return out;
+  return view;
 }
 
 bool FileExists(const std::string& path) {
@@ -231,23 +245,25 @@ Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
     return Status(text.status().code(),
                   what + ": cannot read the ResourceClaim: " + text.status().message());
   }
-  Result<std::vector<OurResult>> results = OurResults(*text, ref, opts_);
-  if (!results.ok()) return results.status().WithContext(what);
+  Result<ClaimView> view = ReadClaim(*text, ref, opts_);
+  if (!view.ok()) return view.status().WithContext(what);
 
   PreparedClaim claim;
   claim.uid = ref.uid;
   claim.namespace_name = ref.namespace_name;
   claim.name = ref.name;
-  std::vector<CdiClaimDevice> spec_devices;
-  std::set<std::string> in_spec;
-  for (const auto& r : *results) {
+  CdiClaim spec{ref.uid, view->label, {}};
+  std::map<std::string, size_t> in_spec;  // device -> index in spec.devices
+  for (const auto& r : view->results) {
     std::optional<PreparableDevice> dev = lookup_(opts_.pool, r.device);
     if (!dev) {
       return Status::FailedPrecondition(what + ": device " + r.device + " of pool " + opts_.pool +
                                         " is not on this node (unknown or unplugged)");
     }
     PreparedDevice pd;
-    if (!r.request.empty()) pd.request_names.push_back(r.request);
+    // The kubelet matches a container's request against these names exactly, and a
+    // container names a subrequest's parent ("rails", not "rails/fast").
+    if (!r.request.empty()) pd.request_names.push_back(ParentRequest(r.request));
     pd.pool = opts_.pool;
     pd.device = r.device;
     pd.pci_address = dev->pci_address;
@@ -257,15 +273,23 @@ Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
     pd.share_id = r.share_id;
     claim.devices.push_back(std::move(pd));
     // A shared device allocated twice (two shares) is one CDI device.
-    if (in_spec.insert(r.device).second) {
-      spec_devices.push_back({r.device, dev->resource_name, dev->rdma_devices, dev->char_devices});
+    auto [at, added] = in_spec.emplace(r.device, spec.devices.size());
+    if (added) {
+      spec.devices.push_back({r.device,
+                              dev->resource_name,
+                              {},
+                              dev->rdma_devices,
+                              dev->char_devices,
+                              dev->numa_node,
+                              dev->set_nccl_ib_hca});
     }
+    if (!r.request.empty()) spec.devices[at->second].requests.push_back(r.request);
   }
 
   std::lock_guard<std::mutex> lock(mu_);
   const std::string file = ClaimCdiSpecFileName(opts_.driver, ref.uid);
-  if (!spec_devices.empty()) {
-    RETURN_IF_ERROR(cdi_files_.Write(file, ClaimCdiSpecJson(opts_.driver, ref.uid, spec_devices))
+  if (!spec.devices.empty()) {
+    RETURN_IF_ERROR(cdi_files_.Write(file, ClaimCdiSpecJson(opts_.driver, spec))
                         .WithContext(what + ": cannot write the CDI spec"));
     claim.cdi_spec_path = opts_.cdi_dir + "/" + file;
   }

@@ -81,6 +81,8 @@ struct PreparableDevice {
   std::string pci_address;                // or the device ID the CNI takes
   std::vector<std::string> rdma_devices;  // "mlx5_0", ...
   std::vector<std::string> char_devices;  // host paths of the RDMA device's char devices
+  int numa_node = -1;                     // -1 when unknown
+  bool set_nccl_ib_hca = false;           // its resource has `setNcclIbHca`
 };
 
 // The device `device` of pool `pool` on this node, or nullopt when there is none (unknown,

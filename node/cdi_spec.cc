@@ -27,8 +27,10 @@ nlohmann::ordered_json CdiDeviceJson(const std::string& name,
   return {{"name", name}, {"containerEdits", {{"deviceNodes", nodes}, {"env", env_json}}}};
 }
 
-std::string CdiSpecText(const std::string& kind, const nlohmann::ordered_json& devices) {
+std::string CdiSpecText(const std::string& kind, const nlohmann::ordered_json& devices,
+                        const std::vector<std::string>& spec_env) {
   nlohmann::ordered_json spec = {{"cdiVersion", "0.5.0"}, {"kind", kind}, {"devices", devices}};
+  if (!spec_env.empty()) spec["containerEdits"] = {{"env", spec_env}};
   return DumpJson(spec, 2) + "\n";
 }
 

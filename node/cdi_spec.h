@@ -21,7 +21,9 @@ std::vector<std::string> CdiDeviceNodePaths(const std::vector<std::string>& char
 nlohmann::ordered_json CdiDeviceJson(const std::string& name,
                                      const std::vector<std::string>& node_paths,
                                      const std::vector<std::string>& env);
-// The spec file's text (cdiVersion 0.5.0) of `kind` with `devices` (CdiDeviceJson each).
-std::string CdiSpecText(const std::string& kind, const nlohmann::ordered_json& devices);
+// The spec file's text (cdiVersion 0.5.0) of `kind` with `devices` (CdiDeviceJson each) and,
+// when not empty, `spec_env` in the spec's own containerEdits (applied once for any device).
+std::string CdiSpecText(const std::string& kind, const nlohmann::ordered_json& devices,
+                        const std::vector<std::string>& spec_env = {});
 
 }  // namespace hcashare::node

@@ -20,6 +20,7 @@
 #include "dra/node_server.h"
 #include "dra/prepare.h"
 #include "interop/dra_checkpoint.h"
+#include "testing/cdi_runtime.h"
 #include "testing/fake_dra_kubelet.h"
 #include "tests/kube_test_util.h"
 #include "tests/test_util.h"
@@ -380,9 +381,15 @@ TEST_F(DraNodeTest, CdiSpecHasTheDeviceNodesAndEnv) {
   }
   EXPECT_THAT(nodes, ElementsAre("/dev/infiniband/issm2", "/dev/infiniband/umad2",
                                  "/dev/infiniband/uverbs2", "/dev/infiniband/rdma_cm"));
-  EXPECT_THAT(
-      d0["containerEdits"]["env"].get<std::vector<std::string>>(),
-      ElementsAre("HCASHARE_RDMA_DEVICES_RDMA_HCA_VF=mlx5_2", "HCASHARE_RDMA_DEVICES=mlx5_2"));
+  // No device sets a variable: the claim's are the spec's own, applied once.
+  EXPECT_TRUE(d0["containerEdits"]["env"].empty());
+  EXPECT_THAT(spec["containerEdits"]["env"].get<std::vector<std::string>>(),
+              ElementsAre("HCASHARE_DRA_CLAIM_SPEC_RDMA_DEVICES=mlx5_2,mlx5_3",
+                          "HCASHARE_DRA_CLAIM_SPEC_NCCL_IB_HCA==mlx5_2,mlx5_3",
+                          "HCASHARE_DRA_CLAIM_SPEC_REQUEST_A_RDMA_DEVICES=mlx5_2",
+                          "HCASHARE_DRA_CLAIM_SPEC_REQUEST_A_NCCL_IB_HCA==mlx5_2",
+                          "HCASHARE_DRA_CLAIM_SPEC_REQUEST_B_RDMA_DEVICES=mlx5_3",
+                          "HCASHARE_DRA_CLAIM_SPEC_REQUEST_B_NCCL_IB_HCA==mlx5_3"));
   const json& d1 = spec["devices"][1];
   EXPECT_EQ(d1["name"], uid + "-" + kVf1);
   EXPECT_EQ(d1["containerEdits"]["deviceNodes"].size(), 2u);
@@ -390,6 +397,116 @@ TEST_F(DraNodeTest, CdiSpecHasTheDeviceNodesAndEnv) {
   // Each device's CDI ID names a device of this spec.
   EXPECT_THAT(claim.devices(1).cdi_device_ids(),
               ElementsAre(std::string(spec["kind"]) + "=" + std::string(d1["name"])));
+}
+
+// Issue 33: each CDI device set HCASHARE_RDMA_DEVICES to its own RDMA device, and a runtime
+// keeps the last value of a variable two devices set: a claim of 8 rails showed one. What
+// the container sees, after the kubelet picks its CDI IDs and the runtime merges the specs,
+// names all 8, per claim and per request, with NCCL_IB_HCA ready in NUMA order.
+TEST_F(DraNodeTest, EveryRailOfAClaimIsNamedInTheContainer) {
+  std::vector<json> results;
+  std::vector<std::string> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i = 0; i < 8; ++i) {
+      const std::string name = "pci-0000-5" + std::to_string(i) + "-00-0";
+      const std::string rdma = "mlx5_" + std::to_string(10 + i);
+      PreparableDevice d{name,
+                         "rdma/hca_rails",
+                         "0000:5" + std::to_string(i) + ":00.0",
+                         {rdma},
+                         {"/dev/infiniband/uverbs" + std::to_string(10 + i)}};
+      d.numa_node = i < 4 ? 1 : 0;  // the first four rails on node 1
+      d.set_nccl_ib_hca = true;
+      devices_[name] = d;
+      results.push_back(AllocResult("rails", kDriver, kPool, name));
+      all.push_back(rdma);
+    }
+  }
+  json claim = ClaimObject("job-0-rdma-x7k2p", json(results));
+  claim["metadata"]["annotations"] = {{"resource.kubernetes.io/pod-claim-name", "rdma"}};
+  api_->Seed(kClaims, claim);
+  const std::string uid = api_->Get(kClaims, "job-0-rdma-x7k2p")["metadata"]["uid"];
+  auto prepared = PrepareOne(DraApi::kV1, {"ml", uid, "job-0-rdma-x7k2p"});
+  ASSERT_EQ(prepared.devices_size(), 8) << prepared.error();
+
+  auto c = fake::InjectCdiDevices(cdi_dir_, fake::ContainerCdiIds(prepared),
+                                  {"PATH=/usr/bin", "NCCL_IB_HCA=mlx5"});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const std::string names = "mlx5_10,mlx5_11,mlx5_12,mlx5_13,mlx5_14,mlx5_15,mlx5_16,mlx5_17";
+  const std::string numa_order = "=mlx5_14,mlx5_15,mlx5_16,mlx5_17,mlx5_10,mlx5_11,mlx5_12,mlx5_13";
+  EXPECT_EQ(c->Env("HCASHARE_RDMA_DEVICES"), names);
+  EXPECT_EQ(c->Env("HCASHARE_RDMA_DEVICES_RDMA_HCA_RAILS"), names);
+  EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_RDMA_RDMA_DEVICES"), names);
+  EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_RDMA_REQUEST_RAILS_RDMA_DEVICES"), names);
+  EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_RDMA_NCCL_IB_HCA"), numa_order);
+  // The resource opted in (setNcclIbHca): the runtime's value replaces the pod's.
+  EXPECT_EQ(c->Env("NCCL_IB_HCA"), numa_order);
+  EXPECT_EQ(c->Env("PATH"), "/usr/bin");
+  EXPECT_EQ(c->device_nodes.size(), 9u);  // 8 uverbs and rdma_cm once
+  // The same container naming the request: the same.
+  auto by_request = fake::InjectCdiDevices(cdi_dir_, fake::ContainerCdiIds(prepared, "rails"));
+  ASSERT_TRUE(by_request.ok());
+  std::map<std::string, std::string> expected = c->EnvMap();
+  expected.erase("PATH");
+  EXPECT_EQ(by_request->EnvMap(), expected);
+  EXPECT_EQ(by_request->device_nodes, c->device_nodes);
+}
+
+// A claim of two requests names each request's devices and the claim's; the generic names
+// are not set, since a container may hold one request only (and gets only its devices).
+TEST_F(DraNodeTest, EachRequestIsNamedAndAContainerOfOneGetsOnlyIts) {
+  const std::string uid = SeedClaim("pair", {AllocResult("east", kDriver, kPool, kVf0),
+                                             AllocResult("west", kDriver, kPool, kVf1)});
+  auto prepared = PrepareOne(DraApi::kV1, {"ml", uid, "pair"});
+  ASSERT_EQ(prepared.devices_size(), 2) << prepared.error();
+  auto whole = fake::InjectCdiDevices(cdi_dir_, fake::ContainerCdiIds(prepared));
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_EQ(whole->Env("HCASHARE_DRA_CLAIM_PAIR_RDMA_DEVICES"), "mlx5_2,mlx5_3");
+  EXPECT_EQ(whole->Env("HCASHARE_DRA_CLAIM_PAIR_REQUEST_EAST_RDMA_DEVICES"), "mlx5_2");
+  EXPECT_EQ(whole->Env("HCASHARE_DRA_CLAIM_PAIR_REQUEST_WEST_RDMA_DEVICES"), "mlx5_3");
+  EXPECT_EQ(whole->EnvMap().count("HCASHARE_RDMA_DEVICES"), 0u);
+  EXPECT_EQ(whole->EnvMap().count("HCASHARE_RDMA_DEVICES_RDMA_HCA_VF"), 0u);
+  EXPECT_EQ(whole->EnvMap().count("NCCL_IB_HCA"), 0u);
+
+  auto west = fake::InjectCdiDevices(cdi_dir_, fake::ContainerCdiIds(prepared, "west"));
+  ASSERT_TRUE(west.ok()) << west.status().ToString();
+  EXPECT_THAT(west->device_nodes,
+              ElementsAre("/dev/infiniband/uverbs3", "/dev/infiniband/rdma_cm"));
+  EXPECT_EQ(west->Env("HCASHARE_DRA_CLAIM_PAIR_REQUEST_WEST_RDMA_DEVICES"), "mlx5_3");
+}
+
+// Two claims in one container: each keeps its own names.
+TEST_F(DraNodeTest, TwoClaimsInOneContainerKeepTheirNames) {
+  const std::string a = SeedClaim("rail-a", {AllocResult("nic", kDriver, kPool, kVf0)});
+  const std::string b = SeedClaim("rail-b", {AllocResult("nic", kDriver, kPool, kVf1)});
+  auto pa = PrepareOne(DraApi::kV1, {"ml", a, "rail-a"});
+  auto pb = PrepareOne(DraApi::kV1, {"ml", b, "rail-b"});
+  std::vector<std::string> ids = fake::ContainerCdiIds(pa);
+  for (const auto& id : fake::ContainerCdiIds(pb)) ids.push_back(id);
+  auto c = fake::InjectCdiDevices(cdi_dir_, ids);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_RAIL_A_RDMA_DEVICES"), "mlx5_2");
+  EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_RAIL_B_RDMA_DEVICES"), "mlx5_3");
+  EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_RAIL_A_REQUEST_NIC_NCCL_IB_HCA"), "=mlx5_2");
+  EXPECT_THAT(c->device_nodes,
+              ElementsAre("/dev/infiniband/issm2", "/dev/infiniband/umad2",
+                          "/dev/infiniband/uverbs2", "/dev/infiniband/rdma_cm",
+                          "/dev/infiniband/uverbs3"));
+}
+
+// The kubelet gives a container the devices whose request names contain the request it
+// names, exactly, and a container names a subrequest's parent: "nic/fast" was answered
+// verbatim, so a container naming "nic" got no device at all.
+TEST_F(DraNodeTest, ASubrequestIsAnsweredAsItsParentRequest) {
+  const std::string uid = SeedClaim("prio", {AllocResult("nic/fast", kDriver, kPool, kVf0)});
+  auto prepared = PrepareOne(DraApi::kV1, {"ml", uid, "prio"});
+  ASSERT_EQ(prepared.devices_size(), 1) << prepared.error();
+  EXPECT_THAT(prepared.devices(0).request_names(), ElementsAre("nic"));
+  auto c = fake::InjectCdiDevices(cdi_dir_, fake::ContainerCdiIds(prepared, "nic"));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_PRIO_REQUEST_NIC_RDMA_DEVICES"), "mlx5_2");
+  EXPECT_EQ(c->Env("HCASHARE_RDMA_DEVICES"), "mlx5_2");
 }
 
 TEST_F(DraNodeTest, CheckpointSurvivesARestart) {
