@@ -82,8 +82,12 @@ int Run(int claims) {
     refs.push_back({"ml", api->Get(kClaims, name)["metadata"]["uid"].get<std::string>(), name});
   }
   dra::RestClaimSource source(client, "v1");
-  dra::PreparerOptions po{kDriver, kPool, tmp.path() + "/cdi", dra::CheckpointPath(root, kDriver),
-                          root,    {}};
+  dra::PreparerOptions po;
+  po.driver = kDriver;
+  po.pool = kPool;
+  po.cdi_dir = tmp.path() + "/cdi";
+  po.checkpoint_path = dra::CheckpointPath(root, kDriver);
+  po.owner = root;
   auto preparer =
       dra::Preparer::Create(po, &source, [&devices](const std::string&, const std::string& device) {
         auto it = devices.find(device);

@@ -1,4 +1,4 @@
-// Micro-benchmarks: the CNI's pod device lookup (cni/podresources.h) against the fake
+// Micro-benchmarks: the CNI's pod device lookup (kubelet/podresources.h) against the fake
 // kubelet pod-resources server holding 250 pods with RDMA devices, over a real unix socket.
 // Each iteration is one whole lookup as a CNI invocation makes it: dial a fresh channel,
 // call, decode, group. Times are wall-clock (the server runs on other threads).
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "cni/podresources.h"
 #include "common/temp_dir.h"
+#include "kubelet/podresources.h"
 #include "testing/fake_podresources.h"
 
 namespace hcashare {
@@ -26,7 +26,7 @@ constexpr int kPods = 250;
 // kubelet does for a device without affinity to one node) and an SR-IOV VF, one without
 // devices.
 struct Node {
-  Node() : server(cni::PodResourcesSocketPath(tmp.path())) {
+  Node() : server(kubelet::PodResourcesSocketPath(tmp.path())) {
     for (int p = 0; p < kPods; ++p) {
       std::vector<FakeContainer> containers;
       for (int c = 0; c < 2; ++c) {
@@ -46,7 +46,7 @@ struct Node {
   }
   TempDir tmp;
   FakePodResources server;
-  cni::PodResourcesOptions opts;
+  kubelet::PodResourcesOptions opts;
   bool ok = false;
 };
 
@@ -59,8 +59,8 @@ void RunLookups(benchmark::State& state, FakePodResources::GetMode mode, const c
   node.server.SetGetMode(mode);
   int i = 0;
   for (auto _ : state) {
-    cni::PodRef pod{"training", "job-" + std::to_string(i++ % kPods), ""};
-    auto r = cni::LookupPodDevices(node.opts, pod);
+    kubelet::PodRef pod{"training", "job-" + std::to_string(i++ % kPods), ""};
+    auto r = kubelet::LookupPodDevices(node.opts, pod);
     if (!r.ok() || r->source != want || r->by_resource.size() != 2) {
       const std::string error =
           r.ok() ? "unexpected answer from " + r->source : r.status().ToString();

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
-#include "cni/podresources_devices.h"
 #include "common/log.h"
 #include "common/strings.h"
 #include "interop/dra_checkpoint.h"
+#include "kubelet/podresources_devices.h"
 
 namespace hcashare::cni {
 
@@ -14,11 +14,11 @@ std::vector<std::string> ResolveDraDevices(const std::string& driver,
                                            DevicesByResource* granted) {
   std::vector<std::string> ours;
   for (auto it = granted->begin(); it != granted->end();) {
-    if (it->first.rfind(kDraKeyPrefix, 0) != 0) {
+    if (it->first.rfind(kubelet::kDraKeyPrefix, 0) != 0) {
       ++it;
       continue;
     }
-    if (it->first == DraResourceKey(driver)) ours = std::move(it->second);
+    if (it->first == kubelet::DraResourceKey(driver)) ours = std::move(it->second);
     it = granted->erase(it);
   }
   std::vector<std::string> unknown;
@@ -43,10 +43,10 @@ Status ResolveDraDevicesFromCheckpoint(const std::string& driver,
                                        const std::string& checkpoint_path,
                                        DevicesByResource* granted) {
   bool any = false;
-  for (const auto& [key, ids] : *granted) any = any || key.rfind(kDraKeyPrefix, 0) == 0;
+  for (const auto& [key, ids] : *granted) any = any || key.rfind(kubelet::kDraKeyPrefix, 0) == 0;
   if (!any) return Status::Ok();
   std::optional<dra::Checkpoint> checkpoint;
-  if (granted->count(DraResourceKey(driver)) != 0) {
+  if (granted->count(kubelet::DraResourceKey(driver)) != 0) {
     Result<dra::Checkpoint> loaded = dra::Checkpoint::Load(checkpoint_path);
     if (!loaded.ok()) {
       return Status(loaded.status().code(), "cannot read the DRA driver's checkpoint " +

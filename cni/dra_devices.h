@@ -1,5 +1,5 @@
 // DRA devices of a pod, as hcashare-cni sees them: pod-resources v1 names them by driver,
-// pool and device (cni/podresources_devices.h keeps them under "dra:<driver>"); the DRA
+// pool and device (kubelet/podresources_devices.h keeps them under "dra:<driver>"); the DRA
 // driver's checkpoint (interop/dra_checkpoint.h) says which PCI address and resource each of ours
 // is. ResolveDraDevices turns the pod's devices of our driver into the same form as the
 // device plugin's, resource -> addresses, so that the device choice and the allocation
@@ -11,10 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "cni/checkpoint.h"
 #include "common/status.h"
+#include "kubelet/device_checkpoint.h"
 
 namespace hcashare::cni {
+
+// A pod's devices by resource, as the kubelet's client reads them (kubelet/).
+using kubelet::DevicesByResource;
 
 // One prepared DRA device, from the driver's checkpoint.
 struct DraDeviceInfo {

@@ -15,7 +15,6 @@
 #include "cni/gc.h"
 #include "cni/netconf.h"
 #include "cni/node_config.h"
-#include "cni/podresources.h"
 #include "cni/status.h"
 #include "cni/stdin.h"
 #include "cni/version.h"
@@ -23,6 +22,7 @@
 #include "common/log.h"
 #include "interop/dra_checkpoint.h"
 #include "json/dump.h"
+#include "kubelet/podresources.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -94,11 +94,12 @@ int RunPlugin(const PluginBackends& backends) {
   std::optional<PodDeviceMap> pod_devices;
   ctx.pod_devices = [&]() -> Result<PodDeviceMap> {
     if (pod_devices) return *pod_devices;
-    PodResourcesOptions opts;
+    kubelet::PodResourcesOptions opts;
     opts.kubelet_root = node->kubelet_root_dir;
     opts.device_plugin_dir = node->device_plugin_dir;
-    ASSIGN_OR_RETURN(PodDevices found,
-                     LookupPodDevices(opts, {env->PodNamespace(), env->PodName(), env->PodUid()}));
+    ASSIGN_OR_RETURN(
+        kubelet::PodDevices found,
+        kubelet::LookupPodDevices(opts, {env->PodNamespace(), env->PodName(), env->PodUid()}));
     // DRA devices (pod-resources dynamic_resources) become addresses under their resources.
     RETURN_IF_ERROR(ResolveDraDevicesFromCheckpoint(
         node->dra_driver, dra::CheckpointPath(node->kubelet_root_dir, node->dra_driver),
@@ -107,9 +108,9 @@ int RunPlugin(const PluginBackends& backends) {
     return *pod_devices;
   };
   ctx.checkpoint_devices = [&]() -> Result<PodDeviceMap> {
-    ASSIGN_OR_RETURN(
-        DevicesByResource found,
-        ReadCheckpointDevices(KubeletCheckpointPath(node->device_plugin_dir), env->PodUid()));
+    ASSIGN_OR_RETURN(DevicesByResource found,
+                     kubelet::ReadCheckpointDevices(
+                         kubelet::KubeletCheckpointPath(node->device_plugin_dir), env->PodUid()));
     return PodDeviceMap{std::move(found), "checkpoint"};
   };
 

@@ -8,10 +8,10 @@
 #include <cstring>
 
 #include "cni/error.h"
-#include "cni/podresources.h"
 #include "cni/state.h"
 #include "common/atomic_file.h"
 #include "common/unique_fd.h"
+#include "kubelet/podresources.h"
 
 namespace hcashare::cni {
 namespace {
@@ -43,16 +43,18 @@ Status CmdStatus(const CniEnv& env, const NetConf& conf) {
                         created.ok() ? std::strerror(errno) : created.message());
   }
   if (conf.resource_name) {
-    const std::string socket = PodResourcesSocketPath(conf.node.kubelet_root_dir);
+    const std::string socket = kubelet::PodResourcesSocketPath(conf.node.kubelet_root_dir);
     if (::access(socket.c_str(), F_OK) == 0) {
       if (std::string problem = ConnectProblem(socket); !problem.empty()) {
         return NotAvailable("the kubelet pod-resources socket " + socket + " does not answer",
                             problem);
       }
-    } else if (::access(KubeletCheckpointPath(conf.node.device_plugin_dir).c_str(), R_OK) != 0) {
+    } else if (::access(kubelet::KubeletCheckpointPath(conf.node.device_plugin_dir).c_str(),
+                        R_OK) != 0) {
       return NotAvailable("cannot look devices up by resourceName",
                           "neither " + socket + " nor " +
-                              KubeletCheckpointPath(conf.node.device_plugin_dir) + " exists");
+                              kubelet::KubeletCheckpointPath(conf.node.device_plugin_dir) +
+                              " exists");
     }
   }
   if (conf.ipam && !env.PathDirs().empty()) {

@@ -7,9 +7,19 @@
 #include "dra/publisher.h"
 #include "kube/config.h"
 #include "kube/rest.h"
+#include "kubelet/podresources.h"
 
 namespace hcashare::dra {
 namespace {
+
+// The claims of `driver` this node's containers hold, from the kubelet's pod-resources.
+std::function<Result<std::vector<KubeletClaim>>()> KubeletClaimsOf(const DriverOptions& o) {
+  kubelet::PodResourcesOptions pr;
+  pr.kubelet_root = o.kubelet_root;
+  pr.timeout = std::chrono::seconds(10);
+  const std::string driver = o.driver;
+  return [pr, driver] { return kubelet::ListKubeletDraClaims(pr, driver); };
+}
 
 // Claims read with the resource.k8s.io version the publisher found the server to serve.
 class DiscoveredClaimSource final : public ClaimSource {
@@ -52,6 +62,13 @@ Result<std::unique_ptr<DraDriver>> DraDriver::Create(DriverOptions options) {
   po.node_name = d->opts_.node_name;
   d->publisher_ = std::make_unique<SlicePublisher>(d->client_.get(), po);
   d->claims_ = std::make_unique<DiscoveredClaimSource>(d->client_.get(), d->publisher_.get());
+  // Collection reads claims at a pace of its own, never in the way of Prepare's reads.
+  kube::RestOptions slow = rest;
+  slow.qps = d->opts_.collect_qps;
+  slow.burst = 1;
+  ASSIGN_OR_RETURN(d->collect_client_, kube::RestClient::Create(cluster, slow));
+  d->collect_claims_ =
+      std::make_unique<DiscoveredClaimSource>(d->collect_client_.get(), d->publisher_.get());
   PreparerOptions prep;
   prep.driver = d->opts_.driver;
   prep.pool = d->opts_.node_name;
@@ -60,6 +77,7 @@ Result<std::unique_ptr<DraDriver>> DraDriver::Create(DriverOptions options) {
   prep.owner = d->opts_.owner.empty() ? d->opts_.kubelet_root : d->opts_.owner;
   DraDriver* self = d.get();
   prep.runtime_refusal = [self] { return self->RuntimeRefusal(); };
+  prep.kubelet_claims = KubeletClaimsOf(d->opts_);
   ASSIGN_OR_RETURN(d->preparer_,
                    Preparer::Create(prep, d->claims_.get(),
                                     [self](const std::string& pool, const std::string& device) {
@@ -80,6 +98,7 @@ Status DraDriver::Start() {
     publisher_->Stop();
     return served;
   }
+  if (opts_.collect_interval.count() > 0) collector_ = std::thread([this] { CollectLoop(); });
   LogInfo("DRA driver started", {{"driver", opts_.driver},
                                  {"node", opts_.node_name},
                                  {"endpoint", server_->DraSocketPath()}});
@@ -87,8 +106,29 @@ Status DraDriver::Start() {
 }
 
 void DraDriver::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (collector_.joinable()) collector_.join();
   if (server_) server_->Stop();
   if (publisher_) publisher_->Stop();
+}
+
+void DraDriver::CollectLoop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (stop_cv_.wait_for(lock, opts_.collect_interval, [this] { return stopping_; })) return;
+    }
+    const CollectReport r =
+        preparer_->Collect(collect_claims_.get(), opts_.collect_max_checks, opts_.collect_grace);
+    if (r.collected > 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      collected_ += r.collected;
+    }
+  }
 }
 
 void DraDriver::Update(PoolContent pool, std::vector<PreparableDevice> devices,
@@ -102,6 +142,7 @@ void DraDriver::Update(PoolContent pool, std::vector<PreparableDevice> devices,
     std::lock_guard<std::mutex> lock(mu_);
     devices_ = std::move(table);
   }
+  preparer_->CompleteRecovered();
   health_.Publish(std::move(health));
   if (Status st = publisher_->Update(std::move(pool)); !st.ok()) {
     LogError("cannot publish the DRA pool", {{"driver", opts_.driver}, {"error", st.ToString()}});
@@ -165,6 +206,12 @@ DriverState DraDriver::State() const {
   s.published = pub.published;
   s.generation = pub.generation;
   s.publish_latency = pub.last_latency;
+  s.checkpoint_kept_aside = preparer_->kept_aside();
+  s.prepared_claims = preparer_->PreparedCount();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s.collected_claims = collected_;
+  }
   if (!pub.shared_refused.ok()) s.shared_refused = pub.shared_refused.message();
   const hostfacts::RuntimeCdi runtime = Runtime(pub.container_runtime);
   s.container_runtime = runtime.runtime;

@@ -10,10 +10,12 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -41,6 +43,13 @@ struct DriverOptions {
   // Names the CDI files' ledger (the canonical kubelet root, as the device plugin's).
   std::string owner;
   bool serve_health = true;
+  // Collection of checkpoint entries no pod holds (Preparer::Collect): a round each
+  // `collect_interval` (0: never), at most `collect_max_checks` claims read per round with an
+  // API client of its own at `collect_qps`, entries younger than `collect_grace` left.
+  std::chrono::milliseconds collect_interval{std::chrono::seconds(30)};
+  size_t collect_max_checks = 150;
+  double collect_qps = 5;
+  std::chrono::seconds collect_grace{std::chrono::minutes(5)};
 };
 
 // What the probes and metrics report.
@@ -55,6 +64,9 @@ struct DriverState {
   hostfacts::CdiSupport runtime_cdi = hostfacts::CdiSupport::kUnknown;
   int64_t generation = 0;
   std::chrono::microseconds publish_latency{0};
+  std::string checkpoint_kept_aside;  // where an unusable checkpoint went at start, or ""
+  size_t prepared_claims = 0;         // entries of the checkpoint
+  uint64_t collected_claims = 0;      // entries collected since start
 };
 
 class DraDriver {
@@ -68,7 +80,7 @@ class DraDriver {
   DraDriver(const DraDriver&) = delete;
   DraDriver& operator=(const DraDriver&) = delete;
 
-  // Starts publishing and serves the kubelet's sockets.
+  // Starts publishing, serves the kubelet's sockets and starts collecting.
   Status Start();
   // Stops serving and publishing; what was published and prepared stays (the successor
   // adopts it). Idempotent.
@@ -92,10 +104,14 @@ class DraDriver {
   hostfacts::RuntimeCdi Runtime(const std::string& reported) const;
   // Prepare's runtime_refusal: why this node's containers cannot get CDI devices, or "".
   std::string RuntimeRefusal() const;
+  // The collector thread: a Collect round each collect_interval until Stop.
+  void CollectLoop();
 
   const DriverOptions opts_;
   std::unique_ptr<kube::RestClient> client_;
+  std::unique_ptr<kube::RestClient> collect_client_;  // its own rate limit
   std::unique_ptr<ClaimSource> claims_;
+  std::unique_ptr<ClaimSource> collect_claims_;
   std::unique_ptr<SlicePublisher> publisher_;
   std::unique_ptr<Preparer> preparer_;
   HealthSource health_;
@@ -104,6 +120,10 @@ class DraDriver {
   mutable std::mutex mu_;
   std::shared_ptr<const std::map<std::string, PreparableDevice>> devices_;  // guarded by mu_
   mutable std::string logged_runtime_;  // guarded by mu_: the runtime last logged
+  bool stopping_ = false;               // guarded by mu_
+  uint64_t collected_ = 0;              // guarded by mu_
+  std::condition_variable stop_cv_;
+  std::thread collector_;
 };
 
 }  // namespace hcashare::dra

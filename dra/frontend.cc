@@ -181,6 +181,19 @@ void DraFrontEnd::Collect() {
                  "claims are refused)",
                  l)
       .Set(s.runtime_cdi == hostfacts::CdiSupport::kNone ? 1 : 0);
+  registry_
+      ->GetGauge("hcashare_dra_checkpoint_rebuilt",
+                 "1 when the DRA checkpoint could not be used at start and was rebuilt from the "
+                 "kubelet (the old file is kept aside; see the log)",
+                 l)
+      .Set(s.checkpoint_kept_aside.empty() ? 0 : 1);
+  registry_->GetGauge("hcashare_dra_prepared_claims", "claims the DRA checkpoint holds", l)
+      .Set(static_cast<double>(s.prepared_claims));
+  registry_
+      ->GetCounter("hcashare_dra_collected_claims_total",
+                   "checkpoint entries removed because no pod holds them and their claim is gone",
+                   l)
+      .RaiseTo(static_cast<double>(s.collected_claims));
 }
 
 }  // namespace hcashare::dra

@@ -118,16 +118,6 @@ bool FileExists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-// The file name part of `path` when it lies directly in `dir`, else "".
-std::string NameIn(const std::string& dir, const std::string& path) {
-  if (path.size() <= dir.size() + 1 || path.compare(0, dir.size(), dir) != 0 ||
-      path[dir.size()] != '/') {
-    return "";
-  }
-  const std::string name = path.substr(dir.size() + 1);
-  return name.find('/') == std::string::npos ? name : "";
-}
-
 }  // namespace
 
 Status CheckClaimRef(const ClaimRef& ref) {
@@ -170,29 +160,6 @@ Preparer::Preparer(PreparerOptions options, ClaimSource* source, DeviceLookup lo
       checkpoint_(std::move(cp)),
       cdi_files_(opts_.cdi_dir, opts_.owner + "#dra#" + opts_.driver) {}
 
-Result<std::unique_ptr<Preparer>> Preparer::Create(PreparerOptions options, ClaimSource* source,
-                                                   DeviceLookup lookup) {
-  if (options.driver.empty() || options.pool.empty() || options.cdi_dir.empty() ||
-      options.checkpoint_path.empty()) {
-    return Status::InvalidArgument(
-        "DRA preparer: driver, pool, CDI dir and checkpoint path are "
-        "required");
-  }
-  ASSIGN_OR_RETURN(Checkpoint cp, Checkpoint::Load(options.checkpoint_path));
-  std::unique_ptr<Preparer> p(
-      new Preparer(std::move(options), source, std::move(lookup), std::move(cp)));
-  std::set<std::string> keep;
-  for (const auto& [uid, claim] : p->checkpoint_.claims()) {
-    const std::string name = NameIn(p->opts_.cdi_dir, claim.cdi_spec_path);
-    if (!name.empty()) keep.insert(name);
-  }
-  for (const auto& removed : p->cdi_files_.Reclaim(keep)) {
-    LogInfo("removed the CDI spec of a claim no longer prepared",
-            {{"file", p->opts_.cdi_dir + "/" + removed}});
-  }
-  return p;
-}
-
 Result<std::map<std::string, ClaimOutcome>> Preparer::Prepare(
     const std::vector<ClaimRef>& claims, std::chrono::steady_clock::time_point deadline) {
   if (claims.size() > kMaxClaimsPerRequest) {
@@ -224,7 +191,7 @@ Result<std::map<std::string, ClaimOutcome>> Preparer::Prepare(
 std::optional<std::vector<PreparedDevice>> Preparer::Cached(const std::string& uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   const PreparedClaim* c = checkpoint_.Find(uid);
-  if (c == nullptr) return std::nullopt;
+  if (c == nullptr || c->recovered) return std::nullopt;
   // A spec lost since (a reboot empties /var/run/cdi) is prepared again.
   if (!c->cdi_spec_path.empty() && !FileExists(c->cdi_spec_path)) return std::nullopt;
   return c->devices;
@@ -233,6 +200,23 @@ std::optional<std::vector<PreparedDevice>> Preparer::Cached(const std::string& u
 Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
   RETURN_IF_ERROR(CheckClaimRef(ref));
   if (auto cached = Cached(ref.uid)) return std::move(*cached);
+  // An Unprepare of this claim that comes while the API server is read below wins.
+  uint64_t unprepares = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    InFlight& f = in_flight_[ref.uid];
+    ++f.count;
+    unprepares = f.unprepares;
+  }
+  struct Done {
+    Preparer* p;
+    const std::string& uid;
+    ~Done() {
+      std::lock_guard<std::mutex> lock(p->mu_);
+      auto it = p->in_flight_.find(uid);
+      if (it != p->in_flight_.end() && --it->second.count == 0) p->in_flight_.erase(it);
+    }
+  } done{this, ref.uid};
 
   const std::string what = "claim " + ref.namespace_name + "/" + ref.name;
   if (opts_.runtime_refusal) {
@@ -287,6 +271,10 @@ Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
   }
 
   std::lock_guard<std::mutex> lock(mu_);
+  if (in_flight_[ref.uid].unprepares != unprepares) {
+    return Status::FailedPrecondition(what +
+                                      ": unprepared while it was being prepared; not prepared");
+  }
   const std::string file = ClaimCdiSpecFileName(opts_.driver, ref.uid);
   if (!spec.devices.empty()) {
     RETURN_IF_ERROR(cdi_files_.Write(file, ClaimCdiSpecJson(opts_.driver, spec))
@@ -299,6 +287,7 @@ Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
     cdi_files_.Remove(file);
     return st.WithContext(what);
   }
+  seen_[ref.uid] = std::chrono::steady_clock::now();
   LogInfo("prepared claim", {{"claim", ref.namespace_name + "/" + ref.name},
                              {"uid", ref.uid},
                              {"devices", std::to_string(devices.size())}});
@@ -325,11 +314,19 @@ Result<std::map<std::string, std::string>> Preparer::Unprepare(
 
 Status Preparer::UnprepareOne(const ClaimRef& ref) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto f = in_flight_.find(ref.uid); f != in_flight_.end()) ++f->second.unprepares;
   const PreparedClaim* c = checkpoint_.Find(ref.uid);
-  if (c == nullptr) return Status::Ok();  // never prepared here, or unprepared already
-  const std::string name = NameIn(opts_.cdi_dir, c->cdi_spec_path);
+  if (c == nullptr) {
+    // Never prepared here, or unprepared already; a spec left by a lost checkpoint goes
+    // (only while it is still the file we wrote).
+    cdi_files_.Remove(ClaimCdiSpecFileName(opts_.driver, ref.uid));
+    return Status::Ok();
+  }
+  const std::string name = FileNameIn(opts_.cdi_dir, c->cdi_spec_path);
   if (!name.empty()) cdi_files_.Remove(name);  // only while it is still the file we wrote
   RETURN_IF_ERROR(checkpoint_.Erase(ref.uid).WithContext("claim " + ref.uid));
+  seen_.erase(ref.uid);
+  checked_.erase(ref.uid);
   LogInfo("unprepared claim", {{"claim", ref.namespace_name + "/" + ref.name}, {"uid", ref.uid}});
   return Status::Ok();
 }
@@ -338,6 +335,31 @@ std::optional<std::string> Preparer::PciAddressOf(const std::string& pool,
                                                   const std::string& device) const {
   std::lock_guard<std::mutex> lock(mu_);
   return checkpoint_.PciAddressOf(pool, device);
+}
+
+std::string FileNameIn(const std::string& dir, const std::string& path) {
+  if (path.size() <= dir.size() + 1 || path.compare(0, dir.size(), dir) != 0 ||
+      path[dir.size()] != '/') {
+    return "";
+  }
+  const std::string name = path.substr(dir.size() + 1);
+  return name.find('/') == std::string::npos ? name : "";
+}
+
+size_t Preparer::PreparedCount() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return checkpoint_.claims().size();
+}
+
+std::string ClaimUidOf(const std::string& text) {
+  if (text.size() > kMaxClaimBytes) return "";
+  jsonin::JsonParseOptions popts;
+  popts.max_depth = 64;
+  popts.max_values = kMaxClaimValues;
+  Result<json> doc = jsonin::ParseJson(text, popts);
+  if (!doc.ok() || !doc->is_object()) return "";
+  const json meta = doc->value("metadata", json::object());
+  return meta.is_object() ? Str(meta, "uid") : "";
 }
 
 std::optional<PreparedClaim> Preparer::Prepared(const std::string& uid) const {

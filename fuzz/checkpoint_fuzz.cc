@@ -7,12 +7,12 @@
 #include <set>
 #include <string>
 
-#include "cni/checkpoint.h"
 #include "fuzz/fuzz_check.h"
+#include "kubelet/device_checkpoint.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  const auto devices = hcashare::cni::ParseCheckpointDevices(text, "pod-uid-1");
+  const auto devices = hcashare::kubelet::ParseCheckpointDevices(text, "pod-uid-1");
   if (!devices.ok()) return 0;
   for (const auto& [resource, ids] : *devices) {
     FUZZ_CHECK(!resource.empty());

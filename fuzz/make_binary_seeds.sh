@@ -12,8 +12,8 @@ out=fuzz/corpus
 encode() {  # encode SELECTOR_BYTE PROTO MESSAGE FILE < text-format
   { printf "\\x$1"; protoc -I . --encode="$3" "$2"; } >"$out/podresources/$4"
 }
-v1=cni/api/podresources_v1.proto
-alpha=cni/api/podresources_v1alpha1.proto
+v1=kubelet/api/podresources_v1.proto
+alpha=kubelet/api/podresources_v1alpha1.proto
 list='
 pod_resources { name: "pod-1" namespace: "ns-1"
   containers { name: "c" devices { resource_name: "nvidia.com/hca_vfs" device_ids: "0000:3b:00.2" } } }

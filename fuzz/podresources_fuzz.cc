@@ -1,7 +1,7 @@
 // Fuzzes pod-resources response handling: the bytes after the first are parsed as the
 // protobuf response the first byte selects (0: v1 GetPodResourcesResponse, 1: v1
 // ListPodResourcesResponse, 2: v1alpha1 ListPodResourcesResponse, modulo 3), then turned
-// into the pod's device lists (cni/podresources_devices.h) for pod "ns-1/pod-1".
+// into the pod's device lists (kubelet/podresources_devices.h) for pod "ns-1/pod-1".
 // Invariants beyond "no crash": no empty device list; no ID twice within a resource; every
 // ID is listed for that resource by a container of a matching pod; `matches` counts the
 // matching pods.
@@ -13,16 +13,16 @@
 
 #include <google/protobuf/stubs/logging.h>
 
-#include "cni/podresources_devices.h"
 #include "fuzz/fuzz_check.h"
+#include "kubelet/podresources_devices.h"
 
 namespace {
 
-namespace cni = hcashare::cni;
+namespace kubelet = hcashare::kubelet;
 
 using IdsByResource = std::map<std::string, std::set<std::string>>;
 
-const cni::PodRef kPod{"ns-1", "pod-1", ""};
+const kubelet::PodRef kPod{"ns-1", "pod-1", ""};
 
 // What each resource lists across the containers of `pod`.
 template <typename PodResourcesMsg>
@@ -34,7 +34,7 @@ void AddListed(const PodResourcesMsg& pod, IdsByResource* listed) {
   }
 }
 
-void CheckDevices(const cni::DevicesByResource& devices, const IdsByResource& listed) {
+void CheckDevices(const kubelet::DevicesByResource& devices, const IdsByResource& listed) {
   for (const auto& [resource, ids] : devices) {
     FUZZ_CHECK(!ids.empty());
     FUZZ_CHECK(std::set<std::string>(ids.begin(), ids.end()).size() == ids.size());
@@ -49,7 +49,7 @@ void FuzzList(const uint8_t* data, size_t size) {
   ListResponse resp;
   if (!resp.ParseFromArray(data, static_cast<int>(size))) return;
   int matches = -1;
-  const cni::DevicesByResource devices = cni::DevicesFromList(resp, kPod, &matches);
+  const kubelet::DevicesByResource devices = kubelet::DevicesFromList(resp, kPod, &matches);
   IdsByResource listed;
   int expected = 0;
   for (const auto& pod : resp.pod_resources()) {
@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!resp.ParseFromArray(data, static_cast<int>(size))) return 0;
     IdsByResource listed;
     AddListed(resp.pod_resources(), &listed);
-    CheckDevices(cni::DevicesFromGet(resp), listed);
+    CheckDevices(kubelet::DevicesFromGet(resp), listed);
   } else if (selector == 1) {
     FuzzList<v1::ListPodResourcesResponse>(data, size);
   } else {

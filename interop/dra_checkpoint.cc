@@ -88,6 +88,13 @@ PreparedClaim ReadClaim(Reader& r, const std::string& uid, const json& c, const 
   claim.namespace_name = r.String(c, "namespace", path);
   claim.name = r.String(c, "name", path);
   claim.cdi_spec_path = r.String(c, "cdiSpecFile", path, false);
+  if (auto rec = c.find("recovered"); rec != c.end()) {
+    if (rec->is_boolean()) {
+      claim.recovered = rec->get<bool>();
+    } else {
+      r.Fail(path + ".recovered", "not a boolean");
+    }
+  }
   auto it = c.find("devices");
   if (it != c.end()) {
     if (!it->is_array()) {
@@ -121,7 +128,7 @@ bool PreparedDevice::operator==(const PreparedDevice& o) const {
 
 bool PreparedClaim::operator==(const PreparedClaim& o) const {
   return uid == o.uid && namespace_name == o.namespace_name && name == o.name &&
-         devices == o.devices && cdi_spec_path == o.cdi_spec_path;
+         devices == o.devices && cdi_spec_path == o.cdi_spec_path && recovered == o.recovered;
 }
 
 std::string CheckpointPath(const std::string& kubelet_root, const std::string& driver) {
@@ -149,9 +156,17 @@ const PreparedClaim* Checkpoint::Find(const std::string& uid) const {
 }
 
 Status Checkpoint::Put(PreparedClaim claim) {
+  std::vector<PreparedClaim> one;
+  one.push_back(std::move(claim));
+  return PutAll(std::move(one));
+}
+
+Status Checkpoint::PutAll(std::vector<PreparedClaim> claims) {
   std::map<std::string, PreparedClaim> next = claims_;
-  const std::string uid = claim.uid;
-  next[uid] = std::move(claim);
+  for (auto& claim : claims) {
+    const std::string uid = claim.uid;
+    next[uid] = std::move(claim);
+  }
   if (next.size() > kMaxCheckpointClaims) {
     return Status::FailedPrecondition("DRA checkpoint " + path_ + " is full: it holds " +
                                       std::to_string(kMaxCheckpointClaims) +
@@ -162,10 +177,13 @@ Status Checkpoint::Put(PreparedClaim claim) {
   return Status::Ok();
 }
 
-Status Checkpoint::Erase(const std::string& uid) {
-  if (claims_.count(uid) == 0) return Status::Ok();
+Status Checkpoint::Erase(const std::string& uid) { return EraseAll({uid}); }
+
+Status Checkpoint::EraseAll(const std::set<std::string>& uids) {
   std::map<std::string, PreparedClaim> next = claims_;
-  next.erase(uid);
+  size_t erased = 0;
+  for (const auto& uid : uids) erased += next.erase(uid);
+  if (erased == 0) return Status::Ok();
   RETURN_IF_ERROR(Save(next));
   claims_ = std::move(next);
   return Status::Ok();
@@ -196,8 +214,12 @@ Status Checkpoint::Save(const std::map<std::string, PreparedClaim>& claims) cons
   }
   // Durably: after a power cut the kubelet asks again only for claims it still holds, and
   // Unprepare works from this file alone.
-  return WriteFileDurably(path_, Serialize(claims), 0600)
-      .WithContext("cannot write the DRA checkpoint");
+  const std::string text = Serialize(claims);
+  if (text.size() > kMaxCheckpointBytes) {
+    return Status::FailedPrecondition("DRA checkpoint " + path_ + " would exceed " +
+                                      std::to_string(kMaxCheckpointBytes) + " bytes");
+  }
+  return WriteFileDurably(path_, text, 0600).WithContext("cannot write the DRA checkpoint");
 }
 
 std::string Checkpoint::Serialize(const std::map<std::string, PreparedClaim>& claims) {
@@ -209,6 +231,7 @@ std::string Checkpoint::Serialize(const std::map<std::string, PreparedClaim>& cl
                    {"name", c.name},
                    {"cdiSpecFile", c.cdi_spec_path},
                    {"devices", std::move(devices)}};
+    if (c.recovered) by_uid[uid]["recovered"] = true;
   }
   json doc = {{"version", kCheckpointVersion}, {"claims", std::move(by_uid)}};
   return DumpJson(doc, 1) + "\n";

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,10 @@ namespace hcashare::dra {
 
 // The largest checkpoint file read.
 inline constexpr size_t kMaxCheckpointBytes = size_t{16} << 20;
-// The most claims one checkpoint holds.
-inline constexpr size_t kMaxCheckpointClaims = 4096;
+// The most claims one checkpoint holds: a bound on memory, far above what a node's pods
+// hold; entries no pod holds are collected (dra/prepare.h), so a missed Unprepare does not
+// creep towards it.
+inline constexpr size_t kMaxCheckpointClaims = 16384;
 // The version written; a file of another version is refused.
 inline constexpr int kCheckpointVersion = 1;
 
@@ -44,6 +47,9 @@ struct PreparedClaim {
   std::string name;
   std::vector<PreparedDevice> devices;
   std::string cdi_spec_path;  // the claim's CDI spec file ("" when it has no device of ours)
+  // Rebuilt from what the kubelet reported after the file was lost: no request names, and
+  // a Prepare of it is done afresh rather than answered from here.
+  bool recovered = false;
 
   bool operator==(const PreparedClaim& o) const;
 };
@@ -66,11 +72,15 @@ class Checkpoint {
   // Every prepared claim, by UID.
   const std::map<std::string, PreparedClaim>& claims() const { return claims_; }
   // Adds or replaces `claim` and writes the file; on failure the checkpoint is unchanged.
-  // FailedPrecondition when it would hold more than kMaxCheckpointClaims claims.
+  // FailedPrecondition when it would hold more than kMaxCheckpointClaims claims or its file
+  // would exceed kMaxCheckpointBytes (a file Load would refuse is never written).
   Status Put(PreparedClaim claim);
   // Removes claim `uid` (nothing when absent) and writes the file; on failure the checkpoint
   // is unchanged.
   Status Erase(const std::string& uid);
+  // As Put and Erase for many claims, with one write of the file.
+  Status PutAll(std::vector<PreparedClaim> claims);
+  Status EraseAll(const std::set<std::string>& uids);
 
   // Device `device` of pool `pool` in any prepared claim, or null.
   const PreparedDevice* FindDevice(const std::string& pool, const std::string& device) const;

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cni/api/podresources_v1.grpc.pb.h"
-#include "cni/api/podresources_v1alpha1.grpc.pb.h"
+#include "kubelet/api/podresources_v1.grpc.pb.h"
+#include "kubelet/api/podresources_v1alpha1.grpc.pb.h"
 
 namespace fs = std::filesystem;
 

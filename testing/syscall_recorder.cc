@@ -7,9 +7,12 @@
 //   HCASHARE_SYSCALL_LOG   file the calls are appended to, a line each:
 //                          "fsync <path of the fd>" or "rename <old> <new>"
 //   HCASHARE_SYSCALL_FAIL  "<call>:<n>[:<errno>]": the n-th call (1-based) of `call`
-//                          (fsync or rename) fails with errno (default EIO) and does nothing.
+//                          (fsync or rename) fails with errno (default EIO) and does nothing;
+//                          "<call>:<n>:kill" SIGKILLs the process instead, before the call,
+//                          and "<call>:<n>:kill-after" right after it (a crash at that step).
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -32,7 +35,12 @@ void Log(const char* a, const char* b, const char* c) {
   ::close(fd);
 }
 
-// Counts calls of `call`; returns the errno to fail this one with, or 0.
+// What ShouldFail asks of a call besides an errno.
+constexpr int kKillBefore = -1;
+constexpr int kKillAfter = -2;
+
+// Counts calls of `call`; returns the errno to fail this one with, kKillBefore, kKillAfter,
+// or 0.
 int ShouldFail(const char* call) {
   static int fsyncs = 0, renames = 0;
   int& count = std::strcmp(call, "fsync") == 0 ? fsyncs : renames;
@@ -44,7 +52,25 @@ int ShouldFail(const char* call) {
   char* end = nullptr;
   const long n = std::strtol(spec + len + 1, &end, 10);
   if (n != count) return 0;
-  return *end == ':' ? static_cast<int>(std::strtol(end + 1, nullptr, 10)) : EIO;
+  if (*end != ':') return EIO;
+  if (std::strcmp(end + 1, "kill") == 0) return kKillBefore;
+  if (std::strcmp(end + 1, "kill-after") == 0) return kKillAfter;
+  return static_cast<int>(std::strtol(end + 1, nullptr, 10));
+}
+
+// Acts on ShouldFail's answer `err` before the call: kills, or sets errno and returns true
+// when the call is to fail.
+bool FailBefore(int err) {
+  if (err == kKillBefore) ::kill(::getpid(), SIGKILL);
+  if (err <= 0) return false;
+  errno = err;
+  return true;
+}
+
+// After the call: kills when asked to, else returns `result`.
+int After(int err, int result) {
+  if (err == kKillAfter) ::kill(::getpid(), SIGKILL);
+  return result;
 }
 
 template <typename F>
@@ -62,24 +88,18 @@ int fsync(int fd) {
   const ssize_t n = ::readlink(proc, target, sizeof(target) - 1);
   if (n < 0) std::snprintf(target, sizeof(target), "fd:%d", fd);
   const int err = ShouldFail("fsync");
-  Log(err ? "fsync-failed" : "fsync", target, "");
-  if (err) {
-    errno = err;
-    return -1;
-  }
+  Log(err > 0 ? "fsync-failed" : "fsync", target, "");
+  if (FailBefore(err)) return -1;
   static auto real = Next<int (*)(int)>("fsync");
-  return real(fd);
+  return After(err, real(fd));
 }
 
 int rename(const char* from, const char* to) {
   const int err = ShouldFail("rename");
-  Log(err ? "rename-failed" : "rename", from, to);
-  if (err) {
-    errno = err;
-    return -1;
-  }
+  Log(err > 0 ? "rename-failed" : "rename", from, to);
+  if (FailBefore(err)) return -1;
   static auto real = Next<int (*)(const char*, const char*)>("rename");
-  return real(from, to);
+  return After(err, real(from, to));
 }
 
 }  // extern "C"

@@ -2,6 +2,7 @@
 // leaves behind when it fails. The order of flushes and renames is seen through
 // testing/syscall_recorder.cc, a preload library that records (and can fail) the libc calls
 // of a child process: this binary run again with one child test selected.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -102,6 +103,16 @@ TEST(AtomicFileChild, ReplacesAndPuts) {
   std::printf("held: %s\n", cp->Find("uid-2") ? "yes" : "no");
 }
 
+// Puts a second claim into the checkpoint (holding uid-1) and prints "put: <status>".
+TEST(AtomicFileChild, PutsASecondClaim) {
+  HCASHARE_CHILD_DIR();
+  auto cp = dra::Checkpoint::Load(dir + "/checkpoint.json");
+  ASSERT_TRUE(cp.ok()) << cp.status().ToString();
+  dra::PreparedClaim claim;
+  claim.uid = "uid-2";
+  std::printf("put: %s\n", cp->Put(claim).ToString().c_str());
+}
+
 // Issue 33: the DRA checkpoint was renamed into place without a flush, so a power cut could
 // leave it empty. The temporary file is flushed, then renamed, then the directory is
 // flushed; an atomic write alone flushes nothing; the checkpoint's write is a durable one.
@@ -156,6 +167,36 @@ TEST(AtomicFileTest, EachFailingStepOfADurableWriteIsReportedAndLeavesNoDebris) 
     for (const std::string& name : Listing(tmp.path())) {
       EXPECT_EQ(name.find(".tmp."), std::string::npos) << name;
     }
+  }
+}
+
+// kill -9 at every step of the checkpoint's write: the file is always whole, the old one
+// until the rename and the new one from it on; at most the temporary file is left (the
+// Preparer removes it at its next start, under its lock: dra_state_test).
+TEST(AtomicFileTest, AKillAtEveryStepOfACheckpointWriteLeavesTheOldOrTheNewFile) {
+  struct Case {
+    std::string kill;
+    bool has_new;
+  };
+  for (const Case& c : std::vector<Case>{{"fsync:1:kill", false},
+                                         {"fsync:1:kill-after", false},
+                                         {"rename:1:kill", false},
+                                         {"rename:1:kill-after", true},
+                                         {"fsync:2:kill", true},
+                                         {"fsync:2:kill-after", true}}) {
+    SCOPED_TRACE(c.kill);
+    TempDir tmp;
+    dra::Checkpoint first(tmp.path() + "/checkpoint.json");
+    dra::PreparedClaim one;
+    one.uid = "uid-1";
+    ASSERT_TRUE(first.Put(one).ok());
+    const ChildRun run = RunChild("PutsASecondClaim", tmp.path(), c.kill);
+    EXPECT_EQ(run.out.exit_code, 128 + SIGKILL) << run.out.out << run.out.err;
+    EXPECT_EQ(run.out.out.find("put: "), std::string::npos) << "killed before it returned";
+    auto back = dra::Checkpoint::Load(tmp.path() + "/checkpoint.json");
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_NE(back->Find("uid-1"), nullptr);
+    EXPECT_EQ(back->Find("uid-2") != nullptr, c.has_new);
   }
 }
 

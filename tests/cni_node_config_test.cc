@@ -12,8 +12,8 @@
 #include "cni/error.h"
 #include "cni/netconf.h"
 #include "cni/node_config.h"
-#include "cni/podresources.h"
 #include "common/temp_dir.h"
+#include "kubelet/podresources.h"
 
 namespace hcashare::cni {
 namespace {
@@ -85,7 +85,7 @@ TEST_F(NodeFileTest, DevicePluginDirDoesNotFollowTheKubeletRoot) {
   auto node = Load();
   ASSERT_TRUE(node.ok());
   EXPECT_EQ(node->device_plugin_dir, "/var/lib/kubelet/device-plugins");
-  EXPECT_EQ(KubeletCheckpointPath(node->device_plugin_dir),
+  EXPECT_EQ(kubelet::KubeletCheckpointPath(node->device_plugin_dir),
             "/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint");
 }
 

@@ -138,7 +138,7 @@ TEST(DeployDra, OverlayChangesOnlyWhatItSays) {
   Expect e;
   e.dra_driver = kDriver;
   EXPECT_EQ(CheckDaemonSet(ds, e), std::vector<std::string>{});
-  // The DaemonSet: the ServiceAccount, the token, NODE_NAME, one mount and its volume.
+  // The DaemonSet: the ServiceAccount, the token, NODE_NAME, two mounts and their volumes.
   const std::string s = "/spec/template/spec/", c0 = s + "containers/0/";
   // (json::diff names an appended element "/-").
   const std::set<std::string> want = {s + "serviceAccountName", s + "automountServiceAccountToken",
@@ -152,11 +152,22 @@ TEST(DeployDra, OverlayChangesOnlyWhatItSays) {
   EXPECT_EQ(spec["containers"][0]["env"], json::parse(R"([{"name": "NODE_NAME",
                              "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}])"));
   const std::string dir = "/var/lib/kubelet/plugins/" + kDriver;
+  const json& volumes = spec["volumes"];
+  const json& mounts = spec["containers"][0]["volumeMounts"];
+  ASSERT_GE(volumes.size(), 2u);
+  ASSERT_GE(mounts.size(), 2u);
   EXPECT_EQ(
-      spec["volumes"].back(),
+      volumes[volumes.size() - 2],
       json({{"name", "dra-plugin"}, {"hostPath", {{"path", dir}, {"type", "DirectoryOrCreate"}}}}));
-  EXPECT_EQ(spec["containers"][0]["volumeMounts"].back(),
-            json({{"name", "dra-plugin"}, {"mountPath", dir}}));
+  EXPECT_EQ(mounts[mounts.size() - 2], json({{"name", "dra-plugin"}, {"mountPath", dir}}));
+  // Which claims pods hold: the pod-resources socket, read-only.
+  EXPECT_EQ(
+      volumes.back(),
+      json({{"name", "pod-resources"},
+            {"hostPath", {{"path", "/var/lib/kubelet/pod-resources"}, {"type", "Directory"}}}}));
+  EXPECT_EQ(mounts.back(), json({{"name", "pod-resources"},
+                                 {"mountPath", "/var/lib/kubelet/pod-resources"},
+                                 {"readOnly", true}}));
   // Of plugins/ only the driver's directory.
   for (const auto& v : spec["volumes"]) {
     const std::string path = v.contains("hostPath") ? v["hostPath"].value("path", "") : "";

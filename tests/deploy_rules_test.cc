@@ -131,8 +131,16 @@ TEST(DeployInvariants, CheckerCatchesBrokenDraDaemonSets) {
   EXPECT_NE(Join(CheckDaemonSet(base, dra)).find("NODE_NAME"), std::string::npos);
 
   const std::string dir = "/var/lib/kubelet/plugins/rdma.hcashare.io";
-  const size_t v = PodSpec(good)["volumes"].size() - 1;
-  const size_t m = PodSpec(good)["containers"][0]["volumeMounts"].size() - 1;
+  // The indexes of the driver directory's volume and mount.
+  const auto index_of = [](const json& list, const std::string& name) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i].value("name", "") == name) return i;
+    }
+    ADD_FAILURE() << "no " << name << " in " << list.dump();
+    return size_t{0};
+  };
+  const size_t v = index_of(PodSpec(good)["volumes"], "dra-plugin");
+  const size_t m = index_of(PodSpec(good)["containers"][0]["volumeMounts"], "dra-plugin");
   const std::string vol = "/spec/template/spec/volumes/" + std::to_string(v);
   const std::string mnt = "/spec/template/spec/containers/0/volumeMounts/" + std::to_string(m);
   const std::vector<std::pair<json, std::string>> breaks = {
@@ -154,6 +162,13 @@ TEST(DeployInvariants, CheckerCatchesBrokenDraDaemonSets) {
        "host path " + dir + " is mounted at /plugin"},
       {{{{"op", "add"}, {"path", mnt + "/readOnly"}, {"value", true}}},
        "is mounted read-only, but the daemon writes there"},
+      // The pod-resources socket, writable.
+      {{{{"op", "remove"},
+         {"path", "/spec/template/spec/containers/0/volumeMounts/" +
+                      std::to_string(index_of(PodSpec(good)["containers"][0]["volumeMounts"],
+                                              "pod-resources")) +
+                      "/readOnly"}}},
+       "(pod-resources) is mounted writable"},
       // All of plugins/ (other drivers' and CSI sockets), or another driver's directory.
       {{{{"op", "replace"},
          {"path", vol + "/hostPath/path"},

@@ -277,16 +277,5 @@ TEST_F(PreparerBoundsTest, ClaimsPastTheDeadlineFailWithoutAnApiCall) {
   EXPECT_EQ(source_.gets, 1);
 }
 
-TEST_F(PreparerBoundsTest, CorruptCheckpointStopsTheStart) {
-  WriteAll(tmp_.path() + "/checkpoint.json", "{not json");
-  PreparerOptions o = preparer_->options();
-  auto p = Preparer::Create(o, &source_, [](const std::string&, const std::string&) {
-    return std::optional<PreparableDevice>();
-  });
-  ASSERT_FALSE(p.ok());
-  EXPECT_THAT(p.status().message(), HasSubstr("checkpoint.json is corrupt"));
-  EXPECT_EQ(ReadAll(tmp_.path() + "/checkpoint.json"), "{not json");
-}
-
 }  // namespace
 }  // namespace hcashare::dra

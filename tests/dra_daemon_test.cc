@@ -335,6 +335,44 @@ TEST_F(DraDaemonTest, ARuntimeWithoutCdiRefusesClaimsSayingWhy) {
   ASSERT_TRUE(p->Wait(milliseconds(5000)).ok());
 }
 
+// Issue 33: a corrupt checkpoint stopped the DRA driver from starting (and the CNI then
+// failed DRA pods too). The daemon keeps it aside, says so, and serves claims.
+TEST_F(DraDaemonTest, ACorruptCheckpointIsKeptAsideAndTheDriverStarts) {
+  const std::string dir = kubelet_root_ + "/plugins/" + kDriver;
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/checkpoint.json") << "{\"version\": 1, \"claims\": {\"x\": [";
+  WriteConfig(kDraConfig);
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = SpawnDra("corrupt.log");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_TRUE(WaitUntil([&] { return Devices().size() == 2; }))
+      << ReadTextFile(tmp_.path() + "/corrupt.log");
+  ASSERT_TRUE(dra_kubelet_->Register(kDriver).ok());
+  const std::string uid = SeedClaim("nic", "pci-0000-af-00-0");
+  auto r = dra_kubelet_->Prepare(fake::DraApi::kV1, {{"ml", uid, "nic"}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->claims().at(uid).error(), "");
+  const std::string log = ReadTextFile(tmp_.path() + "/corrupt.log");
+  EXPECT_NE(log.find("the DRA checkpoint cannot be used; it is kept aside"), std::string::npos)
+      << log;
+  bool kept = false;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    kept = kept || e.path().filename().string().rfind("checkpoint.json.unusable-", 0) == 0;
+  }
+  EXPECT_TRUE(kept);
+  const int port = MetricsPort("corrupt.log");
+  ASSERT_GT(port, 0);
+  const std::string metrics = HttpGet(port, "/metrics");
+  EXPECT_NE(metrics.find("hcashare_dra_checkpoint_rebuilt{driver=\"rdma.hcashare.io\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("hcashare_dra_prepared_claims{driver=\"rdma.hcashare.io\"} 1"),
+            std::string::npos)
+      << metrics;
+  ASSERT_TRUE(p->Signal(SIGTERM).ok());
+  ASSERT_TRUE(p->Wait(milliseconds(5000)).ok());
+}
+
 TEST_F(DraDaemonTest, WithoutDraResourcesTheApiServerIsNeverCalled) {
   WriteConfig(Config(5));
   ASSERT_TRUE(kubelet_->Start().ok());

@@ -13,13 +13,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cni/api/podresources_v1alpha1.pb.h"
 #include "common/temp_dir.h"
 #include "dra/api/dra_health_v1alpha1.pb.h"
 #include "dra/cdi_claim.h"
 #include "dra/node_server.h"
 #include "dra/prepare.h"
 #include "interop/dra_checkpoint.h"
+#include "kubelet/api/podresources_v1alpha1.pb.h"
 #include "testing/cdi_runtime.h"
 #include "testing/fake_dra_kubelet.h"
 #include "tests/kube_test_util.h"
@@ -489,10 +489,9 @@ TEST_F(DraNodeTest, TwoClaimsInOneContainerKeepTheirNames) {
   EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_RAIL_A_RDMA_DEVICES"), "mlx5_2");
   EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_RAIL_B_RDMA_DEVICES"), "mlx5_3");
   EXPECT_EQ(c->Env("HCASHARE_DRA_CLAIM_RAIL_A_REQUEST_NIC_NCCL_IB_HCA"), "=mlx5_2");
-  EXPECT_THAT(c->device_nodes,
-              ElementsAre("/dev/infiniband/issm2", "/dev/infiniband/umad2",
-                          "/dev/infiniband/uverbs2", "/dev/infiniband/rdma_cm",
-                          "/dev/infiniband/uverbs3"));
+  EXPECT_THAT(c->device_nodes, ElementsAre("/dev/infiniband/issm2", "/dev/infiniband/umad2",
+                                           "/dev/infiniband/uverbs2", "/dev/infiniband/rdma_cm",
+                                           "/dev/infiniband/uverbs3"));
 }
 
 // The kubelet gives a container the devices whose request names contain the request it

@@ -1,4 +1,4 @@
-// Tests for the CNI's pod device lookup (cni/podresources.h, cni/checkpoint.h): the
+// Tests for the CNI's pod device lookup (kubelet/podresources.h, kubelet/device_checkpoint.h): the
 // pod-resources fallback chain v1 Get -> v1 List -> v1alpha1 List over real gRPC on a unix
 // socket (tools/fake_podresources.h plays the kubelet), RESOURCE_EXHAUSTED retries,
 // deadlines, the 16 MiB receive limit, de-duplication of the kubelet's per-NUMA entries,
@@ -22,15 +22,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "cni/checkpoint.h"
-#include "cni/podresources.h"
 #include "common/log.h"
 #include "common/temp_dir.h"
 #include "common/unique_fd.h"
+#include "kubelet/device_checkpoint.h"
+#include "kubelet/podresources.h"
 #include "testing/fake_podresources.h"
 #include "tests/run_in_child.h"
 
-namespace hcashare::cni {
+namespace hcashare::kubelet {
 namespace {
 
 using fake::FakeContainer;
@@ -643,4 +643,4 @@ TEST(ParseCheckpointTest, HostileCheckpointFilesAreRefusedAtOnce) {
 }
 
 }  // namespace
-}  // namespace hcashare::cni
+}  // namespace hcashare::kubelet

@@ -2,8 +2,8 @@
 // Graphviz; or the snapshot -> an NCCL topology file.
 #include <iostream>
 
-#include "cni/podresources.h"
 #include "common/host.h"
+#include "kubelet/podresources.h"
 
 #include "json/dump.h"
 #include "tools/commands.h"
@@ -24,11 +24,11 @@ int RunTopoPod(const TopoOptions& opts, const hostfacts::HostSnapshot& facts) {
     std::cerr << "hcashare topo: --pod must be NAMESPACE/NAME, got \"" << opts.pod << "\"\n";
     return 1;
   }
-  cni::PodResourcesOptions pr;
+  kubelet::PodResourcesOptions pr;
   pr.kubelet_root =
       opts.kubelet_root.empty() ? JoinPath(opts.host_root, "/var/lib/kubelet") : opts.kubelet_root;
   auto found =
-      cni::LookupPodDevices(pr, {opts.pod.substr(0, slash), opts.pod.substr(slash + 1), ""});
+      kubelet::LookupPodDevices(pr, {opts.pod.substr(0, slash), opts.pod.substr(slash + 1), ""});
   if (!found.ok()) {
     std::cerr << "hcashare topo: cannot ask the kubelet for pod " << opts.pod << ": "
               << found.status().message() << "\n";

@@ -1,4 +1,4 @@
-#include "cni/checkpoint.h"
+#include "kubelet/device_checkpoint.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -9,7 +9,7 @@
 
 #include "common/safe_file.h"
 
-namespace hcashare::cni {
+namespace hcashare::kubelet {
 
 using nlohmann::json;
 
@@ -114,4 +114,4 @@ Result<DevicesByResource> ReadCheckpointDevices(const std::string& path,
   return devices;
 }
 
-}  // namespace hcashare::cni
+}  // namespace hcashare::kubelet

@@ -1,4 +1,4 @@
-#include "cni/podresources.h"
+#include "kubelet/podresources.h"
 
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
@@ -6,16 +6,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <random>
 #include <thread>
 #include <utility>
 
-#include "cni/api/podresources_v1.grpc.pb.h"
-#include "cni/api/podresources_v1alpha1.grpc.pb.h"
-#include "cni/podresources_devices.h"
 #include "common/log.h"
+#include "kubelet/api/podresources_v1.grpc.pb.h"
+#include "kubelet/api/podresources_v1alpha1.grpc.pb.h"
+#include "kubelet/podresources_devices.h"
 
-namespace hcashare::cni {
+namespace hcashare::kubelet {
 
 using std::chrono::milliseconds;
 
@@ -143,6 +144,17 @@ class Caller {
   const std::string socket_;
 };
 
+// v1 List through `caller`, into `resp`.
+grpc::Status ListV1(Caller& caller, v1::PodResourcesLister::Stub& stub,
+                    v1::ListPodResourcesResponse* resp, int* attempts) {
+  return caller.Call(
+      [&](grpc::ClientContext* ctx) {
+        resp->Clear();
+        return stub.List(ctx, v1::ListPodResourcesRequest(), resp);
+      },
+      attempts);
+}
+
 Result<PodDevices> Answer(std::string source, DevicesByResource devices, const PodRef& pod) {
   LogDebug("pod-resources lookup answered",
            {{"source", source}, {"pod", pod.ns + "/" + pod.name}, {"resources", devices.size()}});
@@ -194,12 +206,7 @@ Result<PodDevices> LookupGrpc(const PodResourcesOptions& opts, const std::string
   int matches = 0;
   {
     v1::ListPodResourcesResponse resp;
-    grpc::Status st = caller.Call(
-        [&](grpc::ClientContext* ctx) {
-          resp.Clear();
-          return v1_stub->List(ctx, v1::ListPodResourcesRequest(), &resp);
-        },
-        &attempts);
+    grpc::Status st = ListV1(caller, *v1_stub, &resp, &attempts);
     if (st.ok()) {
       auto devices = DevicesFromList(resp, pod, &matches);
       if (matches > 1) {
@@ -262,4 +269,43 @@ Result<PodDevices> LookupPodDevices(const PodResourcesOptions& opts, const PodRe
   return Answer("checkpoint", std::move(devices).value(), pod);
 }
 
-}  // namespace hcashare::cni
+Result<std::vector<dra::KubeletClaim>> ListKubeletDraClaims(const PodResourcesOptions& opts,
+                                                            const std::string& driver) {
+  const std::string socket = PodResourcesSocketPath(opts.kubelet_root);
+  struct stat st {};
+  if (::stat(socket.c_str(), &st) != 0) {
+    return Status::Unavailable("kubelet pod-resources " + socket + ": " + std::strerror(errno));
+  }
+  auto stub = v1::PodResourcesLister::NewStub(Dial(socket, opts.max_receive_bytes));
+  Caller caller(opts, socket);
+  int attempts = 0;
+  v1::ListPodResourcesResponse resp;
+  grpc::Status called = ListV1(caller, *stub, &resp, &attempts);
+  if (!called.ok()) return caller.Error("v1 List", called, attempts);
+  std::vector<dra::KubeletClaim> out;
+  std::map<std::pair<std::string, std::string>, size_t> at;  // (ns, name) -> index in out
+  for (const auto& pod : resp.pod_resources()) {
+    for (const auto& container : pod.containers()) {
+      for (const auto& claim : container.dynamic_resources()) {
+        for (const auto& r : claim.claim_resources()) {
+          if (!driver.empty() && r.driver_name() != driver) continue;
+          auto [it, added] =
+              at.emplace(std::make_pair(claim.claim_namespace(), claim.claim_name()), out.size());
+          if (added) out.push_back({claim.claim_namespace(), claim.claim_name(), {}});
+          auto& devices = out[it->second].devices;
+          const bool seen = std::any_of(devices.begin(), devices.end(), [&](const auto& d) {
+            return d.driver == r.driver_name() && d.pool == r.pool_name() &&
+                   d.device == r.device_name();
+          });
+          if (seen) continue;
+          dra::KubeletClaimDevice d{r.driver_name(), r.pool_name(), r.device_name(), {}};
+          for (const auto& cdi : r.cdi_devices()) d.cdi_device_ids.push_back(cdi.name());
+          devices.push_back(std::move(d));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace hcashare::kubelet

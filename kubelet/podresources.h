@@ -18,10 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "cni/checkpoint.h"
 #include "common/status.h"
+#include "interop/kubelet_claims.h"
+#include "kubelet/device_checkpoint.h"
 
-namespace hcashare::cni {
+namespace hcashare::kubelet {
 
 // The pod of a CNI invocation, from CNI_ARGS K8S_POD_NAMESPACE, K8S_POD_NAME, K8S_POD_UID.
 struct PodRef {
@@ -70,4 +71,13 @@ std::string KubeletCheckpointPath(const std::string& device_plugin_dir);
 // Thread-safe (no shared state).
 Result<PodDevices> LookupPodDevices(const PodResourcesOptions& opts, const PodRef& pod);
 
-}  // namespace hcashare::cni
+// Every DRA claim containers of this node hold (v1 List's dynamic_resources), each once, in
+// the order the kubelet lists them; with `driver` not empty, only the devices of that driver
+// (and claims with at least one). Unavailable naming the socket when the socket is absent
+// or the call fails (v1 not served included): the caller cannot tell which claims are held.
+// A kubelet whose gate is off lists no claims at all; callers must not take an empty answer
+// for "nothing is held" without another source. Thread-safe.
+Result<std::vector<dra::KubeletClaim>> ListKubeletDraClaims(const PodResourcesOptions& opts,
+                                                            const std::string& driver);
+
+}  // namespace hcashare::kubelet

@@ -20,7 +20,7 @@
 
 #include "common/status.h"
 
-namespace hcashare::cni {
+namespace hcashare::kubelet {
 
 // Resource name -> device IDs.
 using DevicesByResource = std::map<std::string, std::vector<std::string>>;
@@ -46,4 +46,4 @@ inline constexpr size_t kMaxCheckpointBytes = 16 << 20;
 Result<DevicesByResource> ReadCheckpointDevices(const std::string& path,
                                                 const std::string& pod_uid);
 
-}  // namespace hcashare::cni
+}  // namespace hcashare::kubelet

@@ -1,4 +1,4 @@
-#include "cni/podresources_devices.h"
+#include "kubelet/podresources_devices.h"
 
 #include <map>
 #include <set>
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace hcashare::cni {
+namespace hcashare::kubelet {
 namespace {
 
 // Adds the devices of PodResources messages (v1 or v1alpha1) to one result.
@@ -83,4 +83,4 @@ DevicesByResource DevicesFromList(const v1alpha1::ListPodResourcesResponse& resp
   return FromList(resp, pod, matches);
 }
 
-}  // namespace hcashare::cni
+}  // namespace hcashare::kubelet

@@ -5,12 +5,12 @@
 
 #include <string>
 
-#include "cni/api/podresources_v1.pb.h"
-#include "cni/api/podresources_v1alpha1.pb.h"
-#include "cni/checkpoint.h"
-#include "cni/podresources.h"
+#include "kubelet/api/podresources_v1.pb.h"
+#include "kubelet/api/podresources_v1alpha1.pb.h"
+#include "kubelet/device_checkpoint.h"
+#include "kubelet/podresources.h"
 
-namespace hcashare::cni {
+namespace hcashare::kubelet {
 
 // DRA devices (pod-resources v1 `dynamic_resources`) are returned among the device-plugin
 // resources under a key no extended resource name can be (':' is not allowed in one):
@@ -34,4 +34,4 @@ DevicesByResource DevicesFromList(const v1::ListPodResourcesResponse& resp, cons
 DevicesByResource DevicesFromList(const v1alpha1::ListPodResourcesResponse& resp, const PodRef& pod,
                                   int* matches);
 
-}  // namespace hcashare::cni
+}  // namespace hcashare::kubelet
