@@ -87,6 +87,7 @@ Result<std::unique_ptr<DraDriver>> DraDriver::Create(DriverOptions options) {
   so.kubelet_root = d->opts_.kubelet_root;
   so.driver = d->opts_.driver;
   so.serve_health = d->opts_.serve_health;
+  d->health_.StartKeepAlive(kHealthKeepAlive);
   d->server_ = std::make_unique<NodeServer>(so, *d->preparer_, d->health_);
   return d;
 }

@@ -1,6 +1,5 @@
 #include "dra/frontend.h"
 
-#include <ctime>
 #include <vector>
 
 #include "common/log.h"
@@ -54,26 +53,18 @@ std::shared_ptr<DraDriver> DraFrontEnd::Ensure(const std::string& driver_name) {
 std::vector<DeviceHealthEntry> DraFrontEnd::Health(
     const std::string& pool, const std::vector<std::pair<std::string, bool>>& healthy,
     const std::map<std::string, std::string>& reasons) {
-  const int64_t now = static_cast<int64_t>(std::time(nullptr));
-  std::map<std::string, std::pair<bool, int64_t>> next;
   std::vector<DeviceHealthEntry> out;
   for (const auto& [name, ok] : healthy) {
-    auto it = health_since_.find(name);
-    const int64_t since =
-        (it != health_since_.end() && it->second.first == ok) ? it->second.second : now;
-    next[name] = {ok, since};
     DeviceHealthEntry e;
     e.pool = pool;
     e.device = name;
     e.health = ok ? DeviceHealthStatus::kHealthy : DeviceHealthStatus::kUnhealthy;
-    e.last_updated_unix = since;
     if (!ok) {
       auto r = reasons.find(name);
       e.message = r == reasons.end() ? "" : r->second;
     }
     out.push_back(std::move(e));
   }
-  health_since_ = std::move(next);
   return out;
 }
 

@@ -49,10 +49,10 @@ class DraFrontEnd {
  private:
   // Makes and starts the driver for `driver_name`; logs a failure once per distinct error.
   std::shared_ptr<DraDriver> Ensure(const std::string& driver_name);
-  // The entries of the health stream, each device's time of its last change kept.
-  std::vector<DeviceHealthEntry> Health(const std::string& pool,
-                                        const std::vector<std::pair<std::string, bool>>& healthy,
-                                        const std::map<std::string, std::string>& reasons);
+  // The entries of the health stream.
+  static std::vector<DeviceHealthEntry> Health(
+      const std::string& pool, const std::vector<std::pair<std::string, bool>>& healthy,
+      const std::map<std::string, std::string>& reasons);
   void Collect();  // the metrics, at scrape time
 
   const DriverOptions base_;
@@ -62,8 +62,6 @@ class DraFrontEnd {
   std::string last_refused_;               // loop thread: the refusals last logged
   bool warned_rename_ = false;
   DraInventory previous_;  // loop thread: the devices last rendered (KeepDevicesInUse)
-  // Per device: healthy or not, and since when (unix seconds). Loop thread.
-  std::map<std::string, std::pair<bool, int64_t>> health_since_;
 
   mutable std::mutex mu_;
   std::shared_ptr<DraDriver> driver_;  // guarded by mu_

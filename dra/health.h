@@ -1,15 +1,21 @@
 // HealthSource: the health of the driver's devices as the kubelet's health stream reports it
-// (v1alpha1.DRAResourceHealth/NodeWatchResources). The owner publishes the full list
-// whenever the host model changes; every open stream then sends it (the newest only, when
-// several lists come during one write). Thread-safe.
+// (v1alpha1.DRAResourceHealth/NodeWatchResources). The owner publishes the full list with
+// every view of the host; open streams send it when it differs from the last (the newest
+// only, when several lists come during one write), and again at each keep-alive beat, so
+// the kubelet, which turns a device Unknown when it hears nothing of it for its timeout
+// (30 s unless the entry says otherwise), keeps it whatever the poll interval. Each message
+// is stamped with the time it is sent. Thread-safe.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -23,10 +29,14 @@ struct DeviceHealthEntry {
   std::string pool;
   std::string device;
   DeviceHealthStatus health = DeviceHealthStatus::kUnknown;
-  int64_t last_updated_unix = 0;  // seconds
-  int64_t timeout_seconds = 0;    // 0: the kubelet's default
-  std::string message;            // why; cut to kMaxHealthMessage characters when sent
+  int64_t timeout_seconds = 0;  // 0: the kubelet's default (30 s)
+  std::string message;          // why; cut to kMaxHealthMessage characters when sent
+
+  bool operator==(const DeviceHealthEntry& o) const;
 };
+
+// How often open streams resend an unchanged list: well under the kubelet's 30 s.
+inline constexpr std::chrono::seconds kHealthKeepAlive{10};
 
 // The longest message the API takes.
 inline constexpr size_t kMaxHealthMessage = 1024;
@@ -40,8 +50,16 @@ class HealthSource {
   };
 
   HealthSource();
+  // Stops the keep-alive beat.
+  ~HealthSource();
+  HealthSource(const HealthSource&) = delete;
+  HealthSource& operator=(const HealthSource&) = delete;
 
-  // Replaces the full list and tells every subscriber.
+  // Starts a beat every `interval` (a new generation of the same list); once, before any
+  // stream opens.
+  void StartKeepAlive(std::chrono::milliseconds interval);
+
+  // Replaces the full list and tells every subscriber, unless it equals the current one.
   void Publish(std::vector<DeviceHealthEntry> devices);
   // The current list.
   Snapshot Current() const;
@@ -56,9 +74,17 @@ class HealthSource {
   mutable std::mutex data_mu_;
   Snapshot current_;  // guarded by data_mu_
 
+  // Tells every subscriber.
+  void Notify();
+
   std::mutex subs_mu_;  // held while callbacks run; never taken under data_mu_
   uint64_t next_id_ = 1;
   std::map<uint64_t, std::function<void()>> subs_;  // guarded by subs_mu_
+
+  std::mutex beat_mu_;
+  std::condition_variable beat_cv_;
+  bool stopping_ = false;  // guarded by beat_mu_
+  std::thread beat_;
 };
 
 }  // namespace hcashare::dra

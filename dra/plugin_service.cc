@@ -1,5 +1,7 @@
 #include "dra/plugin_service.h"
 
+#include <ctime>
+
 #include <chrono>
 #include <functional>
 #include <vector>
@@ -142,7 +144,7 @@ class HealthStream final : public grpc::ServerWriteReactor<v1alpha1::NodeWatchRe
     if (sent_any_ && snap.generation == sent_generation_) return;
     sent_any_ = true;
     sent_generation_ = snap.generation;
-    msg_ = HealthMessage(*snap.devices);
+    msg_ = HealthMessage(*snap.devices, static_cast<int64_t>(std::time(nullptr)));
     writing_ = true;
     GrpcHandOff();
     StartWrite(&msg_);
@@ -203,14 +205,15 @@ grpc::Status DraPluginV1beta1::NodeUnprepareResources(
   return UnprepareCall(preparer_, *req, resp);
 }
 
-v1alpha1::NodeWatchResourcesResponse HealthMessage(const std::vector<DeviceHealthEntry>& devices) {
+v1alpha1::NodeWatchResourcesResponse HealthMessage(const std::vector<DeviceHealthEntry>& devices,
+                                                   int64_t now_unix) {
   v1alpha1::NodeWatchResourcesResponse msg;
   for (const auto& e : devices) {
     auto* d = msg.add_devices();
     d->mutable_device()->set_pool_name(e.pool);
     d->mutable_device()->set_device_name(e.device);
     d->set_health(WireHealth(e.health));
-    d->set_last_updated_time(e.last_updated_unix);
+    d->set_last_updated_time(now_unix);
     d->set_health_check_timeout_seconds(e.timeout_seconds);
     d->set_message(e.message.substr(0, kMaxHealthMessage));
   }

@@ -66,9 +66,10 @@ class DraPluginV1beta1 final : public drav1beta1::DRAPlugin::Service {
   Preparer& preparer_;
 };
 
-// The wire form of `devices` (each message is the full list; messages cut to
-// kMaxHealthMessage).
-v1alpha1::NodeWatchResourcesResponse HealthMessage(const std::vector<DeviceHealthEntry>& devices);
+// The wire form of `devices` sent at `now_unix` (each message is the full list, every entry
+// stamped with the sending time; messages cut to kMaxHealthMessage).
+v1alpha1::NodeWatchResourcesResponse HealthMessage(const std::vector<DeviceHealthEntry>& devices,
+                                                   int64_t now_unix);
 
 class HealthStream;
 

@@ -3,6 +3,7 @@
 // server, driven by the fake DRA kubelet (testing/fake_dra_kubelet.h).
 #include <sys/stat.h>
 
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -560,8 +561,9 @@ TEST_F(DraNodeTest, ForeignSpecFileIsNeverRemoved) {
 }
 
 TEST_F(DraNodeTest, HealthStreamSendsTheFullListAndUpdates) {
-  health_.Publish({{kPool, kVf0, DeviceHealthStatus::kHealthy, 1700000000, 30, ""},
-                   {kPool, kVf1, DeviceHealthStatus::kHealthy, 1700000000, 30, ""}});
+  health_.Publish({{kPool, kVf0, DeviceHealthStatus::kHealthy, 30, ""},
+                   {kPool, kVf1, DeviceHealthStatus::kHealthy, 30, ""}});
+  const int64_t before = static_cast<int64_t>(std::time(nullptr));
   auto watch = kubelet_->WatchHealth();
   ASSERT_NE(watch, nullptr);
   auto first = watch->Next(std::chrono::seconds(10));
@@ -570,11 +572,13 @@ TEST_F(DraNodeTest, HealthStreamSendsTheFullListAndUpdates) {
   EXPECT_EQ(first->devices(0).device().pool_name(), kPool);
   EXPECT_EQ(first->devices(0).device().device_name(), kVf0);
   EXPECT_EQ(first->devices(0).health(), v1alpha1::HEALTHY);
-  EXPECT_EQ(first->devices(0).last_updated_time(), 1700000000);
+  // Stamped when sent.
+  EXPECT_GE(first->devices(0).last_updated_time(), before);
+  EXPECT_LE(first->devices(0).last_updated_time(), static_cast<int64_t>(std::time(nullptr)));
   EXPECT_EQ(first->devices(0).health_check_timeout_seconds(), 30);
 
-  health_.Publish({{kPool, kVf0, DeviceHealthStatus::kHealthy, 1700000005, 30, ""},
-                   {kPool, kVf1, DeviceHealthStatus::kUnhealthy, 1700000005, 30,
+  health_.Publish({{kPool, kVf0, DeviceHealthStatus::kHealthy, 30, ""},
+                   {kPool, kVf1, DeviceHealthStatus::kUnhealthy, 30,
                     "port 1 is DOWN " + std::string(2000, 'x')}});
   auto second = watch->Next(std::chrono::seconds(10));
   ASSERT_TRUE(second.ok()) << second.status().ToString();
@@ -586,6 +590,34 @@ TEST_F(DraNodeTest, HealthStreamSendsTheFullListAndUpdates) {
   // Stopping the driver ends the stream.
   StopDriver();
   EXPECT_TRUE(testing::WaitUntil([&] { return watch->ended(); }));
+}
+
+// Issue 33: every poll resent the whole list, and with a poll interval of 30 s or more the
+// kubelet, hearing nothing for its 30 s, showed the devices Unknown. An unchanged list is
+// not sent again; a keep-alive beat resends it whatever the poll interval.
+TEST_F(DraNodeTest, HealthStreamSendsOnChangeAndKeepsAlive) {
+  const std::vector<DeviceHealthEntry> list = {{kPool, kVf0, DeviceHealthStatus::kHealthy, 0, ""}};
+  health_.Publish(list);
+  auto watch = kubelet_->WatchHealth();
+  ASSERT_NE(watch, nullptr);
+  ASSERT_TRUE(watch->Next(std::chrono::seconds(10)).ok());
+  health_.Publish(list);  // the next poll, nothing changed
+  health_.Publish(list);
+  EXPECT_FALSE(watch->Next(std::chrono::milliseconds(500)).ok()) << "an unchanged list was resent";
+  health_.Publish({{kPool, kVf0, DeviceHealthStatus::kUnhealthy, 0, "gone"}});
+  auto changed = watch->Next(std::chrono::seconds(10));
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ(changed->devices(0).health(), v1alpha1::UNHEALTHY);
+
+  // With the beat, the list comes again without any publish, stamped anew.
+  health_.StartKeepAlive(std::chrono::milliseconds(100));
+  for (int i = 0; i < 3; ++i) {
+    auto beat = watch->Next(std::chrono::seconds(10));
+    ASSERT_TRUE(beat.ok()) << "beat " << i;
+    ASSERT_EQ(beat->devices_size(), 1);
+    EXPECT_EQ(beat->devices(0).health(), v1alpha1::UNHEALTHY);
+    EXPECT_GE(beat->devices(0).last_updated_time(), changed->devices(0).last_updated_time());
+  }
 }
 
 TEST_F(DraNodeTest, TooManyClaimsFailTheCall) {
