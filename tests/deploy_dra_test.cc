@@ -45,7 +45,8 @@ std::set<std::string> ResourceNames(const json& config, bool dra_only) {
 }
 
 // The driver and resourceName a DeviceClass's CEL selector names, or {"", ""} when its
-// selector is not exactly the one form we write.
+// selector is not exactly the one form we write: the driver, the resource, and only healthy
+// devices (the driver's own attribute "healthy").
 std::pair<std::string, std::string> Selected(const json& dc) {
   const json selectors = dc["spec"].value("selectors", json::array());
   if (selectors.size() != 1) return {"", ""};
@@ -53,9 +54,10 @@ std::pair<std::string, std::string> Selected(const json& dc) {
   expr = std::regex_replace(expr, std::regex("\\s+"), " ");
   static const std::regex kForm(
       R"re(^device\.driver == "([^"]+)" && )re"
-      R"re(device\.attributes\["k8s\.cni\.cncf\.io"\]\.resourceName == "([^"]+)"$)re");
+      R"re(device\.attributes\["k8s\.cni\.cncf\.io"\]\.resourceName == "([^"]+)" && )re"
+      R"re(device\.attributes\["([^"]+)"\]\.healthy$)re");
   std::smatch m;
-  if (!std::regex_match(expr, m, kForm)) return {"", ""};
+  if (!std::regex_match(expr, m, kForm) || m[3] != m[1]) return {"", ""};
   return {m[1], m[2]};
 }
 
@@ -184,10 +186,98 @@ TEST(DeployDra, OverlayChangesOnlyWhatItSays) {
                                                {"ServiceAccount", 1},
                                                {"ClusterRole", 1},
                                                {"ClusterRoleBinding", 1},
-                                               {"DeviceClass", 2}}));
+                                               {"DeviceClass", 2},
+                                               {"ValidatingAdmissionPolicy", 1},
+                                               {"ValidatingAdmissionPolicyBinding", 1}}));
   const json* cm = Find(*objs, "ConfigMap", "rdma-devices");
   ASSERT_NE(cm, nullptr);
   EXPECT_EQ(json::parse((*cm)["data"]["config.json"].get<std::string>()), OverlayConfig());
+}
+
+// Every way the slice policy in `objs` fails to limit ServiceAccount `ns`/`sa` to its own
+// node's slices of `driver` ({} when it does): bound with Deny, matching that account's
+// writes of resourceslices only, each validation naming what it compares.
+std::vector<std::string> SlicePolicyProblems(const std::vector<json>& objs, const std::string& ns,
+                                             const std::string& sa, const std::string& driver) {
+  std::vector<std::string> bad;
+  const json* policy = Find(objs, "ValidatingAdmissionPolicy");
+  const json* binding = Find(objs, "ValidatingAdmissionPolicyBinding");
+  if (policy == nullptr || binding == nullptr) return {"no ValidatingAdmissionPolicy and binding"};
+  if ((*policy).value("apiVersion", "") != "admissionregistration.k8s.io/v1")
+    bad.push_back("not admissionregistration.k8s.io/v1");
+  const json& spec = (*policy)["spec"];
+  if (spec.value("failurePolicy", "") != "Fail") bad.push_back("failurePolicy is not Fail");
+  if ((*binding)["spec"].value("policyName", "") != Name(*policy))
+    bad.push_back("the binding names another policy");
+  if ((*binding)["spec"].value("validationActions", json()) != json::array({"Deny"}))
+    bad.push_back("the binding does not Deny");
+  if ((*binding)["spec"].contains("matchResources")) bad.push_back("the binding narrows it");
+  const json rules = spec["matchConstraints"].value("resourceRules", json::array());
+  const json want_rule = {{"apiGroups", {"resource.k8s.io"}},
+                          {"apiVersions", {"*"}},
+                          {"operations", {"CREATE", "UPDATE", "DELETE"}},
+                          {"resources", {"resourceslices"}}};
+  if (rules != json::array({want_rule}))
+    bad.push_back("matches other than slice writes: " + rules.dump());
+  const json conditions = spec.value("matchConditions", json::array());
+  const std::string user = "system:serviceaccount:" + ns + ":" + sa;
+  if (conditions.size() != 1 ||
+      conditions[0].value("expression", "") != "request.userInfo.username == \"" + user + "\"") {
+    bad.push_back("does not match exactly " + user + ": " + conditions.dump());
+  }
+  std::string all;
+  for (const auto& v : spec.value("validations", json::array()))
+    all += v.value("expression", "") + "\n";
+  for (const auto& v : spec.value("variables", json::array())) all += v.dump() + "\n";
+  for (const std::string& want :
+       {std::string("authentication.kubernetes.io/node-name"),
+        std::string("variables.node != \"\""),
+        std::string("variables.before.spec.?nodeName.orValue(\"\") == variables.node"),
+        std::string("variables.after.spec.?nodeName.orValue(\"\") == variables.node"),
+        "variables.before.spec.driver == \"" + driver + "\"",
+        "variables.after.spec.driver == \"" + driver + "\"",
+        std::string("request.operation == \\\"DELETE\\\" ? oldObject : object"),
+        std::string("request.operation == \\\"CREATE\\\" ? object : oldObject")}) {
+    if (all.find(want) == std::string::npos) bad.push_back("no " + want);
+  }
+  return bad;
+}
+
+// The policy that RBAC cannot express: each agent writes only its own node's slices of its
+// driver, for the overlay's ServiceAccount, and the chart's under another release.
+TEST(DeployDra, SlicePolicyLimitsTheAgentToItsNodeAndDriver) {
+  const auto objs = Kustomize(Src(kOverlay));
+  SKIP_WITHOUT_KUSTOMIZE(objs);
+  EXPECT_EQ(SlicePolicyProblems(*objs, "kube-system", "hcashare", kDriver),
+            std::vector<std::string>{});
+  // The checker is not a pass-through: a binding that only warns, a policy for anyone.
+  std::vector<json> warned = *objs;
+  for (auto& o : warned) {
+    if (o.value("kind", "") == "ValidatingAdmissionPolicyBinding")
+      o["spec"]["validationActions"] = json::array({"Warn"});
+    if (o.value("kind", "") == "ValidatingAdmissionPolicy") o["spec"].erase("matchConditions");
+  }
+  const std::string problems =
+      Join(SlicePolicyProblems(warned, "kube-system", "hcashare", kDriver));
+  EXPECT_NE(problems.find("does not Deny"), std::string::npos) << problems;
+  EXPECT_NE(problems.find("does not match exactly"), std::string::npos) << problems;
+  EXPECT_NE(Join(SlicePolicyProblems(*objs, "kube-system", "hcashare", "rdma.example.com"))
+                .find("rdma.example.com"),
+            std::string::npos);
+}
+
+TEST(DeployDraHelm, SlicePolicyFollowsTheReleaseAndDriver) {
+  SKIP_WITHOUT_HELM();
+  json values = OverlayValues();
+  values["config"]["draDriver"] = "rdma.example.com";
+  values["dra"]["driverName"] = "rdma.example.com";
+  values["fullnameOverride"] = "rdma";
+  const auto objs = RenderHelm(values);
+  EXPECT_EQ(SlicePolicyProblems(objs, "kube-system", "rdma", "rdma.example.com"),
+            std::vector<std::string>{});
+  for (const char* kind : {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}) {
+    EXPECT_EQ(Find(RenderHelm(), kind), nullptr) << kind << " without dra.enabled";
+  }
 }
 
 // The token only where the daemon talks to the API server: the DRA overlay; every other
@@ -255,9 +345,12 @@ TEST(DeployDra, DeviceClassesSelectTheConfigsResources) {
   }
   for (const auto& r : dra) EXPECT_TRUE(selected.count(r)) << r << " has no DeviceClass";
   EXPECT_EQ(selected.size(), 2u);  // the exclusive VFs and the shared example
-  // The selector parser is not a pass-through.
+  // The selector parser is not a pass-through: another operator, or no health term.
   EXPECT_EQ(Selected(json::parse(R"({"spec": {"selectors": [{"cel": {"expression":
-      "device.driver == \"x\" || device.attributes[\"k8s.cni.cncf.io\"].resourceName == \"r/a\""}}]}})")),
+      "device.driver == \"x\" || device.attributes[\"k8s.cni.cncf.io\"].resourceName == \"r/a\" && device.attributes[\"x\"].healthy"}}]}})")),
+            (std::pair<std::string, std::string>{"", ""}));
+  EXPECT_EQ(Selected(json::parse(R"({"spec": {"selectors": [{"cel": {"expression":
+      "device.driver == \"x\" && device.attributes[\"k8s.cni.cncf.io\"].resourceName == \"r/a\""}}]}})")),
             (std::pair<std::string, std::string>{"", ""}));
 }
 
@@ -460,9 +553,10 @@ TEST(DeployDraExamples, ClaimAlignsGpuAndNicWithAFallBack) {
     subs.push_back(name);
     EXPECT_TRUE(overlay.count(cls)) << name << ": class " << cls << " is not the overlay's";
   }
-  ASSERT_EQ(subs.size(), 2u);
+  ASSERT_EQ(subs.size(), 3u);
   // Each constraint names existing requests; the first sub-request (the preferred one)
-  // shares the GPU's PCIe root, the second its NUMA node.
+  // shares the GPU's PCIe root, the second its NUMA node, and the last, which a released
+  // NVIDIA GPU driver (no numaNode on full GPUs) can always satisfy, has no constraint.
   std::map<std::string, std::string> matched;  // sub-request -> attribute with the GPU
   for (const auto& c : devices["constraints"]) {
     const json requests = c.value("requests", json::array());
@@ -476,11 +570,12 @@ TEST(DeployDraExamples, ClaimAlignsGpuAndNicWithAFallBack) {
   }
   const json nic = *std::find_if(devices["requests"].begin(), devices["requests"].end(),
                                  [](const json& r) { return r["name"] == "nic"; });
-  ASSERT_EQ(nic["firstAvailable"].size(), 2u);
+  ASSERT_EQ(nic["firstAvailable"].size(), 3u);
   EXPECT_EQ(matched["nic/" + nic["firstAvailable"][0]["name"].get<std::string>()],
             "resource.kubernetes.io/pcieRoot");
   EXPECT_EQ(matched["nic/" + nic["firstAvailable"][1]["name"].get<std::string>()],
             "resource.kubernetes.io/numaNode");
+  EXPECT_EQ(matched.count("nic/" + nic["firstAvailable"][2]["name"].get<std::string>()), 0u);
 }
 
 TEST(DeployDraExamples, JobContainerListsTheClaim) {
