@@ -166,4 +166,47 @@ void KeepDevicesInUse(const DraInventory& previous, const config::PluginConfig& 
   }
 }
 
+void KeepHeldDevices(const std::vector<HeldDevice>& held, const config::PluginConfig& cfg,
+                     const node::Inventory& inv, const hostfacts::HostSnapshot& snap,
+                     DraInventory* next) {
+  bool added = false;
+  for (const HeldDevice& h : held) {
+    if (next->Find(h.name) != nullptr || inv.present.count(h.address) == 0) continue;
+    const hostfacts::PciFunction* pci = snap.FindPci(h.address);
+    if (pci == nullptr) continue;  // an SF or a virtual device: not in a pod's namespace
+    auto rc = std::find_if(
+        cfg.resources.begin(), cfg.resources.end(), [&](const config::ResourceConfig& r) {
+          return r.api == config::ResourceApi::kDra && r.mode == config::PoolMode::kExclusive &&
+                 r.FullName() == h.resource;
+        });
+    const bool function_taken =
+        std::any_of(next->devices.begin(), next->devices.end(),
+                    [&](const DraDevice& d) { return d.fn.address == h.address; });
+    if (rc == cfg.resources.end() || function_taken) continue;
+    node::PciFunction fn;
+    fn.address = h.address;
+    fn.vendor = pci->vendor;
+    fn.device = pci->device;
+    fn.class_code = pci->class_code < 0 ? 0 : static_cast<uint32_t>(pci->class_code);
+    fn.numa_node = pci->numa_node;
+    fn.driver = pci->driver;
+    fn.is_vf = !pci->physfn.empty();
+    fn.pf_address = pci->physfn;
+    if (const hostfacts::PciFunction* pf = snap.FindPci(pci->physfn)) {
+      for (const auto& [index, vf] : pf->virtfns) {
+        if (vf == h.address) fn.vf_index = index;
+      }
+      fn.pf_netdevs = pf->netdevs;
+    }
+    for (const auto& name : h.rdma_devices) fn.rdma.push_back({name, {}, {}, {}});
+    if (DeviceName(fn, false) != h.name) continue;
+    next->devices.push_back(MakeDevice(*rc, fn, false, snap));
+    added = true;
+  }
+  if (added) {
+    std::sort(next->devices.begin(), next->devices.end(),
+              [](const DraDevice& a, const DraDevice& b) { return a.name < b.name; });
+  }
+}
+
 }  // namespace hcashare::dra

@@ -74,6 +74,25 @@ DraInventory SelectDraDevices(const config::PluginConfig& cfg, const node::Inven
 void KeepDevicesInUse(const DraInventory& previous, const config::PluginConfig& cfg,
                       const node::Inventory& inv, DraInventory* next);
 
+// A device a prepared claim holds, as the driver's checkpoint records it.
+struct HeldDevice {
+  std::string name;                       // the DRA device name
+  std::string address;                    // its PCI address
+  std::string resource;                   // "<prefix>/<name>" of its config resource
+  std::vector<std::string> rdma_devices;  // "mlx5_2", ...
+};
+
+// Keeps in `next` the exclusive devices prepared claims hold that this view lacks: after a
+// restart KeepDevicesInUse has no previous view, while a held device's RDMA device (and
+// netdev) still live in its pod's namespace. Kept while its PCI function is present, its
+// resource is still an exclusive DRA resource of `cfg`, its name is the one that function
+// gets, and no device of `next` took its name or function; described by what the snapshot
+// still shows of the function (identity, NUMA node, PCIe root) and the held RDMA device
+// names; in use, hence healthy.
+void KeepHeldDevices(const std::vector<HeldDevice>& held, const config::PluginConfig& cfg,
+                     const node::Inventory& inv, const hostfacts::HostSnapshot& snap,
+                     DraInventory* next);
+
 // The device name of `fn` (see DraDevice::name), before the DNS label check.
 std::string DeviceName(const node::PciFunction& fn, bool shared);
 

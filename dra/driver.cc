@@ -199,6 +199,15 @@ std::string DraDriver::RuntimeRefusal() const {
          "with enable_cdi = true, containerd 2.x, or CRI-O 1.23+";
 }
 
+std::vector<HeldDevice> DraDriver::HeldDevices() const {
+  std::vector<HeldDevice> out;
+  for (const PreparedDevice& d : preparer_->PreparedDevices()) {
+    if (d.pool != opts_.node_name || d.pci_address.empty()) continue;
+    out.push_back({d.device, d.pci_address, d.resource, d.rdma_devices});
+  }
+  return out;
+}
+
 DriverState DraDriver::State() const {
   DriverState s;
   const RegistrationState reg = server_->registration();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "dra/devices.h"
 #include "dra/health.h"
 #include "dra/prepare.h"
 #include "dra/slices.h"
@@ -93,6 +94,9 @@ class DraDriver {
 
   // For /readyz and the metrics.
   DriverState State() const;
+  // The devices of this node's pool that prepared claims hold (the checkpoint), for
+  // KeepHeldDevices.
+  std::vector<HeldDevice> HeldDevices() const;
   const DriverOptions& options() const { return opts_; }
 
  private:

@@ -80,6 +80,8 @@ void DraFrontEnd::OnView(const config::PluginConfig& cfg, const node::Inventory&
   if (!driver) return;
   DraInventory dra = SelectDraDevices(cfg, inv, snap);
   KeepDevicesInUse(previous_, cfg, inv, &dra);
+  // After a restart there is no previous view: the checkpoint says what pods hold.
+  KeepHeldDevices(driver->HeldDevices(), cfg, inv, snap, &dra);
   previous_ = dra;
   std::vector<std::string> refused;
   for (const auto& r : dra.refused)

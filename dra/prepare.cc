@@ -346,6 +346,15 @@ std::string FileNameIn(const std::string& dir, const std::string& path) {
   return name.find('/') == std::string::npos ? name : "";
 }
 
+std::vector<PreparedDevice> Preparer::PreparedDevices() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<PreparedDevice> out;
+  for (const auto& [uid, claim] : checkpoint_.claims()) {
+    out.insert(out.end(), claim.devices.begin(), claim.devices.end());
+  }
+  return out;
+}
+
 size_t Preparer::PreparedCount() const {
   std::lock_guard<std::mutex> lock(mu_);
   return checkpoint_.claims().size();

@@ -163,6 +163,8 @@ class Preparer {
   std::optional<PreparedClaim> Prepared(const std::string& uid) const;
   // How many claims the checkpoint holds.
   size_t PreparedCount() const;
+  // Every device of every prepared claim (copies).
+  std::vector<PreparedDevice> PreparedDevices() const;
   // Fills in what the DeviceLookup knows now (PCI address, resource, RDMA devices) of
   // recovered devices it did not know at start (the driver's first view of the host comes
   // after Create). Cheap when there are none; a device still unknown is looked for again at

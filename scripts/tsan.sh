@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-tsan}
 all_tests=(server_test config_watch_test list_watch_test uevent_test daemon_test http_server_test
   probe_test https_server_test kube_watch_test kube_informer_test webhook_test dra_publisher_test
-  dra_node_test dra_daemon_test)
+  dra_node_test dra_daemon_test dra_state_test)
 read -r -a tests <<<"${TSAN_TESTS:-${all_tests[*]}}"
 
 echo "== build (ThreadSanitizer) into $build: ${tests[*]}"

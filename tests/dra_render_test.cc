@@ -234,6 +234,64 @@ TEST(DraRenderTest, AnExclusiveDeviceInUseStaysPublished) {
   EXPECT_EQ(changed.Find("pci-0000-03-00-2"), nullptr);
 }
 
+// Issue 33: after a restart there is no previous view, and a device whose RDMA device sits
+// in a pod's namespace dropped out of the slice. The checkpoint's held devices bring it
+// back, described by what the host still shows of the function; not once the function is
+// gone, its resource changed, or the name is not the one the function gets.
+TEST(DraRenderTest, AHeldDeviceIsPublishedAfterARestart) {
+  const HostSnapshot snap = testing::LoadCanned("vfs");
+  const config::PluginConfig cfg = Parse(kExclusive);
+  const node::Inventory all = node::Discover(snap);
+  const DraInventory before = SelectDraDevices(cfg, all, snap);
+  const DraDevice* was = before.Find("pci-0000-03-00-2");
+  ASSERT_NE(was, nullptr);
+  node::Inventory moved = all;
+  moved.functions.erase(
+      std::remove_if(moved.functions.begin(), moved.functions.end(),
+                     [](const node::PciFunction& f) { return f.address == "0000:03:00.2"; }),
+      moved.functions.end());
+  const std::vector<HeldDevice> held = {
+      {"pci-0000-03-00-2", "0000:03:00.2", was->resource.FullName(), {was->fn.rdma[0].name}}};
+
+  DraInventory next = SelectDraDevices(cfg, moved, snap);
+  KeepDevicesInUse(DraInventory(), cfg, moved, &next);  // a fresh start: nothing kept
+  ASSERT_EQ(next.Find("pci-0000-03-00-2"), nullptr);
+  KeepHeldDevices(held, cfg, moved, snap, &next);
+  const DraDevice* back = next.Find("pci-0000-03-00-2");
+  ASSERT_NE(back, nullptr);
+  const json a = RenderDevice(*back, {})["attributes"];
+  const json b = RenderDevice(*was, {})["attributes"];
+  for (const char* key : {"resource.kubernetes.io/pcieRoot", "resource.kubernetes.io/numaNode",
+                          "resource.kubernetes.io/pciBusID", "k8s.cni.cncf.io/deviceID",
+                          "k8s.cni.cncf.io/resourceName", "rdmaDevice", "pciVendor", "pciDevice",
+                          "isVF", "pfPciAddress", "healthy"}) {
+    ASSERT_TRUE(b.contains(key)) << key << " is not an attribute: " << b.dump();
+    EXPECT_EQ(a.value(key, json()), b.at(key)) << key;
+  }
+  EXPECT_TRUE(
+      std::is_sorted(next.devices.begin(), next.devices.end(),
+                     [](const DraDevice& x, const DraDevice& y) { return x.name < y.name; }));
+  // Held twice (two claims of one device): published once.
+  DraInventory twice = SelectDraDevices(cfg, moved, snap);
+  KeepHeldDevices({held[0], held[0]}, cfg, moved, snap, &twice);
+  EXPECT_EQ(twice.devices.size(), next.devices.size());
+
+  node::Inventory unplugged = moved;
+  unplugged.present.erase("0000:03:00.2");
+  DraInventory gone = SelectDraDevices(cfg, unplugged, snap);
+  KeepHeldDevices(held, cfg, unplugged, snap, &gone);
+  EXPECT_EQ(gone.Find("pci-0000-03-00-2"), nullptr);
+  const config::PluginConfig other = Parse(R"({"configList": [{"resourceName": "other",
+      "mode": "exclusive", "api": "dra", "selectors": {"vendors": ["15b3"], "isVF": true}}]})");
+  DraInventory changed = SelectDraDevices(other, moved, snap);
+  KeepHeldDevices(held, other, moved, snap, &changed);
+  EXPECT_EQ(changed.Find("pci-0000-03-00-2"), nullptr);
+  DraInventory renamed = SelectDraDevices(cfg, moved, snap);
+  KeepHeldDevices({{"pci-0000-03-00-9", "0000:03:00.2", held[0].resource, {}}}, cfg, moved, snap,
+                  &renamed);
+  EXPECT_EQ(renamed.Find("pci-0000-03-00-9"), nullptr);
+}
+
 // Within DRA the first resource that selects a function owns it; a later one lists it as
 // refused, naming the owner. Device-plugin resources are not DRA devices.
 TEST(DraRenderTest, FirstDraResourceOwnsAFunction) {
