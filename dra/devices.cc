@@ -65,9 +65,10 @@ DraDevice MakeDevice(const config::ResourceConfig& rc, const node::PciFunction& 
 }  // namespace
 
 bool DraDevice::operator==(const DraDevice& o) const {
-  return std::tie(name, resource, fn, shared, pcie_root, fw_version, port_state, port_rate_gbps) ==
+  return std::tie(name, resource, fn, shared, pcie_root, fw_version, port_state, port_rate_gbps,
+                  taint_effect, taint_since) ==
          std::tie(o.name, o.resource, o.fn, o.shared, o.pcie_root, o.fw_version, o.port_state,
-                  o.port_rate_gbps);
+                  o.port_rate_gbps, o.taint_effect, o.taint_since);
 }
 
 const DraDevice* DraInventory::Find(const std::string& name) const {
@@ -166,14 +167,30 @@ void KeepDevicesInUse(const DraInventory& previous, const config::PluginConfig& 
   }
 }
 
+void MarkTaints(DraInventory* inv, TaintTimes* times, int64_t now) {
+  TaintTimes next;
+  for (DraDevice& d : inv->devices) {
+    d.taint_effect = d.fn.gone ? "NoExecute" : d.fn.healthy ? "" : "NoSchedule";
+    d.taint_since = 0;
+    if (d.taint_effect.empty()) continue;
+    auto it = times->find(d.name);
+    d.taint_since =
+        it != times->end() && it->second.first == d.taint_effect ? it->second.second : now;
+    next[d.name] = {d.taint_effect, d.taint_since};
+  }
+  *times = std::move(next);
+}
+
 void KeepHeldDevices(const std::vector<HeldDevice>& held, const config::PluginConfig& cfg,
                      const node::Inventory& inv, const hostfacts::HostSnapshot& snap,
                      DraInventory* next) {
   bool added = false;
   for (const HeldDevice& h : held) {
-    if (next->Find(h.name) != nullptr || inv.present.count(h.address) == 0) continue;
+    if (next->Find(h.name) != nullptr) continue;
+    const bool present = inv.present.count(h.address) != 0;
     const hostfacts::PciFunction* pci = snap.FindPci(h.address);
-    if (pci == nullptr) continue;  // an SF or a virtual device: not in a pod's namespace
+    // An SF or a virtual device never lives in a pod's namespace: it is seen or gone.
+    if (present && pci == nullptr) continue;
     auto rc = std::find_if(
         cfg.resources.begin(), cfg.resources.end(), [&](const config::ResourceConfig& r) {
           return r.api == config::ResourceApi::kDra && r.mode == config::PoolMode::kExclusive &&
@@ -185,6 +202,20 @@ void KeepHeldDevices(const std::vector<HeldDevice>& held, const config::PluginCo
     if (rc == cfg.resources.end() || function_taken) continue;
     node::PciFunction fn;
     fn.address = h.address;
+    for (const auto& name : h.rdma_devices) fn.rdma.push_back({name, {}, {}, {}});
+    if (pci == nullptr) {
+      if (DeviceName(fn, false) != h.name) continue;
+      fn.gone = true;
+      fn.healthy = false;
+      fn.health_reason = "the function is gone from the host while a claim holds it";
+      DraDevice d;
+      d.name = h.name;
+      d.resource = *rc;
+      d.fn = std::move(fn);
+      next->devices.push_back(std::move(d));
+      added = true;
+      continue;
+    }
     fn.vendor = pci->vendor;
     fn.device = pci->device;
     fn.class_code = pci->class_code < 0 ? 0 : static_cast<uint32_t>(pci->class_code);
@@ -198,7 +229,6 @@ void KeepHeldDevices(const std::vector<HeldDevice>& held, const config::PluginCo
       }
       fn.pf_netdevs = pf->netdevs;
     }
-    for (const auto& name : h.rdma_devices) fn.rdma.push_back({name, {}, {}, {}});
     if (DeviceName(fn, false) != h.name) continue;
     next->devices.push_back(MakeDevice(*rc, fn, false, snap));
     added = true;

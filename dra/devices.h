@@ -6,6 +6,8 @@
 // resource in configList that selects it. Pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -31,9 +33,16 @@ struct DraDevice {
   std::string fw_version;   // the RDMA device's `fw_ver`; "" when unknown
   std::string port_state;   // port 1's state name ("ACTIVE", "DOWN"); "" when unknown
   int port_rate_gbps = -1;  // port 1's rate in whole Gb/s; -1 when unknown
+  // The taint it carries (MarkTaints): "NoSchedule" while unhealthy, "NoExecute" once its
+  // function vanished, "" for none; since when (unix seconds), kept across views.
+  std::string taint_effect;
+  int64_t taint_since = 0;
 
   bool operator==(const DraDevice& o) const;
 };
+
+// Per device name: the taint effect it carried in the last view and since when.
+using TaintTimes = std::map<std::string, std::pair<std::string, int64_t>>;
 
 // A function a DRA resource selected but does not offer, and why.
 struct DraRefusal {
@@ -84,14 +93,20 @@ struct HeldDevice {
 
 // Keeps in `next` the exclusive devices prepared claims hold that this view lacks: after a
 // restart KeepDevicesInUse has no previous view, while a held device's RDMA device (and
-// netdev) still live in its pod's namespace. Kept while its PCI function is present, its
-// resource is still an exclusive DRA resource of `cfg`, its name is the one that function
-// gets, and no device of `next` took its name or function; described by what the snapshot
-// still shows of the function (identity, NUMA node, PCIe root) and the held RDMA device
-// names; in use, hence healthy.
+// netdev) still live in its pod's namespace. Kept while its resource is still an exclusive
+// DRA resource of `cfg`, its name is the one its function gets, and no device of `next`
+// took its name or function. With its PCI function present it is described by what the
+// snapshot still shows of it (identity, NUMA node, PCIe root) and the held RDMA device
+// names, in use, hence healthy; with its function gone it stays, `gone` (to be tainted
+// NoExecute, so that the pods holding it go), until no claim holds it.
 void KeepHeldDevices(const std::vector<HeldDevice>& held, const config::PluginConfig& cfg,
                      const node::Inventory& inv, const hostfacts::HostSnapshot& snap,
                      DraInventory* next);
+
+// Sets each device's taint from its function's state (gone: NoExecute; unhealthy:
+// NoSchedule), keeping the time a device first carried its present effect from `times`
+// (else `now`); `times` becomes this view's.
+void MarkTaints(DraInventory* inv, TaintTimes* times, int64_t now);
 
 // The device name of `fn` (see DraDevice::name), before the DNS label check.
 std::string DeviceName(const node::PciFunction& fn, bool shared);

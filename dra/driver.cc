@@ -223,6 +223,7 @@ DriverState DraDriver::State() const {
     s.collected_claims = collected_;
   }
   if (!pub.shared_refused.ok()) s.shared_refused = pub.shared_refused.message();
+  if (!pub.taints_refused.ok()) s.taints_refused = pub.taints_refused.message();
   const hostfacts::RuntimeCdi runtime = Runtime(pub.container_runtime);
   s.container_runtime = runtime.runtime;
   s.runtime_cdi = runtime.support;

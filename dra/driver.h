@@ -59,6 +59,7 @@ struct DriverState {
   bool published = false;      // the API server holds the pool last given
   std::string why_not;         // what readiness waits for; "" when ready
   std::string shared_refused;  // non-empty: shared devices left out, and why
+  std::string taints_refused;  // non-empty: the server does not serve device taints
   // The node's container runtime as the kubelet reports it ("" until the Node is read), and
   // whether its containers get CDI devices.
   std::string container_runtime;

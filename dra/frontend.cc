@@ -1,5 +1,7 @@
 #include "dra/frontend.h"
 
+#include <ctime>
+
 #include <vector>
 
 #include "common/log.h"
@@ -82,6 +84,7 @@ void DraFrontEnd::OnView(const config::PluginConfig& cfg, const node::Inventory&
   KeepDevicesInUse(previous_, cfg, inv, &dra);
   // After a restart there is no previous view: the checkpoint says what pods hold.
   KeepHeldDevices(driver->HeldDevices(), cfg, inv, snap, &dra);
+  MarkTaints(&dra, &taint_times_, static_cast<int64_t>(std::time(nullptr)));
   previous_ = dra;
   std::vector<std::string> refused;
   for (const auto& r : dra.refused)
@@ -108,8 +111,8 @@ void DraFrontEnd::OnView(const config::PluginConfig& cfg, const node::Inventory&
       p.rdma_devices.push_back(r.name);
       p.char_devices.insert(p.char_devices.end(), r.char_devices.begin(), r.char_devices.end());
     }
-    // A function that vanished since the scan is published unhealthy until the next scan
-    // drops it; Prepare no longer hands it out.
+    // A function that vanished is published unhealthy (tainted NoExecute) until the next
+    // scan drops it, or while a claim holds it; Prepare no longer hands it out.
     if (!d.fn.gone) devices.push_back(std::move(p));
     const bool ok = d.fn.healthy && !d.fn.gone;
     healthy.emplace_back(d.name, ok);
@@ -174,6 +177,12 @@ void DraFrontEnd::Collect() {
                  "claims are refused)",
                  l)
       .Set(s.runtime_cdi == hostfacts::CdiSupport::kNone ? 1 : 0);
+  registry_
+      ->GetGauge("hcashare_dra_device_taints_refused",
+                 "1 when the API server does not serve device taints (DRADeviceTaints): only "
+                 "the DeviceClasses' healthy selector keeps new claims off unhealthy devices",
+                 l)
+      .Set(s.taints_refused.empty() ? 0 : 1);
   registry_
       ->GetGauge("hcashare_dra_checkpoint_rebuilt",
                  "1 when the DRA checkpoint could not be used at start and was rebuilt from the "

@@ -61,7 +61,8 @@ class DraFrontEnd {
   std::atomic<bool> start_failed_{false};  // the last attempt to start the driver failed
   std::string last_refused_;               // loop thread: the refusals last logged
   bool warned_rename_ = false;
-  DraInventory previous_;  // loop thread: the devices last rendered (KeepDevicesInUse)
+  DraInventory previous_;   // loop thread: the devices last rendered (KeepDevicesInUse)
+  TaintTimes taint_times_;  // loop thread: since when each tainted device is so
 
   mutable std::mutex mu_;
   std::shared_ptr<DraDriver> driver_;  // guarded by mu_

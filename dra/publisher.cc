@@ -303,7 +303,8 @@ Status SlicePublisher::Reconcile() {
   wrote_ = false;
   for (int round = 0; round < kMaxPlans; ++round) {
     if (Stopping()) return Status::Ok();
-    const PoolContent wanted = shared_dropped_ ? WithoutSharedDevices(pool) : pool;
+    PoolContent wanted = shared_dropped_ ? WithoutSharedDevices(pool) : pool;
+    if (taints_dropped_) wanted = WithoutTaints(wanted);
     std::vector<json> existing = view_.Merge(informer_->List(), informer_->ResourceVersion());
     if (existing.empty() && !node_fresh_) {
       // Every slice gone: the kubelet's wipe, or the garbage collector after the Node was
@@ -383,6 +384,7 @@ Status SlicePublisher::Execute(const SlicePlan& plan) {
     json stored = json::parse(r->body, nullptr, false);
     view_.Wrote(stored);
     CheckShared(slice, stored);
+    CheckTaints(slice, stored);
     count_write();
   }
   for (const json& slice : plan.creates) {
@@ -394,6 +396,7 @@ Status SlicePublisher::Execute(const SlicePlan& plan) {
     json stored = json::parse(r->body, nullptr, false);
     view_.Wrote(stored);
     CheckShared(slice, stored);
+    CheckTaints(slice, stored);
     count_write();
   }
   return Status::Ok();
@@ -425,6 +428,21 @@ void SlicePublisher::CheckShared(const json& sent, const json& returned) {
     status_.shared_refused = refused;
   }
   LogWarn("shared DRA devices refused",
+          {{"driver", options_.driver}, {"error", refused.ToString()}});
+}
+
+void SlicePublisher::CheckTaints(const json& sent, const json& returned) {
+  if (taints_dropped_ || !DroppedTaints(sent, returned, version_)) return;
+  taints_dropped_ = true;
+  Status refused = Status::FailedPrecondition(
+      "the API server does not serve device taints (DRADeviceTaints): unhealthy and vanished "
+      "devices are published without them, and the DeviceClasses' healthy selector keeps new "
+      "claims off them");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.taints_refused = refused;
+  }
+  LogWarn("DRA device taints not served",
           {{"driver", options_.driver}, {"error", refused.ToString()}});
 }
 

@@ -65,6 +65,10 @@ struct PublisherStatus {
   // Non-OK once the server was found without consumable capacity and the shared devices
   // are left out: the message says why and what is needed.
   Status shared_refused;
+  // Non-OK once the server dropped device taints (DRADeviceTaints off): they are not sent
+  // any more, and only the DeviceClasses' healthy selector keeps new claims off unhealthy
+  // devices.
+  Status taints_refused;
   std::optional<ApiVersion> version;  // the resource.k8s.io version in use, once found
   std::string node_uid;               // the Node's metadata.uid, once read
   // The Node's status.nodeInfo.containerRuntimeVersion ("containerd://1.7.24"), once read.
@@ -122,6 +126,8 @@ class SlicePublisher {
   Status Reread(const std::string& name);
   // Checks an answer for shared devices the server dropped.
   void CheckShared(const nlohmann::json& sent, const nlohmann::json& returned);
+  // Notices the server dropping the taints of `sent` from `returned` (once).
+  void CheckTaints(const nlohmann::json& sent, const nlohmann::json& returned);
   // A request through the publisher's cancel; non-2xx answers as errors.
   Result<kube::Response> Call(kube::Verb verb, const std::string& path, std::string body = "");
   // Waits `d` or until Stop(); false when stopping.
@@ -151,6 +157,7 @@ class SlicePublisher {
   SliceView view_;
   int64_t last_generation_ = 0;
   bool shared_dropped_ = false;  // the server dropped allowMultipleAllocations
+  bool taints_dropped_ = false;  // the server dropped device taints
   bool wrote_ = false;           // the running reconcile wrote something
 
   kube::StreamCancel cancel_;

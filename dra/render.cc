@@ -1,5 +1,7 @@
 #include "dra/render.h"
 
+#include <ctime>
+
 #include <string_view>
 
 namespace hcashare::dra {
@@ -35,11 +37,22 @@ std::string LinkTypeName(const node::PciFunction& fn) {
   return "";
 }
 
+// "2026-12-06T03:04:05Z" for unix time `t`.
+std::string Rfc3339(int64_t t) {
+  const std::time_t tt = static_cast<std::time_t>(t);
+  std::tm tm{};
+  ::gmtime_r(&tt, &tm);
+  char out[32];
+  std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return out;
+}
+
 }  // namespace
 
 RenderOptions RenderOptionsOf(const config::PluginConfig& cfg) {
   RenderOptions options;
   options.numa_list = cfg.dra_numa_node == config::DraNumaNodeForm::kList;
+  options.driver = cfg.dra_driver;
   return options;
 }
 
@@ -70,6 +83,12 @@ json RenderDevice(const DraDevice& device, const RenderOptions& options) {
   SetString(&attrs, kCniResourceName, device.resource.FullName());
 
   json out = {{"name", device.name}, {"attributes", std::move(attrs)}};
+  if (!device.taint_effect.empty()) {
+    const bool gone = device.taint_effect == "NoExecute";
+    out["taints"] = json::array({{{"key", options.driver + (gone ? "/gone" : "/unhealthy")},
+                                  {"effect", device.taint_effect},
+                                  {"timeAdded", Rfc3339(device.taint_since)}}});
+  }
   if (device.shared) {
     out["allowMultipleAllocations"] = true;
     out["capacity"] = {

@@ -21,6 +21,8 @@ struct RenderOptions {
   // resource.kubernetes.io/numaNode as {"ints": [N]} (`draNumaNode`: "list") rather than
   // {"int": N}. The list holds the device's own node only (the snapshot has no distances).
   bool numa_list = false;
+  // The driver: the domain of the taints' keys ("<driver>/unhealthy", "<driver>/gone").
+  std::string driver = kDefaultDriver;
 };
 
 // The options `cfg` asks for (draNumaNode).
@@ -31,7 +33,9 @@ RenderOptions RenderOptionsOf(const config::PluginConfig& cfg);
 inline constexpr size_t kMaxAttributeStringLength = 64;
 
 // `device` in the v1 shape: {name, attributes, capacity (shared only),
-// allowMultipleAllocations (shared only)}. Attributes whose value is unknown are left out.
+// allowMultipleAllocations (shared only), taints (when it has one: key "<driver>/unhealthy"
+// with NoSchedule, or "<driver>/gone" with NoExecute, timeAdded its taint_since)}.
+// Attributes whose value is unknown are left out.
 nlohmann::json RenderDevice(const DraDevice& device, const RenderOptions& options);
 
 // The node's pool: driver `driver`, node and pool name `node_name`, every device of `inv`

@@ -224,4 +224,20 @@ std::vector<std::string> DroppedSharedDevices(const json& sent, const json& retu
   return dropped;
 }
 
+PoolContent WithoutTaints(const PoolContent& pool) {
+  PoolContent out = pool;
+  for (json& d : out.devices) d.erase("taints");
+  return out;
+}
+
+bool DroppedTaints(const json& sent, const json& returned, ApiVersion version) {
+  std::map<std::string, json> back = DevicesByName(returned, version);
+  for (const auto& [name, device] : DevicesByName(sent, version)) {
+    if (!device.contains("taints")) continue;
+    auto it = back.find(name);
+    if (it != back.end() && !it->second.contains("taints")) return true;
+  }
+  return false;
+}
+
 }  // namespace hcashare::dra

@@ -84,5 +84,10 @@ PoolContent WithoutSharedDevices(const PoolContent& pool);
 // server does not serve consumable capacity.
 std::vector<std::string> DroppedSharedDevices(const nlohmann::json& sent,
                                               const nlohmann::json& returned, ApiVersion version);
+// `pool` with no device's taints.
+PoolContent WithoutTaints(const PoolContent& pool);
+// Whether a device `sent` (a slice in the shape of `version`) gave taints came back from the
+// server (`returned`) without them: the server does not serve device taints.
+bool DroppedTaints(const nlohmann::json& sent, const nlohmann::json& returned, ApiVersion version);
 
 }  // namespace hcashare::dra

@@ -108,6 +108,11 @@ class FakeApiServer {
   // allowMultipleAllocations and capacity requestPolicy from the ResourceSlices it stores, as
   // a server drops fields it does not serve. True by default.
   void SetConsumableCapacity(bool served);
+  // False: the server does not serve device taints (DRADeviceTaints off, as kube-apiserver
+  // v1.34.9's default gates): it drops `taints` from every device of the slices it stores
+  // unless the stored slice already has some. True (the default): it keeps them and sets a
+  // taint's missing `timeAdded` to the time of the write, as the API server does.
+  void SetDeviceTaints(bool served);
   // The stored object, or null.
   nlohmann::json Get(const std::string& collection, const std::string& name) const;
   // Every object stored in `collection`, in name order.

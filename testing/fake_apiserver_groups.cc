@@ -104,4 +104,9 @@ void FakeApiServer::SetConsumableCapacity(bool served) {
   impl_->consumable_capacity_ = served;
 }
 
+void FakeApiServer::SetDeviceTaints(bool served) {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  impl_->device_taints_ = served;
+}
+
 }  // namespace hcashare::fake

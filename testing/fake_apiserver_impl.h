@@ -128,6 +128,7 @@ class FakeApiServer::Impl {
   // Served versions by API group (Groups()); a group absent here is not gated.
   std::map<std::string, std::vector<std::string>> served_{{"resource.k8s.io", {"v1"}}};
   bool consumable_capacity_ = true;
+  bool device_taints_ = true;
 
   // LIST pages: tokens of an older generation are expired (410).
   int continue_generation_ = 0;

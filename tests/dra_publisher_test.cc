@@ -420,6 +420,57 @@ TEST_F(DraPublisherTest, SharedDevicesNeedConsumableCapacity) {
   for (const json& d : PublishedDevices()) EXPECT_FALSE(d.contains("allowMultipleAllocations"));
 }
 
+// A device tainted as render.cc taints an unhealthy one.
+json Tainted(json device, const std::string& effect = "NoSchedule") {
+  device["taints"] = json::array({{{"key", std::string(kDefaultDriver) + "/unhealthy"},
+                                   {"effect", effect},
+                                   {"timeAdded", "2026-12-06T03:04:05Z"}}});
+  return device;
+}
+
+// Issue 33: unhealthy devices were still handed out. Where the API server serves device
+// taints they are published as sent (the time they were added included, so that the
+// server's default changes nothing and a repeat sends nothing).
+TEST_F(DraPublisherTest, TaintsArePublishedWhereServed) {
+  PoolContent pool = Pool(3);
+  pool.devices[1] = Tainted(pool.devices[1]);
+  auto p = Published(pool);
+  const std::vector<json> devices = PublishedDevices();
+  ASSERT_EQ(devices.size(), 3u);
+  EXPECT_EQ(devices[1]["taints"], pool.devices[1]["taints"]);
+  EXPECT_TRUE(p->status().taints_refused.ok());
+  server_->ClearRequests();
+  ASSERT_TRUE(p->Update(pool).ok());
+  ASSERT_TRUE(p->WaitPublished(milliseconds(10000)));
+  EXPECT_TRUE(SliceWrites(server_->Requests()).empty());
+  // Healthy again: the taint goes.
+  ASSERT_TRUE(p->Update(Pool(3)).ok());
+  ASSERT_TRUE(WaitDevices(Pool(3)));
+}
+
+// A server without DRADeviceTaints (v1.34's default) drops them: the publisher notices,
+// says so, and stops sending them rather than rewriting the slice for ever.
+TEST_F(DraPublisherTest, ADroppedTaintIsNoticedAndNotSentAgain) {
+  server_->SetDeviceTaints(false);
+  PoolContent pool = Pool(3);
+  pool.devices[2] = Tainted(pool.devices[2], "NoExecute");
+  auto p = Started(pool);
+  ASSERT_TRUE(WaitUntil([&] { return !p->status().taints_refused.ok() && p->status().published; }))
+      << p->status().last_error.ToString();
+  EXPECT_THAT(p->status().taints_refused.message(), HasSubstr("DRADeviceTaints"));
+  EXPECT_TRUE(WaitDevices(Pool(3)));
+  server_->ClearRequests();
+  PoolContent changed = pool;
+  changed.devices[0] = Device(0, "DOWN");
+  ASSERT_TRUE(p->Update(changed).ok());
+  PoolContent expected = Pool(3);
+  expected.devices[0] = Device(0, "DOWN");
+  ASSERT_TRUE(WaitDevices(expected));
+  // Acknowledged after one write: the plan is empty again, with no taint to put back.
+  ASSERT_TRUE(p->WaitPublished(milliseconds(10000)));
+  EXPECT_EQ(CountMethod(SliceWrites(server_->Requests()), "PUT"), 1u);
+}
+
 TEST_F(DraPublisherTest, StopIsPromptWhileTheServerStalls) {
   auto p = Published(Pool(3));
   server_->SetStall(true);

@@ -276,11 +276,22 @@ TEST(DraRenderTest, AHeldDeviceIsPublishedAfterARestart) {
   KeepHeldDevices({held[0], held[0]}, cfg, moved, snap, &twice);
   EXPECT_EQ(twice.devices.size(), next.devices.size());
 
+  // Its function gone while a claim holds it: kept, gone (tainted NoExecute below), so that
+  // the pods holding it are moved rather than wait on a device that will not come back.
   node::Inventory unplugged = moved;
   unplugged.present.erase("0000:03:00.2");
-  DraInventory gone = SelectDraDevices(cfg, unplugged, snap);
-  KeepHeldDevices(held, cfg, unplugged, snap, &gone);
-  EXPECT_EQ(gone.Find("pci-0000-03-00-2"), nullptr);
+  HostSnapshot without = snap;
+  without.pci.erase(
+      std::remove_if(without.pci.begin(), without.pci.end(),
+                     [](const hostfacts::PciFunction& f) { return f.address == "0000:03:00.2"; }),
+      without.pci.end());
+  DraInventory gone = SelectDraDevices(cfg, unplugged, without);
+  KeepHeldDevices(held, cfg, unplugged, without, &gone);
+  const DraDevice* lost = gone.Find("pci-0000-03-00-2");
+  ASSERT_NE(lost, nullptr);
+  EXPECT_TRUE(lost->fn.gone);
+  EXPECT_FALSE(lost->fn.healthy);
+  EXPECT_EQ(RenderDevice(*lost, {})["attributes"]["healthy"], json({{"bool", false}}));
   const config::PluginConfig other = Parse(R"({"configList": [{"resourceName": "other",
       "mode": "exclusive", "api": "dra", "selectors": {"vendors": ["15b3"], "isVF": true}}]})");
   DraInventory changed = SelectDraDevices(other, moved, snap);
@@ -290,6 +301,50 @@ TEST(DraRenderTest, AHeldDeviceIsPublishedAfterARestart) {
   KeepHeldDevices({{"pci-0000-03-00-9", "0000:03:00.2", held[0].resource, {}}}, cfg, moved, snap,
                   &renamed);
   EXPECT_EQ(renamed.Find("pci-0000-03-00-9"), nullptr);
+}
+
+// Issue 33: unhealthy devices were still handed out. An unhealthy device is tainted
+// NoSchedule, a vanished one NoExecute, each from the time it first was so (kept across
+// views, restarted when the effect changes); a healthy one has no taint. The keys are the
+// driver's.
+TEST(DraRenderTest, UnhealthyAndVanishedDevicesAreTainted) {
+  const HostSnapshot snap = testing::LoadCanned("vfs");
+  const config::PluginConfig cfg = Parse(kExclusive);
+  DraInventory inv = SelectDraDevices(cfg, node::Discover(snap), snap);
+  ASSERT_GE(inv.devices.size(), 2u);
+  TaintTimes times;
+  MarkTaints(&inv, &times, 1000);
+  for (const DraDevice& d : inv.devices) {
+    EXPECT_EQ(d.taint_effect, "");
+    EXPECT_FALSE(RenderDevice(d, {}).contains("taints"));
+  }
+  inv.devices[0].fn.healthy = false;
+  MarkTaints(&inv, &times, 2000);
+  EXPECT_EQ(inv.devices[0].taint_effect, "NoSchedule");
+  EXPECT_EQ(inv.devices[0].taint_since, 2000);
+  MarkTaints(&inv, &times, 3000);  // still unhealthy: the time it became so
+  EXPECT_EQ(inv.devices[0].taint_since, 2000);
+  RenderOptions options;
+  options.driver = "rdma.example.com";
+  EXPECT_EQ(RenderDevice(inv.devices[0], options)["taints"],
+            json::parse(R"([{"key": "rdma.example.com/unhealthy", "effect": "NoSchedule",
+                             "timeAdded": "1970-01-01T00:33:20Z"}])"));
+  inv.devices[0].fn.gone = true;
+  MarkTaints(&inv, &times, 4000);
+  EXPECT_EQ(inv.devices[0].taint_effect, "NoExecute");
+  EXPECT_EQ(inv.devices[0].taint_since, 4000);
+  EXPECT_EQ(RenderDevice(inv.devices[0], options)["taints"][0]["key"], "rdma.example.com/gone");
+  inv.devices[0].fn.gone = false;
+  inv.devices[0].fn.healthy = true;
+  MarkTaints(&inv, &times, 5000);
+  EXPECT_EQ(inv.devices[0].taint_effect, "");
+  EXPECT_TRUE(times.empty());
+  // The config's driver names the keys.
+  EXPECT_EQ(RenderOptionsOf(Parse(R"({"draDriver": "rdma.example.com", "configList": [
+      {"resourceName": "a", "mode": "exclusive", "api": "dra",
+       "selectors": {"vendors": ["15b3"]}}]})"))
+                .driver,
+            "rdma.example.com");
 }
 
 // Within DRA the first resource that selects a function owns it; a later one lists it as
