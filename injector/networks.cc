@@ -46,13 +46,18 @@ std::string ItemContext(size_t index, const std::string& item) {
          Quote(item) + ")";
 }
 
-// Checks the parts of one comma-form item, which Multus wants as DNS-1123 labels.
+// Checks a namespace or name of one comma-form item: Multus's pattern for them, a DNS-1123
+// label's characters (with no length limit: a longer name simply names no object).
 Status CheckCommaPart(std::string_view part, const char* what, const std::string& context) {
-  if (IsDns1123Label(part)) return Status::Ok();
+  if (IsLabelText(part)) return Status::Ok();
   return Status::InvalidArgument(context + ": " + what + " " + Quote(std::string(part)) +
                                  " is not " + kLabelRule);
 }
 
+// One comma-form item, split as Multus splits it: at most one '/' (namespace before it), at
+// most one '@' after it (interface after it), each part trimmed of spaces. An empty
+// namespace or interface is none; an empty name is refused (Multus would look up a
+// NetworkAttachmentDefinition named "" and fail the pod).
 Result<NetworkRef> ParseCommaItem(std::string_view item, size_t index) {
   const std::string context = ItemContext(index, std::string(item));
   if (item.empty()) {
@@ -61,31 +66,34 @@ Result<NetworkRef> ParseCommaItem(std::string_view item, size_t index) {
   }
   NetworkRef ref;
   std::string_view rest = item;
-  const size_t at = rest.find('@');
-  if (at != std::string_view::npos) {
-    if (rest.find('@', at + 1) != std::string_view::npos) {
-      return Status::InvalidArgument(context +
-                                     ": has more than one '@'; write [namespace/]name[@interface]");
-    }
-    ref.interface = std::string(rest.substr(at + 1));
-    rest = rest.substr(0, at);
-    RETURN_IF_ERROR(CheckCommaPart(ref.interface, "interface", context));
-    if (ref.interface.size() > kMaxInterfaceNameBytes) {
-      return Status::InvalidArgument(context + ": interface " + Quote(ref.interface) +
-                                     " is longer than 15 characters (the kernel's limit)");
-    }
-  }
   const size_t slash = rest.find('/');
   if (slash != std::string_view::npos) {
     if (rest.find('/', slash + 1) != std::string_view::npos) {
       return Status::InvalidArgument(context +
                                      ": has more than one '/'; write [namespace/]name[@interface]");
     }
-    ref.ns = std::string(rest.substr(0, slash));
+    ref.ns = std::string(TrimSpace(rest.substr(0, slash)));
     rest = rest.substr(slash + 1);
-    RETURN_IF_ERROR(CheckCommaPart(ref.ns, "namespace", context));
+    if (!ref.ns.empty()) RETURN_IF_ERROR(CheckCommaPart(ref.ns, "namespace", context));
   }
-  ref.name = std::string(rest);
+  const size_t at = rest.find('@');
+  if (at != std::string_view::npos) {
+    if (rest.find('@', at + 1) != std::string_view::npos) {
+      return Status::InvalidArgument(context +
+                                     ": has more than one '@'; write [namespace/]name[@interface]");
+    }
+    ref.interface = std::string(TrimSpace(rest.substr(at + 1)));
+    rest = rest.substr(0, at);
+    if (!ref.interface.empty() && !IsInterfaceName(ref.interface)) {
+      return Status::InvalidArgument(context + ": interface " + Quote(ref.interface) + " is not " +
+                                     kInterfaceRule);
+    }
+  }
+  ref.name = std::string(TrimSpace(rest));
+  if (ref.name.empty()) {
+    return Status::InvalidArgument(context +
+                                   ": names no network; write [namespace/]name[@interface]");
+  }
   RETURN_IF_ERROR(CheckCommaPart(ref.name, "network name", context));
   return ref;
 }
@@ -109,16 +117,107 @@ Result<std::vector<NetworkRef>> ParseCommaForm(std::string_view value) {
   return refs;
 }
 
-// Reads the optional string member `key` of element `index`.
-Result<std::string> OptionalString(const json& element, const char* key, size_t index) {
-  const auto it = element.find(key);
-  if (it == element.end() || it->is_null()) return std::string();
-  if (!it->is_string()) {
-    return Status::InvalidArgument(std::string(kNetworksAnnotation) + ": element " +
-                                   std::to_string(index + 1) + " member \"" + key + "\" is " +
-                                   jsonin::DescribeValue(*it) + "; it must be a string");
+// `key` folded as Go's encoding/json matches keys to field names: ASCII letters in lower
+// case, and the two characters that fold to ASCII ones (U+017F long s, U+212A Kelvin sign).
+std::string FoldKey(const std::string& key) {
+  std::string out;
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (key.compare(i, 2, "\xC5\xBF") == 0) {
+      out += 's';
+      ++i;
+    } else if (key.compare(i, 3, "\xE2\x84\xAA") == 0) {
+      out += 'k';
+      i += 2;
+    } else {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(key[i])));
+    }
   }
-  return it->get<std::string>();
+  return out;
+}
+
+// One member of an element, in document order: its key and its value (a nested object or
+// array as an empty one of its kind).
+struct Member {
+  std::string key;
+  json value;
+};
+
+// The members of each element of a JSON array, in document order, duplicates kept: what
+// Go's encoding/json walks (nlohmann::json's objects keep one value per key, sorted). The
+// text has been parsed once already, so only its shape matters here.
+class ElementReader : public nlohmann::json_sax<json> {
+ public:
+  std::vector<std::vector<Member>> elements;
+
+  bool null() override { return Value(json()); }
+  bool boolean(bool v) override { return Value(json(v)); }
+  bool number_integer(number_integer_t v) override { return Value(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return Value(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return Value(json(v)); }
+  bool string(string_t& v) override { return Value(json(v)); }
+  bool binary(binary_t&) override { return Value(json()); }
+  bool start_object(std::size_t) override {
+    if (depth_ == 1) elements.emplace_back();
+    if (depth_ == 2) Value(json::object());
+    ++depth_;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 2) key_ = k;
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ == 2) Value(json::array());
+    ++depth_;
+    return true;
+  }
+  bool end_array() override {
+    --depth_;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  bool Value(json v) {
+    if (depth_ == 2 && !elements.empty()) elements.back().push_back({key_, std::move(v)});
+    return true;
+  }
+  int depth_ = 0;
+  std::string key_;
+};
+
+// The members Multus reads of element `index`, as Go's encoding/json decodes them into its
+// NetworkSelectionElement: keys matched case-insensitively, the last of several keys for one
+// field winning, null leaving the field as it was, any other non-string an error.
+struct ElementFields {
+  std::string name, ns, interface, interface_request;
+};
+Result<ElementFields> ReadElement(const std::vector<Member>& members, size_t index) {
+  ElementFields f;
+  for (const Member& m : members) {
+    const std::string key = FoldKey(m.key);
+    std::string* field = key == "name"               ? &f.name
+                         : key == "namespace"        ? &f.ns
+                         : key == "interface"        ? &f.interface
+                         : key == "interfacerequest" ? &f.interface_request
+                                                     : nullptr;
+    if (field == nullptr || m.value.is_null()) continue;
+    if (!m.value.is_string()) {
+      return Status::InvalidArgument(
+          std::string(kNetworksAnnotation) + ": element " + std::to_string(index + 1) + " member " +
+          Quote(m.key) + " is " + jsonin::DescribeValue(m.value) + "; it must be a string");
+    }
+    *field = m.value.get<std::string>();
+  }
+  // Multus's pre-3.2 key, read when "interface" gives none.
+  if (f.interface.empty()) f.interface = f.interface_request;
+  return f;
 }
 
 Result<std::vector<NetworkRef>> ParseJsonForm(std::string_view value) {
@@ -139,6 +238,8 @@ Result<std::vector<NetworkRef>> ParseJsonForm(std::string_view value) {
                                    std::to_string(list.size()) + " networks; at most " +
                                    std::to_string(kMaxNetworks) + " are accepted");
   }
+  ElementReader reader;
+  json::sax_parse(value.begin(), value.end(), &reader);
   std::vector<NetworkRef> refs;
   for (size_t i = 0; i < list.size(); ++i) {
     const json& element = list[i];
@@ -148,10 +249,11 @@ Result<std::vector<NetworkRef>> ParseJsonForm(std::string_view value) {
       return Status::InvalidArgument(where + " is " + jsonin::DescribeValue(element) +
                                      "; each element must be an object with a \"name\"");
     }
-    NetworkRef ref;
-    ASSIGN_OR_RETURN(ref.name, OptionalString(element, "name", i));
-    ASSIGN_OR_RETURN(ref.ns, OptionalString(element, "namespace", i));
-    ASSIGN_OR_RETURN(ref.interface, OptionalString(element, "interface", i));
+    if (i >= reader.elements.size()) {
+      return Status::Internal(where + ": not found again in the annotation's text");
+    }
+    ASSIGN_OR_RETURN(ElementFields f, ReadElement(reader.elements[i], i));
+    NetworkRef ref{std::move(f.ns), std::move(f.name), std::move(f.interface)};
     if (ref.name.empty()) {
       return Status::InvalidArgument(where + " has no \"name\"; add the network's name");
     }
@@ -206,8 +308,10 @@ Result<std::vector<NetworkRef>> ParseNetworks(std::string_view annotation,
   }
   const std::string_view value = TrimSpace(annotation);
   if (value.empty()) return std::vector<NetworkRef>();
-  Result<std::vector<NetworkRef>> refs =
-      value.front() == '[' || value.front() == '{' ? ParseJsonForm(value) : ParseCommaForm(value);
+  // Multus reads the JSON form whenever the value holds any of '[', '{' or '"'.
+  Result<std::vector<NetworkRef>> refs = value.find_first_of("[{\"") != std::string_view::npos
+                                             ? ParseJsonForm(value)
+                                             : ParseCommaForm(value);
   if (!refs.ok()) return refs;
   for (NetworkRef& ref : *refs) {
     if (!ref.ns.empty()) continue;

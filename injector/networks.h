@@ -1,15 +1,21 @@
-// The pod's Multus networks annotation, k8s.v1.cni.cncf.io/networks, in both of its forms:
+// The pod's Multus networks annotation, k8s.v1.cni.cncf.io/networks, in both of its forms,
+// read as Multus reads it (tests/data/multus-networks: Multus's own verdicts, case by case):
 //
 //   comma form  "net-a, other-ns/net-b@rdma1, net-a"   items [namespace/]name[@interface]
 //   JSON form   [{"name": "net-b", "namespace": "other-ns", "interface": "rdma1"}, ...]
 //
-// Names are checked as Multus and Kubernetes check them, so that a pod the webhook admits
-// does not fail later in Multus: in the comma form each of namespace, name and interface must
-// be a DNS-1123 label (Multus's own rule there); in the JSON form the namespace is a label,
-// the name a DNS-1123 subdomain (any NetworkAttachmentDefinition name) and the interface a
-// Linux interface name. Other Multus keys of a JSON element (ips, mac, cni-args, ...) are
-// ignored. An element without a namespace is in the pod's. An empty annotation names no
-// network. Every error names the item and says what to fix.
+// The JSON form is the one whenever the value holds '[', '{' or '"'. Comma form: items split
+// at ',', each part trimmed of spaces; namespace and name of [a-z0-9-], starting and ending
+// with a letter or digit (Multus's pattern); an empty namespace or interface is none. JSON
+// form: keys matched case-insensitively as Go's encoding/json matches them ("Name",
+// "NAMESPACE"), the last of several winning, null leaving a member unset, "interfaceRequest"
+// (Multus before 3.2) read when "interface" is absent; the name a DNS-1123 subdomain (any
+// NetworkAttachmentDefinition's), the namespace a label. Other Multus keys (ips, mac,
+// cni-args, ...) are ignored. Where Multus accepts what can only fail later, the parser
+// refuses at once with the reason: an empty name (Multus would look up a definition named
+// ""), an interface name the kernel refuses (':', ".", "..", over 15 bytes, '/', spaces). An
+// element without a namespace is in the pod's. An empty annotation names no network. Every
+// error names the item and says what to fix.
 #pragma once
 
 #include <cstddef>

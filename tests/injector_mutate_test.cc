@@ -83,6 +83,21 @@ TEST(InjectorMutateTest, JsonFormSeveralNetworksAcrossNamespaces) {
   EXPECT_EQ(nads.calls.count("ml/net-b"), 1u);
 }
 
+// Issue 34: {"Namespace": ...} and {"Name": ...} (Multus matches keys as Go does, case
+// aside) named no network here, so the pod got no VF while Multus attached one.
+TEST(InjectorMutateTest, CaseInsensitiveKeysInjectWhatMultusAttaches) {
+  MapNadLookup nads = StandardNads();
+  const json pod = NetPod(R"([{"Name":"net-a","Namespace":"other"},{"NAME":"net-b"}])");
+  const json res = {{"example.com/hca_b", "1"}, {"rdma/vfs_a", "1"}};
+  json want = pod;
+  want["spec"]["containers"][0]["resources"] = {{"requests", res}, {"limits", res}};
+  ExpectMutation(
+      pod, nads,
+      json::array({Add("/spec/containers/0/resources", {{"requests", res}, {"limits", res}})}),
+      want);
+  EXPECT_EQ(nads.calls.count("other/net-a"), 1u);
+}
+
 TEST(InjectorMutateTest, NothingToAddLeavesThePodAlone) {
   MapNadLookup nads = StandardNads();
   for (const json& pod : {NetPod("plain"), NetPod(""), NetPod("[]"),

@@ -1,16 +1,23 @@
 // The networks annotation parser (issue 26): both Multus forms, default namespaces, the
 // name rules Multus and Kubernetes apply, and the bounds.
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "injector/networks.h"
+#include "tests/test_util.h"
 
 namespace hcashare::injector {
 namespace {
 
 using Refs = std::vector<NetworkRef>;
+using nlohmann::json;
+using ::testing::HasSubstr;
 
 std::string Show(const Refs& refs) {
   std::string out;
@@ -43,6 +50,16 @@ TEST(InjectorNetworksTest, ParsesBothForms) {
           "cni-args":{"x":{"y":[1,2]}},"default-route":["10.0.0.254"]},
          {"name":"net-a","namespace":null}])",
        {{"pods", "net-a", ""}, {"pods", "net-a", ""}}},
+      // As Multus reads them (issue 34): spaces around '/' and '@', an empty namespace or
+      // interface, a VLAN child's dotted name, case-insensitive JSON keys, the last key
+      // winning, the pre-3.2 "interfaceRequest".
+      {"other / net-a @ rdma0", {{"other", "net-a", "rdma0"}}},
+      {"/net-a@", {{"pods", "net-a", ""}}},
+      {"net-a@ib0.8001", {{"pods", "net-a", "ib0.8001"}}},
+      {R"([{"Name":"net-a","NAMESPACE":"other","Interface":"rdma1"}])",
+       {{"other", "net-a", "rdma1"}}},
+      {R"([{"name":"net-a","Name":"net-b","name":null}])", {{"pods", "net-b", ""}}},
+      {R"([{"name":"net-a","interfaceRequest":"rdma9"}])", {{"pods", "net-a", "rdma9"}}},
   };
   for (const GoodCase& c : cases) {
     Result<Refs> refs = ParseNetworks(c.annotation, "pods");
@@ -65,11 +82,9 @@ TEST(InjectorNetworksTest, RefusesMalformedWithTheItemAndTheFix) {
       {"net.a", {"network name \"net.a\"", "DNS-1123 label"}},
       {"a/b/c", {"more than one '/'"}},
       {"a@b@c", {"more than one '@'"}},
-      {"ns/", {"network name \"\""}},
-      {"/net-a", {"namespace \"\""}},
-      {"net-a@", {"interface \"\""}},
-      {"net-a@ETH0", {"interface \"ETH0\""}},
-      {"net-a@interface-too-long", {"longer than 15 characters"}},
+      {"ns/", {"names no network"}},
+      {"net-a@eth0:1", {"interface \"eth0:1\"", "Linux interface name"}},
+      {"net-a@interface-too-long", {"1 to 15 characters"}},
       {"-net", {"DNS-1123 label"}},
       {"[", {"is not valid JSON", "comma list"}},
       {R"([{"name":"a"},])", {"is not valid JSON"}},
@@ -130,7 +145,7 @@ TEST(InjectorNetworksTest, RefusesAMebibyteAnnotationBeforeReadingIt) {
   EXPECT_NE(refs.status().message().find("is 1048576 bytes; at most 262144"), std::string::npos)
       << refs.status().message();
   // Just under the cap, the value is read (and refused for its content, not its size).
-  const std::string big(kMaxNetworksAnnotationBytes, 'a');
+  const std::string big(kMaxNetworksAnnotationBytes, 'A');
   Result<Refs> under = ParseNetworks(big, "pods");
   ASSERT_FALSE(under.ok());
   EXPECT_NE(under.status().message().find("DNS-1123 label"), std::string::npos);
@@ -156,6 +171,67 @@ TEST(InjectorNetworksTest, NameRules) {
   EXPECT_FALSE(IsInterfaceName("a b"));
   EXPECT_FALSE(IsInterfaceName("."));
   EXPECT_FALSE(IsInterfaceName(std::string(16, 'a')));
+}
+
+// Issue 34: the parser differed from Multus's (case-sensitive JSON keys, "ib0.8001" refused
+// in the comma form). Each annotation of tests/data/multus-networks/cases.json, as Multus's
+// own parser judged it, gets the same verdict and the same attachments here, but where
+// hcashare deliberately differs, each listed with why.
+TEST(InjectorNetworksTest, MultusCases) {
+  const json cases = json::parse(testing::ReadTextFile(std::string(HCASHARE_SOURCE_DIR) +
+                                                       "/tests/data/multus-networks/cases.json"));
+  ASSERT_GE(cases.size(), 60u);
+  // Multus accepts these, but the pod can only fail later (a definition named "", an
+  // interface the kernel refuses): refused here, the error naming why.
+  const std::map<std::string, std::string> stricter = {
+      {"net-a,", "is empty"},
+      {",net-a", "is empty"},
+      {"net-a,,net-b", "is empty"},
+      {"ns1/", "names no network"},
+      {"@eth1", "names no network"},
+      {"net-a@eth0:1", "is not a Linux interface name"},
+      {"net-a@.", "is not a Linux interface name"},
+      {"net-a@..", "is not a Linux interface name"},
+      {R"([{"namespace": "ns1"}])", "has no \"name\""},
+      {"[{}]", "has no \"name\""},
+      {R"([{"name": "Net-A"}])", "is not a DNS-1123 subdomain"},
+      {R"([{"name": "net-a", "interface": "a/b"}])", "is not a Linux interface name"},
+      {R"([{"name": "net-a", "interface": "abcdefghijklmnop"}])", "is not a Linux interface name"},
+  };
+  // Multus refuses these for members the injector does not read (mac, ips): admitted here,
+  // Multus fails the attachment with its own words; null elements, which would crash Multus,
+  // are refused.
+  const std::set<std::string> lenient = {R"([{"name": "net-a", "mac": "zz"}])",
+                                         R"([{"name": "net-a", "ips": ["10.0.0.1/33"]}])"};
+  size_t compared = 0;
+  for (const json& c : cases) {
+    const std::string annotation = c["annotation"];
+    SCOPED_TRACE(annotation);
+    auto refs = ParseNetworks(annotation, "pod-ns");
+    if (auto it = stricter.find(annotation); it != stricter.end()) {
+      ASSERT_TRUE(c["accepted"].get<bool>()) << "no longer a divergence";
+      ASSERT_FALSE(refs.ok());
+      EXPECT_THAT(refs.status().message(), HasSubstr(it->second));
+      continue;
+    }
+    if (lenient.count(annotation)) {
+      ASSERT_FALSE(c["accepted"].get<bool>()) << "no longer a divergence";
+      EXPECT_TRUE(refs.ok()) << refs.status().ToString();
+      continue;
+    }
+    ++compared;
+    if (!c["accepted"].get<bool>()) {
+      EXPECT_FALSE(refs.ok()) << "Multus refuses it: " << c["error"];
+      continue;
+    }
+    ASSERT_TRUE(refs.ok()) << refs.status().ToString();
+    std::vector<NetworkRef> want;
+    for (const json& n : c.value("networks", json::array())) {
+      want.push_back({n["namespace"], n["name"], n["interface"]});
+    }
+    EXPECT_EQ(*refs, want);
+  }
+  EXPECT_GE(compared, 45u);
 }
 
 TEST(InjectorNetworksTest, KeyNamesTheNetwork) {
