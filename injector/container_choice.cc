@@ -75,7 +75,7 @@ long ContainerIndex::Find(const std::string& name) {
 
 size_t ChooseContainer(const json& spec, const std::optional<std::string>& pod_choice,
                        const NadInfo& nad, const std::string& key,
-                       std::optional<ContainerIndex>& index_cache) {
+                       std::optional<ContainerIndex>& index_cache, long first_asking) {
   const json* containers = Member(spec, "containers");
   if (containers && !containers->is_array()) {
     throw Refusal{"spec.containers is " + jsonin::DescribeValue(*containers) + ", not an array"};
@@ -93,7 +93,7 @@ size_t ChooseContainer(const json& spec, const std::optional<std::string>& pod_c
     source = "network " + key + "'s NetworkAttachmentDefinition annotation " +
              kResourceContainerAnnotation;
   } else {
-    return 0;
+    return first_asking >= 0 ? static_cast<size_t>(first_asking) : 0;
   }
   if (!index_cache) index_cache.emplace(*containers);
   const long index = index_cache->Find(name);

@@ -46,10 +46,12 @@ class ContainerIndex {
 };
 
 // The index in spec.containers that gets network `key`'s resource: the container the pod's
-// annotation names (`pod_choice`), else the one the NAD's names, else the first. A name no
-// app container has is refused, listing the pod's containers.
+// annotation names (`pod_choice`), else the one the NAD's names, else the first container
+// that already asks for the resource (`first_asking`, -1 for none: so a reinvocation after
+// another webhook put a sidecar first finds it where it is), else the first. A name no app
+// container has is refused, listing the pod's containers.
 size_t ChooseContainer(const nlohmann::json& spec, const std::optional<std::string>& pod_choice,
                        const NadInfo& nad, const std::string& key,
-                       std::optional<ContainerIndex>& index_cache);
+                       std::optional<ContainerIndex>& index_cache, long first_asking);
 
 }  // namespace hcashare::injector::detail

@@ -213,6 +213,15 @@ MutateResult Admit(std::string message, std::vector<std::string> warnings = {}) 
   return r;
 }
 
+// The resource names of `found`'s NADs.
+std::set<std::string> ResourcesOf(const std::map<std::string, NadInfo>& found) {
+  std::set<std::string> out;
+  for (const auto& [key, nad] : found) {
+    if (!nad.resource_name.empty()) out.insert(nad.resource_name);
+  }
+  return out;
+}
+
 MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, NadLookup& nads,
                            const MutateOptions& options) {
   if (!pod.is_object())
@@ -274,6 +283,8 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
   const json* spec = Member(pod, "spec");
   std::map<size_t, std::map<std::string, int64_t>> counts;  // container -> resource -> units
   std::set<std::string> injected;
+  // Resource -> the containers that already ask for it, for attachments nothing places.
+  std::optional<std::map<std::string, std::vector<size_t>>> asking;
   std::optional<ContainerIndex> index_cache;
   std::map<std::string, std::string> dra;  // network -> resource, allocated through DRA
   for (const NetworkRef& ref : *refs) {
@@ -290,8 +301,19 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
       dra.emplace(ref.Key(), nad.resource_name);
       continue;
     }
-    const size_t index =
-        ChooseContainer(spec ? *spec : json::object(), pod_choice, nad, ref.Key(), index_cache);
+    long first_asking = -1;
+    if (!pod_choice && !(nad.container && !nad.container->empty()) && spec) {
+      const json* containers = Member(*spec, "containers");
+      if (containers && containers->is_array()) {
+        if (!asking) asking = AskedBy(*containers, ResourcesOf(found));
+        const auto it = asking->find(nad.resource_name);
+        if (it != asking->end() && !it->second.empty()) {
+          first_asking = static_cast<long>(it->second.front());
+        }
+      }
+    }
+    const size_t index = ChooseContainer(spec ? *spec : json::object(), pod_choice, nad, ref.Key(),
+                                         index_cache, first_asking);
     injected.insert(nad.resource_name);
     ++counts[index][nad.resource_name];
   }

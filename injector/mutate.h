@@ -6,7 +6,10 @@
 // NAD twice asks for 2. The units go to one container per attachment:
 //   1. the container the pod's annotation hcashare.io/resource-container names, else
 //   2. the one the NAD's annotation of the same key names, else
-//   3. the pod's first container (spec.containers[0]), as the SR-IOV injector does.
+//   3. the first container that already asks for the resource (so a reinvocation after
+//      another webhook put a sidecar first finds the units where they are, and never asks
+//      twice or moves them to the sidecar), else
+//   4. the pod's first container (spec.containers[0]), as the SR-IOV injector does.
 // Only spec.containers are chosen. Init containers never are, implicitly or by name: an
 // init container runs before the pod's networks are in use and the kubelet hands its
 // devices on to the app containers, so asking there would reserve nothing for the

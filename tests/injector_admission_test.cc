@@ -231,6 +231,8 @@ TEST(InjectorAdmissionTest, WarningsAreBounded) {
   const std::string app(63, 'a'), side(63, 's');  // long names make long warnings
   json pod = NetPod(networks, {app.c_str(), side.c_str()});
   pod["spec"]["containers"][1]["resources"] = {{"limits", side_limits}};
+  // Named, the app container gets them though the side container asks too: a warning each.
+  pod["metadata"]["annotations"]["hcashare.io/resource-container"] = app;
   const Result<AdmissionReply> reply = ReviewAdmission(Review(pod).dump(), nads);
   const json response = ResponseOf(reply);
   ASSERT_EQ(response.at("warnings").size(), kMaxWarnings);

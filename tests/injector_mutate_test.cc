@@ -379,19 +379,49 @@ TEST(InjectorMutateTest, NamespaceFromTheHintWhenThePodHasNone) {
   EXPECT_TRUE(Contains(none.message, "write it as namespace/name")) << none.message;
 }
 
-TEST(InjectorMutateTest, WarnsWhenAnotherContainerAlreadyAsksForTheResource) {
+// A resource the pod already asks for, in any app container, stays where it is when nothing
+// names a container; a container named by annotation gets it, with a warning that another
+// asks for it too.
+TEST(InjectorMutateTest, AResourceThePodAlreadyAsksForStaysWhereItIs) {
   MapNadLookup nads = StandardNads();
   json pod = NetPod("net-a", {"app", "side"});
   pod["spec"]["containers"][1]["resources"] = {{"limits", {{"rdma/vfs_a", "1"}}}};
   json want = pod;
+  want["spec"]["containers"][1]["resources"]["requests"] = {{"rdma/vfs_a", "1"}};
+  MutateResult r = ExpectMutation(
+      pod, nads, json::array({Add("/spec/containers/1/resources/requests", {{"rdma/vfs_a", "1"}})}),
+      want);
+  EXPECT_TRUE(r.warnings.empty());
+
+  pod["metadata"]["annotations"]["hcashare.io/resource-container"] = "app";
+  want = pod;
   const json one = {{"rdma/vfs_a", "1"}};
   want["spec"]["containers"][0]["resources"] = {{"requests", one}, {"limits", one}};
-  MutateResult r = ExpectMutation(
+  r = ExpectMutation(
       pod, nads,
       json::array({Add("/spec/containers/0/resources", {{"requests", one}, {"limits", one}})}),
       want);
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_TRUE(Contains(r.warnings[0], "\"side\" also asks for it")) << r.warnings[0];
+}
+
+// Issue 34: with reinvocationPolicy IfNeeded, a sidecar injector that puts its proxy first
+// (Istio's holdApplicationUntilProxyStarts) made the second invocation add a second unit to
+// the proxy. The units stay where the first invocation put them: nothing is asked twice.
+TEST(InjectorMutateTest, AReorderedReinvocationAsksForNothingTwice) {
+  MapNadLookup nads = StandardNads();
+  json pod = NetPod("net-a, net-b, net-a", {"app"});
+  MutateResult first = Mutate(pod, "", nads);
+  ASSERT_TRUE(first.allowed) << first.message;
+  ASSERT_FALSE(first.patch.empty());
+  json mutated = pod.patch(first.patch);
+  // The sidecar webhook runs next and puts its proxy first, then hcashare runs again.
+  mutated["spec"]["containers"].insert(mutated["spec"]["containers"].begin(),
+                                       json{{"name", "istio-proxy"}, {"image", "proxy"}});
+  MutateResult again = Mutate(mutated, "", nads);
+  ASSERT_TRUE(again.allowed) << again.message;
+  EXPECT_TRUE(again.patch.empty()) << again.patch.dump();
+  EXPECT_FALSE(mutated["spec"]["containers"][0].contains("resources"));
 }
 
 TEST(InjectorMutateTest, RefusesShapesItCannotPatch) {
