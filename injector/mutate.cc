@@ -243,7 +243,9 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
   }
   if (refs->empty()) return Admit("the networks annotation names no network");
 
-  // One lookup per distinct NAD; all missing ones are reported together.
+  // One lookup per distinct NAD, until the first missing one when missing ones refuse the
+  // pod (each miss is a GET: a pod naming many absent NADs must not hold a worker), all of
+  // them when they are tolerated; none once the review's deadline has passed.
   std::vector<std::string> warnings;
   std::map<std::string, NadInfo> found;
   std::vector<std::string> missing;
@@ -251,11 +253,17 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
     const std::string key = ref.Key();
     if (found.count(key) || std::find(missing.begin(), missing.end(), key) != missing.end())
       continue;
-    Result<NadInfo> info = nads.Find(ref.ns, ref.name);
+    if (std::chrono::steady_clock::now() >= options.deadline) {
+      throw Refusal{"the review ran out of time before NetworkAttachmentDefinition " + key +
+                        " could be read; try again",
+                    503};
+    }
+    Result<NadInfo> info = nads.FindBy(ref.ns, ref.name, options.deadline);
     if (info.ok()) {
       found.emplace(key, std::move(*info));
     } else if (info.status().IsNotFound()) {
       missing.push_back(key);
+      if (options.refuse_missing) break;
     } else {
       throw Refusal{"could not read NetworkAttachmentDefinition " + key + " (" +
                         info.status().ToString() + "); try again",

@@ -31,6 +31,7 @@
 // changes nothing.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -80,6 +81,13 @@ class NadLookup {
   // The NAD `ns`/`name`: NotFound when it does not exist, another code when it could not be
   // read (Mutate then refuses the pod, whatever MutateOptions say).
   virtual Result<NadInfo> Find(const std::string& ns, const std::string& name) = 0;
+  // The same, answered by `deadline` (a lookup that must ask the API server waits no longer;
+  // Unavailable then). The default ignores the deadline (lookups that never wait).
+  virtual Result<NadInfo> FindBy(const std::string& ns, const std::string& name,
+                                 std::chrono::steady_clock::time_point deadline) {
+    (void)deadline;
+    return Find(ns, name);
+  }
 };
 
 // How Mutate treats problems and what it adds besides resources.
@@ -92,6 +100,10 @@ struct MutateOptions {
   // volume kPodNetInfoVolume exposing the network-status annotation as file
   // kPodNetInfoFile, mounted read-only at kPodNetInfoMountPath in the chosen containers.
   bool downward_api_volume = false;
+  // When the review must be answered: a lookup still needed after it refuses the pod (503,
+  // "try again") rather than let the API server's call time out; lookups are given what is
+  // left (NadLookup::FindBy).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 // Mutate's answer.

@@ -1,6 +1,7 @@
 // The injector's decision for one pod (issue 26): counts per attachment, container choice,
 // raising but never lowering requests and limits, the exact JSON Patch, the patched pod, and
 // a second admission that changes nothing.
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -223,11 +224,12 @@ TEST(InjectorMutateTest, MissingNadRefusesOrWarns) {
   MutateResult refused = Mutate(pod, "", nads);
   EXPECT_FALSE(refused.allowed);
   EXPECT_EQ(refused.denial_code, 400);
-  EXPECT_TRUE(Contains(refused.message,
-                       "NetworkAttachmentDefinitions ml/gone, other/also-gone do not exist"))
+  EXPECT_TRUE(Contains(refused.message, "NetworkAttachmentDefinition ml/gone does not exist"))
       << refused.message;
-  EXPECT_TRUE(Contains(refused.message, "create them or fix")) << refused.message;
+  EXPECT_TRUE(Contains(refused.message, "create it or fix")) << refused.message;
   EXPECT_EQ(nads.calls["ml/gone"], 1);
+  // Issue 34: each miss is a GET; the refusal is known at the first, so no more are asked.
+  EXPECT_EQ(nads.calls.count("other/also-gone"), 0u);
 
   // Tolerated: net-a, which exists, still gets its resource; the missing ones none.
   json want_pod = pod;
@@ -243,6 +245,38 @@ TEST(InjectorMutateTest, MissingNadRefusesOrWarns) {
   EXPECT_TRUE(Contains(warned.warnings[0], "ml/gone, other/also-gone do not exist"))
       << warned.warnings[0];
   EXPECT_TRUE(Contains(warned.warnings[0], "gets no resource for them")) << warned.warnings[0];
+}
+
+// Issue 34: a review had no deadline: a pod naming many absent NADs held a worker for a GET
+// each. Past the deadline nothing more is looked up and the pod is refused with 503 (the API
+// server then answers the user; the webhook call never times out); lookups are told the
+// deadline.
+TEST(InjectorMutateTest, TheReviewsDeadlineStopsTheLookups) {
+  MapNadLookup nads = StandardNads();
+  const json pod = NetPod("net-a, net-b");
+  MutateOptions late;
+  late.deadline = std::chrono::steady_clock::now() - std::chrono::milliseconds(1);
+  MutateResult r = Mutate(pod, "", nads, late);
+  EXPECT_FALSE(r.allowed);
+  EXPECT_EQ(r.denial_code, 503);
+  EXPECT_TRUE(Contains(r.message, "ran out of time")) << r.message;
+  EXPECT_TRUE(Contains(r.message, "try again")) << r.message;
+  EXPECT_TRUE(nads.calls.empty());
+  // With time left, each lookup is handed the deadline.
+  struct DeadlineSeen : MapNadLookup {
+    std::vector<std::chrono::steady_clock::time_point> seen;
+    Result<NadInfo> FindBy(const std::string& ns, const std::string& name,
+                           std::chrono::steady_clock::time_point deadline) override {
+      seen.push_back(deadline);
+      return Find(ns, name);
+    }
+  } timed;
+  timed.Add("ml", "net-a", "rdma/vfs_a").Add("ml", "net-b", "example.com/hca_b");
+  MutateOptions soon;
+  soon.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  EXPECT_TRUE(Mutate(pod, "", timed, soon).allowed);
+  ASSERT_EQ(timed.seen.size(), 2u);
+  EXPECT_EQ(timed.seen[0], soon.deadline);
 }
 
 TEST(InjectorMutateTest, LookupFailureRefusesEvenWhenMissingIsTolerated) {

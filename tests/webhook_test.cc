@@ -193,6 +193,23 @@ TEST_F(WebhookProcessTest, MissingNadIsRefusedNamingIt) {
               HasSubstr("team-a/absent"));
 }
 
+// Issue 34: a review had no deadline: each absent NAD cost a GET of up to 3 s, one after
+// another, so a pod naming several held a worker past the API server's timeoutSeconds. With
+// the API server not answering, the review is answered within --review-seconds: refused
+// with 503, try again.
+TEST_F(WebhookProcessTest, AReviewIsAnsweredWithinItsDeadline) {
+  Start({"--review-seconds=0.5", "--missing-network=warn"});
+  api_->SetStall(true);
+  const auto t0 = std::chrono::steady_clock::now();
+  json review = Admit(Review(Pod("absent-1, absent-2, absent-3, absent-4")));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  api_->SetStall(false);
+  EXPECT_FALSE(review["response"]["allowed"].get<bool>()) << review.dump();
+  EXPECT_EQ(review["response"]["status"]["code"], 503) << review.dump();
+  EXPECT_THAT(review["response"]["status"]["message"].get<std::string>(), HasSubstr("try again"));
+  EXPECT_LT(took, std::chrono::milliseconds(2500)) << "one GET alone may take 3 s";
+}
+
 TEST_F(WebhookProcessTest, MissingNadWarnsWhenToldTo) {
   Start({"--missing-network=warn"});
   json review = Admit(Review(Pod("absent")));

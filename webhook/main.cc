@@ -36,6 +36,7 @@ struct Flags {
   bool downward_api_volume = false;
   size_t cache_max_objects = 50000;  // 73 MiB RSS measured, under the 128 MiB limit
   double shutdown_delay = 5;
+  double review_seconds = 4;  // under the shipped webhook configuration's timeoutSeconds: 5
   std::string log_level = "info";
   std::string log_format = "text";
   bool version = false;
@@ -91,6 +92,12 @@ int Run(int argc, char** argv) {
                  "lookup is a GET")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--review-seconds", f.review_seconds,
+                 "answer each review within this long (set it under the webhook "
+                 "configuration's timeoutSeconds): a NAD still to be read after it refuses the "
+                 "pod with 503, try again, rather than let the API server's call time out")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 30.0));
   app.add_option("--shutdown-delay-seconds", f.shutdown_delay,
                  "after SIGTERM, report not ready and keep serving this long, so that the "
                  "API server stops sending requests before the process leaves")
@@ -177,6 +184,7 @@ int Run(int argc, char** argv) {
     return Readiness{false, "the NetworkAttachmentDefinition cache is not synced yet" +
                                 (last.ok() ? std::string() : ": " + last.message())};
   });
+  service.SetReviewBudget(std::chrono::milliseconds(static_cast<int64_t>(f.review_seconds * 1000)));
   auto server = HttpsServer::Start(
       f.listen_address, TlsFiles{f.tls_cert_file, f.tls_key_file},
       [&service](const HttpRequest& r) { return service.Handle(r); }, ServerOptions());

@@ -1,5 +1,7 @@
 #include "webhook/nad_source.h"
 
+#include <algorithm>
+
 #include <utility>
 
 #include "injector/networks.h"
@@ -44,6 +46,11 @@ metrics::Counter& NadSource::Lookups(const char* source, const char* result) {
 }
 
 Result<injector::NadInfo> NadSource::Find(const std::string& ns, const std::string& name) {
+  return FindBy(ns, name, std::chrono::steady_clock::time_point::max());
+}
+
+Result<injector::NadInfo> NadSource::FindBy(const std::string& ns, const std::string& name,
+                                            std::chrono::steady_clock::time_point deadline) {
   const std::string what = "NetworkAttachmentDefinition " + ns + "/" + name;
   // The parser admits only DNS names; checked again because they become a URL path here.
   if (!injector::IsDns1123Label(ns) || !injector::IsDns1123Subdomain(name)) {
@@ -59,6 +66,15 @@ Result<injector::NadInfo> NadSource::Find(const std::string& ns, const std::stri
   get.path =
       "/apis/k8s.cni.cncf.io/v1/namespaces/" + ns + "/network-attachment-definitions/" + name;
   get.timeout = get_timeout_;
+  if (deadline != std::chrono::steady_clock::time_point::max()) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      Lookups("api", "error").Inc();
+      return Status::Unavailable("cannot read " + what + ": the review's time is up");
+    }
+    get.timeout = std::min(get.timeout, left);
+  }
   Result<kube::Response> r = client_->Call(get);
   if (!r.ok()) {
     if (kube::IsNotFound(r.status())) {

@@ -36,6 +36,9 @@ class NadSource : public injector::NadLookup {
   // The injector's lookup: the cache, else a GET. NotFound when the API server says so;
   // Unavailable (naming the NAD) when it cannot be asked.
   Result<injector::NadInfo> Find(const std::string& ns, const std::string& name) override;
+  // The same, a GET given at most what is left until `deadline` (Unavailable when nothing is).
+  Result<injector::NadInfo> FindBy(const std::string& ns, const std::string& name,
+                                   std::chrono::steady_clock::time_point deadline) override;
 
  private:
   metrics::Counter& Lookups(const char* source, const char* result);

@@ -60,7 +60,9 @@ HttpResponse WebhookService::Handle(const HttpRequest& request) {
 
 HttpResponse WebhookService::Mutate(const HttpRequest& request) {
   const auto start = std::chrono::steady_clock::now();
-  Result<injector::AdmissionReply> reply = injector::ReviewAdmission(request.body, nads_, options_);
+  injector::MutateOptions options = options_;
+  if (review_budget_.count() > 0) options.deadline = start + review_budget_;
+  Result<injector::AdmissionReply> reply = injector::ReviewAdmission(request.body, nads_, options);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   latency_.Observe(took.count());
   if (!reply.ok()) {

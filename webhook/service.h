@@ -7,6 +7,7 @@
 // Handle() is thread-safe: /mutate runs on the server's worker threads.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -28,6 +29,10 @@ class WebhookService {
   WebhookService(injector::NadLookup& nads, injector::MutateOptions options,
                  metrics::Registry& registry, std::function<Readiness()> readiness);
 
+  // How long a review may take, from when it is handled (MutateOptions::deadline); none by
+  // default. Set before serving.
+  void SetReviewBudget(std::chrono::milliseconds budget) { review_budget_ = budget; }
+
   // The answer to one request (see the file comment); unknown paths get 404.
   HttpResponse Handle(const HttpRequest& request);
 
@@ -37,6 +42,7 @@ class WebhookService {
 
   injector::NadLookup& nads_;
   const injector::MutateOptions options_;
+  std::chrono::milliseconds review_budget_{0};  // 0: no deadline
   metrics::Registry& registry_;
   const std::function<Readiness()> readiness_;
   metrics::Histogram& latency_;
