@@ -36,6 +36,10 @@ HttpServer::~HttpServer() = default;
 
 int HttpServer::port() const { return impl_->port(); }
 
+void HttpServer::StartDraining() { impl_->StartDraining(); }
+
+bool HttpServer::Drain(std::chrono::milliseconds budget) { return impl_->Drain(budget); }
+
 Status HttpServer::CheckAddress(const std::string& address) {
   return http_internal::ParseAddress(address).status();
 }

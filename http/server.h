@@ -96,6 +96,12 @@ class HttpServer {
 
   // The port listened on.
   int port() const;
+  // From now on every answer closes its connection (Connection: close), so that clients
+  // (the API server) take their next request elsewhere while this one shuts down.
+  void StartDraining();
+  // Stops accepting and waits up to `budget` until every request already read is answered;
+  // true when all were. Then the destructor drops nothing that was asked.
+  bool Drain(std::chrono::milliseconds budget);
 
   // Connections served at once by default.
   static constexpr size_t kMaxConnections = 64;

@@ -9,15 +9,20 @@
 //                                                          // end within the deadline
 #pragma once
 
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -103,6 +108,22 @@ class ServerCore {
   int port() const { return port_; }
   Transport& transport() { return transport_; }
 
+  // From now on every answer closes its connection (Connection: close), so that clients
+  // send their next request elsewhere. Thread-safe.
+  void StartDraining() { draining_ = true; }
+  // Stops accepting connections and waits up to `budget` until every request already read
+  // has been answered (its answer written or its connection gone); true when all were.
+  // Thread-safe; implies StartDraining.
+  bool Drain(std::chrono::milliseconds budget) {
+    draining_ = true;
+    asio::post(io_, [this] {
+      error_code ignored;
+      acceptor_.close(ignored);
+    });
+    std::unique_lock<std::mutex> lock(flight_mu_);
+    return flight_cv_.wait_for(lock, budget, [this] { return in_flight_ == 0; });
+  }
+
  private:
   class Session;
 
@@ -114,6 +135,9 @@ class ServerCore {
   const HttpServerOptions options_;
   Transport transport_;
   asio::io_context io_{1};
+  // Keeps io_.run() going while nothing is pending on it: once Drain closed the acceptor,
+  // workers still post their answers to it.
+  asio::executor_work_guard<asio::io_context::executor_type> keep_running_{io_.get_executor()};
   tcp::acceptor acceptor_{io_};
   std::optional<asio::thread_pool> workers_;  // with worker_paths
   std::list<std::weak_ptr<Session>> live_;    // open connections, oldest first (I/O thread)
@@ -122,6 +146,18 @@ class ServerCore {
   size_t body_bytes_reserved_ = 0;
   int port_ = 0;
   std::thread io_thread_;
+  std::atomic<bool> draining_{false};
+  // Requests read and not yet answered (Drain waits for none).
+  std::mutex flight_mu_;
+  std::condition_variable flight_cv_;
+  int in_flight_ = 0;  // guarded by flight_mu_
+
+  // One more, or one less, request in flight.
+  void Flight(int delta) {
+    std::lock_guard<std::mutex> lock(flight_mu_);
+    in_flight_ += delta;
+    if (in_flight_ == 0) flight_cv_.notify_all();
+  }
 };
 
 // One client connection, driven by the I/O thread; owned by the handlers in flight.
@@ -146,6 +182,7 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
   // Closes the connection (at once, also when evicted) and leaves server_->live_; the
   // pending operation, if any, ends with an error. Idempotent.
   void Finish() {
+    Answered();
     Release();
     error_code ignored;
     Lowest().socket().close(ignored);
@@ -171,6 +208,13 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
     bhttp::async_read_header(
         conn_.stream, buffer_, *parser_,
         [s = this->shared_from_this()](error_code ec, size_t) { s->OnHead(ec); });
+  }
+
+  // The request handed to the handler, if any, is answered (or never will be).
+  void Answered() {
+    if (!answering_) return;
+    answering_ = false;
+    server_->Flight(-1);
   }
 
   // Gives this request's body bytes back to the server's budget.
@@ -237,6 +281,8 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
     auto& req = parser_->get();
     // Keep-alive only where the options allow it and the client asks (HTTP/1.1's default).
     const bool keep = server_->options_.keep_alive && req.keep_alive();
+    server_->Flight(+1);
+    answering_ = true;
     const std::string_view target(req.target().data(), req.target().size());
     const size_t q = target.find_first_of("?#");
     HttpRequest r;
@@ -268,7 +314,8 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
   // Answers to requests the server refused (4xx/5xx before the handler) never keep it: their
   // body may be unread.
   void Write(HttpResponse r, bool head, bool keep = false) {
-    if (!self_) return;  // evicted while a worker answered
+    if (!self_) return Answered();  // evicted while a worker answered
+    keep = keep && !server_->draining_;
     const int status = r.status >= 100 && r.status <= 999 ? r.status : 500;
     res_.result(static_cast<unsigned>(status));
     res_.version(11);
@@ -287,6 +334,7 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
     Lowest().expires_after(server_->options_.io_timeout);
     bhttp::async_write(conn_.stream, res_,
                        [s = this->shared_from_this(), keep](error_code ec, size_t) {
+                         s->Answered();
                          if (ec) return s->Finish();
                          if (keep) return s->Next();
                          Transport::Close(s->conn_, [s] { s->Finish(); });
@@ -299,7 +347,8 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;  // this request's
   bhttp::response<bhttp::string_body> res_;
   std::optional<typename std::list<std::weak_ptr<Session>>::iterator> self_;
-  size_t reserved_ = 0;  // of server_->body_bytes_reserved_
+  size_t reserved_ = 0;     // of server_->body_bytes_reserved_
+  bool answering_ = false;  // a request of this session is counted in flight
 };
 
 template <class Transport>

@@ -113,6 +113,10 @@ HttpsServer::~HttpsServer() = default;
 
 int HttpsServer::port() const { return impl_->port(); }
 
+void HttpsServer::StartDraining() { impl_->StartDraining(); }
+
+bool HttpsServer::Drain(std::chrono::milliseconds budget) { return impl_->Drain(budget); }
+
 uint64_t HttpsServer::reloads() const { return impl_->transport().reloads(); }
 
 uint64_t HttpsServer::reload_failures() const { return impl_->transport().failures(); }

@@ -12,6 +12,7 @@
 // link OpenSSL.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,6 +42,12 @@ class HttpsServer {
 
   // The port listened on.
   int port() const;
+  // From now on every answer closes its connection (Connection: close), so that clients
+  // (the API server) take their next request elsewhere while this one shuts down.
+  void StartDraining();
+  // Stops accepting and waits up to `budget` until every request already read is answered;
+  // true when all were. Then the destructor drops nothing that was asked.
+  bool Drain(std::chrono::milliseconds budget);
   // Certificate pairs loaded after the first.
   uint64_t reloads() const;
   // Changed pairs that failed to load.

@@ -515,5 +515,65 @@ TEST(HttpServerPostTest, KeepAliveServesRequestsInTurn) {
   }
 }
 
+// Issue 34: a rollout dropped admissions in flight: keep-alive stayed on during the shutdown
+// delay, then queued answers were dropped with the server. Draining, every answer closes
+// its connection; Drain waits until the requests already read (two slow ones on workers)
+// are answered, and only then may the server go.
+TEST(HttpServerPostTest, DrainAnswersWhatWasAskedAndClosesConnections) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  int entered = 0;
+  HttpServerOptions opts;
+  opts.max_body_bytes = 1000;
+  opts.keep_alive = true;
+  opts.worker_paths = {"/mutate"};
+  opts.worker_threads = 2;
+  auto s = HttpServer::Start(
+      "127.0.0.1:0",
+      [&](const HttpRequest& r) {
+        HttpResponse out;
+        out.body = r.path + "\n";
+        if (r.path != "/mutate") return out;
+        std::unique_lock<std::mutex> lock(mu);
+        ++entered;
+        cv.notify_all();
+        cv.wait(lock, [&] { return release; });
+        return out;
+      },
+      opts);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const int port = (*s)->port();
+  const std::string post = "POST /mutate HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+  // Two reviews being answered when the server is told to go.
+  Reply first, second;
+  std::thread a([&] { first = Exchange(port, post); });
+  std::thread b([&] { second = Exchange(port, post); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return entered == 2; }));
+  }
+  (*s)->StartDraining();
+  // A kept connection's answer now closes it.
+  Reply probe =
+      Exchange(port, "GET /x HTTP/1.1\r\nHost: x\r\n\r\nGET /y HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(probe.raw.find("Connection: close"), std::string::npos) << probe.raw;
+  EXPECT_EQ(probe.raw.find("/y"), std::string::npos) << "answered after close: " << probe.raw;
+  std::atomic<bool> drained{false};
+  std::thread drain([&] { drained = (*s)->Drain(std::chrono::seconds(20)); });
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  drain.join();
+  a.join();
+  b.join();
+  EXPECT_TRUE(drained.load());
+  EXPECT_EQ(first.status, 200) << first.raw;
+  EXPECT_EQ(second.status, 200) << second.raw;
+  s->reset();
+}
+
 }  // namespace
 }  // namespace hcashare

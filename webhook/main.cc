@@ -214,12 +214,20 @@ int Run(int argc, char** argv) {
   LogInfo("shutting down",
           {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}, {"delay_seconds", f.shutdown_delay}});
   stopping = true;
+  // Every answer from now on closes its connection, so the API server's next review opens
+  // a new one, to a replica the endpoints still list.
+  (*server)->StartDraining();
   // Serving on while the endpoint is removed: a bounded wait for what cannot be observed
   // from here (the API server's view of the endpoints), cut short by a second signal.
   timespec delay{
       static_cast<time_t>(f.shutdown_delay),
       static_cast<long>((f.shutdown_delay - static_cast<time_t>(f.shutdown_delay)) * 1e9)};
   sigtimedwait(&sigs, nullptr, &delay);
+  // The reviews already read are answered before the process leaves.
+  if (!(*server)->Drain(
+          std::chrono::milliseconds(static_cast<int64_t>(f.review_seconds * 1000) + 1000))) {
+    LogWarn("reviews still unanswered at exit");
+  }
   server->reset();
   informer.Stop();
   LogInfo("stopped");
