@@ -306,12 +306,15 @@ Status SlicePublisher::Reconcile() {
     PoolContent wanted = shared_dropped_ ? WithoutSharedDevices(pool) : pool;
     if (taints_dropped_) wanted = WithoutTaints(wanted);
     std::vector<json> existing = view_.Merge(informer_->List(), informer_->ResourceVersion());
-    if (existing.empty() && !node_fresh_) {
-      // Every slice gone: the kubelet's wipe, or the garbage collector after the Node was
-      // made again (a new uid, which our slices must name or they go again).
-      RETURN_IF_ERROR(ReadNode());
-    }
     SlicePlan plan = PlanSlices(existing, wanted, {version_, node_uid_, 0}, last_generation_);
+    if ((existing.empty() || !plan.creates.empty()) && !node_fresh_) {
+      // Slices to create: the first publication, a generation bump, or every slice gone (the
+      // kubelet's wipe, which the view may not show yet while one of our writes is in it; or
+      // the garbage collector after the Node was made again, with a new uid that our slices
+      // must name or they go again). The Node is read first: its uid and its runtime.
+      RETURN_IF_ERROR(ReadNode());
+      plan = PlanSlices(existing, wanted, {version_, node_uid_, 0}, last_generation_);
+    }
     if (plan.empty()) {
       last_generation_ = std::max(last_generation_, plan.generation);
       node_fresh_ = false;  // read it again when every slice is gone
@@ -345,6 +348,10 @@ Status SlicePublisher::Reconcile() {
     }
     RETURN_IF_ERROR(Execute(plan));
     last_generation_ = std::max(last_generation_, plan.generation);
+    // A Node read is fresh for the slices it was read for: should these be wiped too before
+    // the round that sees them (a kubelet restart while we re-create after its first wipe),
+    // the Node is read again, with the runtime it reports by then.
+    if (!plan.creates.empty()) node_fresh_ = false;
   }
   return Status::Internal("the ResourceSlices of node \"" + options_.node_name +
                           "\" did not settle after " + std::to_string(kMaxPlans) +
