@@ -36,6 +36,17 @@ Result<std::shared_ptr<ssl::context>> LoadContext(const TlsFiles& files) {
   RETURN_IF_ERROR(tls::SetModernDefaults(ctx.get()));
   Status s = tls::UseKeyPair(ctx.get(), cert, key);
   if (!s.ok()) return s.WithContext(files.cert_file + " and " + files.key_file);
+  if (!files.client_ca_file.empty()) {
+    o.what = "client CA file";
+    ASSIGN_OR_RETURN(std::string ca, ReadFileSafely(files.client_ca_file, o));
+    error_code ec;
+    if (ctx->add_certificate_authority(boost::asio::buffer(ca), ec)) {
+      return Status::InvalidArgument(files.client_ca_file + ": not a PEM CA certificate (" +
+                                     tls::TakeOpenSslError() + ")");
+    }
+    ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert, ec);
+    if (ec) return Status::Internal("cannot require client certificates: " + ec.message());
+  }
   return ctx;
 }
 

@@ -26,6 +26,9 @@ namespace hcashare {
 struct TlsFiles {
   std::string cert_file;  // the certificate, then its chain
   std::string key_file;   // the private key matching it
+  // Not empty: clients must present a certificate that one of these CAs (PEM) signed, or
+  // the handshake fails. Read again with the pair when the pair's files change.
+  std::string client_ca_file;
 };
 
 class HttpsServer {

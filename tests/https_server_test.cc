@@ -123,7 +123,7 @@ TEST_F(HttpsServerTest, BodyOverTheCapIs413AndNotHandled) {
 }
 
 TEST_F(HttpsServerTest, StartFailsClearlyWithoutItsFiles) {
-  TlsFiles missing{dir_.path() + "/absent.crt", files_.key_file};
+  TlsFiles missing{dir_.path() + "/absent.crt", files_.key_file, ""};
   auto s =
       HttpsServer::Start("127.0.0.1:0", missing, [](const HttpRequest&) { return HttpResponse{}; });
   ASSERT_FALSE(s.ok());
@@ -136,6 +136,44 @@ TEST_F(HttpsServerTest, StartFailsClearlyWithoutItsFiles) {
       HttpsServer::Start("127.0.0.1:0", files_, [](const HttpRequest&) { return HttpResponse{}; });
   ASSERT_FALSE(mismatched.ok());
   EXPECT_THAT(mismatched.status().message(), HasSubstr("key values mismatch"));
+}
+
+// Issue 34: anyone who could reach the webhook could POST AdmissionReviews (a
+// cross-namespace oracle for NADs, and a way to tie up its workers). With a client CA, only
+// a client whose certificate that CA signed is served; others fail the handshake, before
+// any handler runs. A CA file that is not a certificate fails the start, naming it.
+TEST_F(HttpsServerTest, AClientCaAdmitsOnlyItsClients) {
+  files_.client_ca_file = dir_.path() + "/client-ca.crt";
+  Replace(files_.client_ca_file, testing::SharedPki().ca_pem());
+  Start();
+  auto anonymous = Client(testing::SharedPki().ca_pem());
+  ASSERT_NE(anonymous, nullptr);
+  auto refused = Post(anonymous.get(), "{}");
+  EXPECT_FALSE(refused.ok() && refused->status == 200);
+  EXPECT_EQ(handled_.load(), 0);
+
+  auto pair = testing::SharedPki().IssueClient("kube-apiserver");
+  ASSERT_TRUE(pair.ok()) << pair.status().ToString();
+  kube::ClusterConfig c = testing::ConfigForUrl(
+      "https://127.0.0.1:" + std::to_string(server_->port()), testing::SharedPki().ca_pem());
+  c.client_cert_pem = pair->cert_pem;
+  c.client_key_pem = pair->key_pem;
+  kube::RestOptions o;
+  o.qps = 0;
+  o.timeout = milliseconds(3000);
+  auto apiserver = kube::RestClient::Create(c, o);
+  ASSERT_TRUE(apiserver.ok()) << apiserver.status().ToString();
+  auto served = Post(apiserver->get(), "{}");
+  ASSERT_TRUE(served.ok()) << served.status().ToString();
+  EXPECT_EQ(served->status, 200);
+  EXPECT_EQ(handled_.load(), 1);
+
+  server_.reset();
+  Replace(files_.client_ca_file, "not a certificate\n");
+  auto bad =
+      HttpsServer::Start("127.0.0.1:0", files_, [](const HttpRequest&) { return HttpResponse{}; });
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("client-ca.crt"));
 }
 
 // cert-manager renews the Secret: connections accepted after the change get the new pair,

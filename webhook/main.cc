@@ -30,6 +30,7 @@ namespace {
 struct Flags {
   std::string tls_cert_file;
   std::string tls_key_file;
+  std::string client_ca_file;
   std::string listen_address = ":8443";
   std::string kubeconfig;
   std::string missing_network = "refuse";
@@ -73,6 +74,9 @@ int Run(int argc, char** argv) {
                  "serving certificate (PEM, chain after it); reloaded when it changes")
       ->required();
   app.add_option("--tls-private-key-file", f.tls_key_file, "its private key (PEM)")->required();
+  app.add_option("--client-ca-file", f.client_ca_file,
+                 "accept reviews only from clients with a certificate this CA (PEM) signed: "
+                 "the API server's, when it is given one (--admission-control-config-file)");
   app.add_option("--listen-address", f.listen_address,
                  "HTTPS on HOST:PORT or :PORT: /mutate, /healthz, /readyz, /metrics")
       ->capture_default_str();
@@ -186,7 +190,7 @@ int Run(int argc, char** argv) {
   });
   service.SetReviewBudget(std::chrono::milliseconds(static_cast<int64_t>(f.review_seconds * 1000)));
   auto server = HttpsServer::Start(
-      f.listen_address, TlsFiles{f.tls_cert_file, f.tls_key_file},
+      f.listen_address, TlsFiles{f.tls_cert_file, f.tls_key_file, f.client_ca_file},
       [&service](const HttpRequest& r) { return service.Handle(r); }, ServerOptions());
   if (!server.ok()) {
     LogError("cannot serve", {{"address", f.listen_address}, {"error", server.status().message()}});
