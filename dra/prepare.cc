@@ -56,9 +56,8 @@ std::string Str(const json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// The label and the results of our driver and pool in ResourceClaim `text` named by `ref`.
-Result<ClaimView> ReadClaim(const std::string& text, const ClaimRef& ref,
-                            const PreparerOptions& opts) {
+// ResourceClaim `text` parsed within Prepare's bounds, and its metadata.uid ("" for none).
+Result<std::pair<json, std::string>> ParseClaim(const std::string& text) {
   if (text.size() > kMaxClaimBytes) {
     return Status::FailedPrecondition("the ResourceClaim is larger than " +
                                       std::to_string(kMaxClaimBytes) + " bytes");
@@ -73,12 +72,22 @@ Result<ClaimView> ReadClaim(const std::string& text, const ClaimRef& ref,
   }
   if (!doc->is_object()) return Status::InvalidArgument("the ResourceClaim is not an object");
   const json meta = doc->value("metadata", json::object());
-  const std::string uid = meta.is_object() ? Str(meta, "uid") : "";
+  std::string uid = meta.is_object() ? Str(meta, "uid") : "";
+  return std::make_pair(std::move(*doc), std::move(uid));
+}
+
+// The label and the results of our driver and pool in ResourceClaim `text` named by `ref`.
+Result<ClaimView> ReadClaim(const std::string& text, const ClaimRef& ref,
+                            const PreparerOptions& opts) {
+  ASSIGN_OR_RETURN(auto parsed, ParseClaim(text));
+  const json& doc = parsed.first;
+  const std::string& uid = parsed.second;
+  const json meta = doc.value("metadata", json::object());
   if (uid != ref.uid) {
     return Status::FailedPrecondition("claim replaced: the API server's claim has UID \"" + uid +
                                       "\", the kubelet asked for \"" + ref.uid + "\"");
   }
-  const json status = doc->value("status", json::object());
+  const json status = doc.value("status", json::object());
   if (!status.is_object() || !status.contains("allocation") || !status["allocation"].is_object()) {
     return Status::FailedPrecondition("the claim is not allocated (no status.allocation)");
   }
@@ -361,14 +370,8 @@ size_t Preparer::PreparedCount() const {
 }
 
 std::string ClaimUidOf(const std::string& text) {
-  if (text.size() > kMaxClaimBytes) return "";
-  jsonin::JsonParseOptions popts;
-  popts.max_depth = 64;
-  popts.max_values = kMaxClaimValues;
-  Result<json> doc = jsonin::ParseJson(text, popts);
-  if (!doc.ok() || !doc->is_object()) return "";
-  const json meta = doc->value("metadata", json::object());
-  return meta.is_object() ? Str(meta, "uid") : "";
+  Result<std::pair<json, std::string>> parsed = ParseClaim(text);
+  return parsed.ok() ? parsed->second : "";
 }
 
 std::optional<PreparedClaim> Preparer::Prepared(const std::string& uid) const {

@@ -33,6 +33,13 @@ std::vector<std::string> NamesWithPrefix(const std::string& dir, const std::stri
   return out;
 }
 
+// The directory ("." for none) and the file name of `path`.
+std::pair<std::string, std::string> SplitPath(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
 // Moves the unusable checkpoint at `path` to "<path>.unusable-<unix time>" and removes all
 // but the newest kMaxKeptAsideCheckpoints such files. The new name.
 Result<std::string> KeepAside(const std::string& path) {
@@ -46,9 +53,7 @@ Result<std::string> KeepAside(const std::string& path) {
   if (::rename(path.c_str(), aside.c_str()) != 0) {
     return ErrnoStatus(errno, "cannot move the unusable DRA checkpoint " + path + " aside");
   }
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  const std::string base = path.substr(slash == std::string::npos ? 0 : slash + 1);
+  const auto [dir, base] = SplitPath(path);
   std::vector<std::string> kept = NamesWithPrefix(dir, base + ".unusable-");
   while (kept.size() > kMaxKeptAsideCheckpoints) {
     ::unlink((dir + "/" + kept.front()).c_str());
@@ -78,11 +83,9 @@ Result<std::unique_ptr<Preparer>> Preparer::Create(PreparerOptions options, Clai
         "DRA preparer: driver, pool, CDI dir and checkpoint path are required");
   }
   const std::string& path = options.checkpoint_path;
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0) {
-    RETURN_IF_ERROR(CreateDirectories(path.substr(0, slash), 0750)
-                        .WithContext("cannot create the DRA checkpoint's directory"));
-  }
+  const auto [dir, base] = SplitPath(path);
+  RETURN_IF_ERROR(
+      CreateDirectories(dir, 0750).WithContext("cannot create the DRA checkpoint's directory"));
   Result<UniqueFd> lock = TryLockFile(path + ".lock", 0600);
   if (!lock.ok()) {
     if (lock.status().code() == StatusCode::kUnavailable) {
@@ -93,8 +96,6 @@ Result<std::unique_ptr<Preparer>> Preparer::Create(PreparerOptions options, Clai
     return lock.status();
   }
   // A write killed midway leaves its temporary file; with the lock held, none is live.
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  const std::string base = path.substr(slash == std::string::npos ? 0 : slash + 1);
   for (const auto& name : NamesWithPrefix(dir, "." + base + ".tmp.")) {
     ::unlink((dir + "/" + name).c_str());
   }
