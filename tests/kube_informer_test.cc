@@ -106,6 +106,8 @@ TEST_F(KubeInformerTest, SyncsInPagesAndFollowsChanges) {
   server_->Seed(kNads, Nad("n0", "c2"));
   ASSERT_TRUE(server_->Delete(kNads, "n1"));
   ASSERT_TRUE(WaitUntil([&] { return informer->Get("ml", "n1") == nullptr; }));
+  // The cache changes before on_event runs: wait for the callback too.
+  ASSERT_TRUE(WaitUntil([&] { return CountEvent("DELETED n1") >= 1; }));
   EXPECT_EQ(Config(informer->Get("ml", "new")), "c1");
   EXPECT_EQ(Config(informer->Get("ml", "n0")), "c2");
   EXPECT_EQ(informer->Size(), 5u);
@@ -160,6 +162,7 @@ TEST_F(KubeInformerTest, CutMidEventReconnectsWithoutABogusEventOrALostChange) {
   server_->CutNextEvent();
   server_->Seed(kNads, Nad("a", "c2"));
   ASSERT_TRUE(WaitUntil([&] { return Config(informer->Get("ml", "a")) == "c2"; }));
+  ASSERT_TRUE(WaitUntil([&] { return CountEvent("MODIFIED a") >= 1; }));
   EXPECT_EQ(Events(), (std::vector<std::string>{"ADDED a", "MODIFIED a"}));
   EXPECT_EQ(informer->Lists(), 1u);  // watched again from the last version, no relist
   EXPECT_GE(server_->watches_started(), 2u);
@@ -207,6 +210,7 @@ TEST_F(KubeInformerTest, GoneAnswerRelistsAndFindsDeletions) {
   server_->CompactHistory();
   server_->InjectError(503, "ServiceUnavailable", 0);
   ASSERT_TRUE(WaitUntil([&] { return informer->Get("ml", "b") == nullptr; }));
+  ASSERT_TRUE(WaitUntil([&] { return CountEvent("DELETED b") >= 1; }));
   EXPECT_EQ(informer->Lists(), 2u);
   EXPECT_NE(informer->Get("ml", "a"), nullptr);
   EXPECT_EQ(CountEvent("DELETED b"), 1u);
