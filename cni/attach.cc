@@ -9,6 +9,7 @@
 
 #include "cni/allocation.h"
 #include "cni/child_link.h"
+#include "cni/dra_chain.h"
 #include "cni/error.h"
 #include "cni/fault_points.h"
 #include "cni/gpu_affinity.h"
@@ -146,13 +147,16 @@ Status RejectSharedPoolId(const NetConf& conf, const std::string& device) {
 Result<std::string> ChooseDevice(const std::vector<std::string>& candidates, const CniEnv& env,
                                  const StateStore& store, const std::string& resource) {
   std::vector<std::string> held;
+  std::optional<std::string> handed_over;  // the first the pod's DRA step holds
   for (const auto& id : candidates) {
     auto owner = store.OwnerOf(id);
     if (!owner) return id;
     if (owner->container_id == env.container_id && owner->ifname == env.ifname) return id;
     if (IsStale(*owner)) return id;
+    if (!handed_over && IsHandedOver(*owner, env)) handed_over = id;
     held.push_back(id + " (by " + owner->ifname + ")");
   }
+  if (handed_over) return *handed_over;
   return CniStatus(kErrDeviceBusy,
                    "every device of " + resource + " assigned to the pod is already attached",
                    Join(held));
@@ -175,6 +179,9 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   }
   ASSIGN_OR_RETURN(const FoundDevice found, FindDevice(env, conf, ctx));
   const std::string& device = found.id;
+  // The pod's DRA step attached it before Multus ran this network: this attachment takes
+  // it over (the device enters the pod once, under this network's name and settings).
+  RETURN_IF_ERROR(TakeOverFromDraStep(env, conf, ctx, device));
   const bool is_aux = found.is_aux;
   if (found.gpu) {
     LogInfo("chose the device nearest the pod's GPU",
@@ -237,7 +244,8 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   if (!host.ok()) return Summarize(host.status(), "cannot open the host network namespace");
   AttachmentState state;
   state.owner = {env.container_id, env.ifname,  env.netns,
-                 env.PodUid(),     PodKey(env), conf.resource_name.value_or("")};
+                 env.PodUid(),     PodKey(env), conf.resource_name.value_or(""),
+                 ctx.chained_by};
   state.device = device;
   state.is_sf = vf->is_sf;
   state.dpdk = dpdk;

@@ -22,6 +22,7 @@
 #include "cni/vf_driver.h"
 #include "common/host.h"
 #include "common/status.h"
+#include "interop/dra_checkpoint.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -50,6 +51,12 @@ struct AttachContext {
   PodDeviceLookup checkpoint_devices = nullptr;
   std::chrono::milliseconds lock_wait{5000};
   VfDriver* vf_driver = nullptr;  // rebinds a VF to apply its GUIDs; none: "guid" fails
+  // The pod's prepared devices of this node's DRA driver (pod-resources and the driver's
+  // checkpoint), for "mode": "dra". Unset: that mode fails.
+  std::function<Result<std::vector<dra::PreparedDevice>>()> pod_dra_devices = nullptr;
+  // Non-empty while the DRA step attaches a device: its invocation's CNI_IFNAME, recorded
+  // in the attachment's owner (DeviceOwner::chained_by).
+  std::string chained_by{};
 };
 
 // ADD: returns the result JSON in the config's cniVersion.

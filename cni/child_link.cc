@@ -167,7 +167,8 @@ Result<nlohmann::json> AddChildLink(const CniEnv& env, const NetConf& conf,
   ASSIGN_OR_RETURN(const AddRunning running, MarkRunning(env, ctx));
   AttachmentState state;
   state.owner = {env.container_id, env.ifname,  env.netns,
-                 env.PodUid(),     PodKey(env), conf.resource_name.value_or("")};
+                 env.PodUid(),     PodKey(env), conf.resource_name.value_or(""),
+                 ctx.chained_by};
   state.device = master;
   state.host_ifindex = lower->ifindex;  // the child's lower device: part of its identity
   state.netns_ino = pod->Inode();

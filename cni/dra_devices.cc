@@ -69,4 +69,47 @@ Status ResolveDraDevicesFromCheckpoint(const std::string& driver,
   return Status::Ok();
 }
 
+std::vector<dra::PreparedDevice> PodDraDevices(const std::string& driver,
+                                               const dra::Checkpoint& checkpoint,
+                                               const std::string& pod_namespace,
+                                               const DevicesByResource& granted) {
+  std::vector<dra::PreparedDevice> out;
+  auto it = granted.find(kubelet::DraResourceKey(driver));
+  if (it == granted.end()) return out;
+  std::vector<std::string> unknown;
+  for (const std::string& id : it->second) {
+    const size_t slash = id.find('/');
+    const std::string pool = slash == std::string::npos ? "" : id.substr(0, slash);
+    const std::string device = slash == std::string::npos ? id : id.substr(slash + 1);
+    const dra::PreparedDevice* found = nullptr;
+    for (const auto& [uid, claim] : checkpoint.claims()) {
+      if (claim.namespace_name != pod_namespace) continue;
+      for (const auto& d : claim.devices) {
+        if (d.pool == pool && d.device == device) found = &d;
+      }
+      if (found != nullptr) break;
+    }
+    if (found == nullptr) {
+      unknown.push_back(id);
+      continue;
+    }
+    const bool dup = std::any_of(out.begin(), out.end(), [&](const dra::PreparedDevice& d) {
+      return d.pci_address == found->pci_address;
+    });
+    if (!dup) out.push_back(*found);
+  }
+  if (!unknown.empty()) {
+    LogWarn("DRA devices of the pod that the driver's checkpoint does not name",
+            {{"driver", driver}, {"devices", Join(unknown)}, {"checkpoint", checkpoint.path()}});
+  }
+  return out;
+}
+
+bool HasClaimsIn(const dra::Checkpoint& checkpoint, const std::string& ns) {
+  for (const auto& [uid, claim] : checkpoint.claims()) {
+    if (claim.namespace_name == ns) return true;
+  }
+  return false;
+}
+
 }  // namespace hcashare::cni

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "interop/dra_checkpoint.h"
 #include "kubelet/device_checkpoint.h"
 
 namespace hcashare::cni {
@@ -43,5 +44,18 @@ std::vector<std::string> ResolveDraDevices(const std::string& driver,
 Status ResolveDraDevicesFromCheckpoint(const std::string& driver,
                                        const std::string& checkpoint_path,
                                        DevicesByResource* granted);
+
+// The prepared devices (from `checkpoint`) that pod-resources lists for a pod of namespace
+// `pod_namespace` under `driver` ("<pool>/<device>" in `granted`'s DraResourceKey entry),
+// each PCI address once, in the kubelet's order; only claims of that namespace are looked
+// in. Devices the checkpoint does not name are logged and left out.
+std::vector<dra::PreparedDevice> PodDraDevices(const std::string& driver,
+                                               const dra::Checkpoint& checkpoint,
+                                               const std::string& pod_namespace,
+                                               const DevicesByResource& granted);
+
+// Whether `checkpoint` holds any claim of namespace `ns`: without one, a pod of `ns` has no
+// prepared device of the driver, and pod-resources need not be asked.
+bool HasClaimsIn(const dra::Checkpoint& checkpoint, const std::string& ns);
 
 }  // namespace hcashare::cni

@@ -11,8 +11,11 @@ Status CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   for (const AttachmentState& state : ctx.store.List()) {
     if (state.netconf.value("name", "") != conf.name) continue;  // another network's
     bool keep = false;
+    // The runtime knows an attachment of the DRA step by its invocation's CNI_IFNAME.
+    const std::string& known_as =
+        state.owner.chained_by.empty() ? state.owner.ifname : state.owner.chained_by;
     for (const auto& a : valid) {
-      keep = keep || (a.container_id == state.owner.container_id && a.ifname == state.owner.ifname);
+      keep = keep || (a.container_id == state.owner.container_id && a.ifname == known_as);
     }
     if (keep) continue;
     CniEnv del = env;

@@ -76,6 +76,7 @@ class NetConfReader {
     ReadNodeSettings();
     ReadLogLevel();
     ReadRuntimeInputs();
+    CheckDraMode();
     WarnAboutTypos();
   }
 
@@ -118,12 +119,13 @@ class NetConfReader {
     conf_.type = Checked(top_, "type", CheckPluginName, Need::kRequired).value_or("");
     conf_.resource_name = Checked(top_, "resourceName", CheckResourceName);
     ReadGpuAffinity();
-    if (const auto mode = top_.Choice("mode", {"netdev", "macvlan", "ipoib"})) {
+    if (const auto mode = top_.Choice("mode", {"netdev", "macvlan", "ipoib", "dra"})) {
       conf_.mode = static_cast<AttachMode>(*mode);  // the choices are in AttachMode order
     }
     conf_.master = Checked(top_, "master", CheckIfName);
     if (const auto pkey = top_.Integer("pkey", 1, 0xffff))
       conf_.pkey = static_cast<uint16_t>(*pkey);
+    if (conf_.mode == AttachMode::kDraClaims) return;
     if (conf_.mode != AttachMode::kNetdev && !conf_.master && !conf_.resource_name &&
         verb_ == Verb::kAdd) {
       top_.Fail("master",
@@ -357,6 +359,21 @@ class NetConfReader {
       if (container_id && ifname) attachments.push_back({*container_id, *ifname});
     });
     conf_.valid_attachments = std::move(attachments);
+  }
+
+  // "mode": "dra" attaches the devices of the pod's claims with the claims' settings: the
+  // keys that choose or configure one device have no meaning there.
+  void CheckDraMode() {
+    if (conf_.mode != AttachMode::kDraClaims) return;
+    for (const char* key : {"deviceID", "pciBusID", "resourceName", "vlan", "vlanQoS", "vlanProto",
+                            "mac", "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate",
+                            "guid", "master", "pkey", "ipam", "gpuRails", "gpuResources"}) {
+      if (top_.Find(key)) {
+        top_.Fail(key,
+                  "not used with \"mode\": \"dra\" (each device of the pod's claims is "
+                  "attached with its claim's settings: interface name and MTU)");
+      }
+    }
   }
 
   void WarnAboutTypos() {

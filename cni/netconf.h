@@ -55,6 +55,9 @@ enum class AttachMode {
   kNetdev,   // an SR-IOV VF (or SF) netdev, moved into the pod (the default)
   kMacvlan,  // a macvlan on `master` (a shared pool HCA's netdev), created in the pod
   kIpoib,    // an IPoIB child of `master` (an InfiniBand pool HCA's netdev), likewise
+  // Chained after the node's default network: every VF of the pod's DRA claims of this
+  // node's driver enters the pod (cni/dra_chain.h); no device keys of its own.
+  kDraClaims,
 };
 
 // What to do with the VF's RDMA device (`rdma`).

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "cni/attach.h"
+#include "cni/dra_chain.h"
 #include "cni/dra_devices.h"
 #include "cni/env.h"
 #include "cni/error.h"
@@ -90,22 +91,39 @@ int RunPlugin(const PluginBackends& backends) {
   std::unique_ptr<VfDriver> vf_driver = backends.vf_driver(*host);
   AttachContext ctx{*host, *netdev, *vf, *rdma, store, nullptr};
   ctx.vf_driver = vf_driver.get();
-  // Asked once per invocation: the allocation check and the device choice share it.
-  std::optional<PodDeviceMap> pod_devices;
-  ctx.pod_devices = [&]() -> Result<PodDeviceMap> {
-    if (pod_devices) return *pod_devices;
+  // Asked once per invocation: the allocation check, the device choice and the DRA step
+  // share it.
+  std::optional<kubelet::PodDevices> kubelet_devices;
+  auto lookup = [&]() -> Result<kubelet::PodDevices> {
+    if (kubelet_devices) return *kubelet_devices;
     kubelet::PodResourcesOptions opts;
     opts.kubelet_root = node->kubelet_root_dir;
     opts.device_plugin_dir = node->device_plugin_dir;
     ASSIGN_OR_RETURN(
-        kubelet::PodDevices found,
+        kubelet_devices,
         kubelet::LookupPodDevices(opts, {env->PodNamespace(), env->PodName(), env->PodUid()}));
+    return *kubelet_devices;
+  };
+  const std::string dra_checkpoint = dra::CheckpointPath(node->kubelet_root_dir, node->dra_driver);
+  ctx.pod_devices = [&]() -> Result<PodDeviceMap> {
+    ASSIGN_OR_RETURN(kubelet::PodDevices found, lookup());
     // DRA devices (pod-resources dynamic_resources) become addresses under their resources.
-    RETURN_IF_ERROR(ResolveDraDevicesFromCheckpoint(
-        node->dra_driver, dra::CheckpointPath(node->kubelet_root_dir, node->dra_driver),
-        &found.by_resource));
-    pod_devices = PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
-    return *pod_devices;
+    RETURN_IF_ERROR(
+        ResolveDraDevicesFromCheckpoint(node->dra_driver, dra_checkpoint, &found.by_resource));
+    return PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
+  };
+  ctx.pod_dra_devices = [&]() -> Result<std::vector<dra::PreparedDevice>> {
+    Result<dra::Checkpoint> checkpoint = dra::Checkpoint::Load(dra_checkpoint);
+    if (!checkpoint.ok()) {
+      return Status(checkpoint.status().code(), "cannot read the DRA driver's checkpoint " +
+                                                    dra_checkpoint + ": " +
+                                                    checkpoint.status().message());
+    }
+    // Most pods of a node have no claim: their namespace has none prepared, and the kubelet
+    // is not asked.
+    if (!HasClaimsIn(*checkpoint, env->PodNamespace())) return std::vector<dra::PreparedDevice>{};
+    ASSIGN_OR_RETURN(kubelet::PodDevices found, lookup());
+    return PodDraDevices(node->dra_driver, *checkpoint, env->PodNamespace(), found.by_resource);
   };
   ctx.checkpoint_devices = [&]() -> Result<PodDeviceMap> {
     ASSIGN_OR_RETURN(DevicesByResource found,
@@ -114,6 +132,22 @@ int RunPlugin(const PluginBackends& backends) {
     return PodDeviceMap{std::move(found), "checkpoint"};
   };
 
+  if (conf->mode == AttachMode::kDraClaims) {
+    switch (env->verb) {
+      case Verb::kAdd: {
+        auto result = CmdAddDraClaims(*env, *conf, ctx);
+        if (!result.ok()) return Fail(result.status(), conf->cni_version);
+        std::cout << result->dump() << std::endl;
+        return 0;
+      }
+      case Verb::kDel:
+        return Finish(CmdDelDraClaims(*env, *conf, ctx), conf->cni_version);
+      case Verb::kCheck:
+        return Finish(CmdCheckDraClaims(*env, *conf, ctx), conf->cni_version);
+      default:
+        break;  // GC and STATUS as for any network of the plugin
+    }
+  }
   switch (env->verb) {
     case Verb::kAdd: {
       auto result = CmdAdd(*env, *conf, ctx);

@@ -69,8 +69,10 @@ VfSettings VfSettingsFromJson(const json& j) {
 namespace {
 
 json OwnerToJson(const DeviceOwner& o) {
-  return {{"containerID", o.container_id}, {"ifname", o.ifname}, {"netns", o.netns},
-          {"podUID", o.pod_uid},           {"pod", o.pod_key},   {"resource", o.resource}};
+  json j = {{"containerID", o.container_id}, {"ifname", o.ifname}, {"netns", o.netns},
+            {"podUID", o.pod_uid},           {"pod", o.pod_key},   {"resource", o.resource}};
+  if (!o.chained_by.empty()) j["chainedBy"] = o.chained_by;
+  return j;
 }
 
 DeviceOwner OwnerFromJson(const json& j) {
@@ -81,6 +83,7 @@ DeviceOwner OwnerFromJson(const json& j) {
   o.pod_uid = j.value("podUID", "");
   o.pod_key = j.value("pod", "");
   o.resource = j.value("resource", "");
+  o.chained_by = j.value("chainedBy", "");
   return o;
 }
 

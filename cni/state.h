@@ -35,6 +35,9 @@ struct DeviceOwner {
   std::string pod_uid;
   std::string pod_key;  // "namespace/name" ("" outside Kubernetes)
   std::string resource;
+  // Set when the DRA step of a chained invocation ("mode": "dra") made the attachment: that
+  // invocation's CNI_IFNAME (the runtime knows the attachment by it, not by `ifname`).
+  std::string chained_by{};
 };
 
 // Everything needed to undo an attachment. Saved before the first change and updated as

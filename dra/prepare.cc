@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "dra/cdi_claim.h"
+#include "dra/claim_config.h"
 #include "json/parse.h"
 #include "kube/rest.h"
 
@@ -45,6 +46,7 @@ struct OurResult {
 struct ClaimView {
   std::string label;  // the pod's name for the claim, else the claim's name
   std::vector<OurResult> results;
+  nlohmann::json config;  // status.allocation.devices.config (null when absent)
 };
 
 // The annotation a generated claim carries: the pod's name for it.
@@ -98,6 +100,7 @@ Result<ClaimView> ReadClaim(const std::string& text, const ClaimRef& ref,
     return Status::InvalidArgument("status.allocation.devices.results is not an array");
   }
   ClaimView view;
+  if (devices.is_object()) view.config = devices.value("config", json());
   const json annotations = meta.is_object() ? meta.value("annotations", json::object()) : json();
   view.label = annotations.is_object() ? Str(annotations, kPodClaimNameAnnotation) : "";
   if (!IsNameLike(view.label, 63, "-")) view.label = ref.name;
@@ -245,9 +248,15 @@ Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
   claim.uid = ref.uid;
   claim.namespace_name = ref.namespace_name;
   claim.name = ref.name;
+  std::vector<ConfigTarget> targets;
+  for (const auto& r : view->results) targets.push_back({r.request, r.device});
+  Result<std::vector<PodInterfaceConfig>> pod_side =
+      ResolvePodInterfaces(view->config, opts_.driver, targets);
+  if (!pod_side.ok()) return pod_side.status().WithContext(what);
   CdiClaim spec{ref.uid, view->label, {}};
   std::map<std::string, size_t> in_spec;  // device -> index in spec.devices
-  for (const auto& r : view->results) {
+  for (size_t i = 0; i < view->results.size(); ++i) {
+    const OurResult& r = view->results[i];
     std::optional<PreparableDevice> dev = lookup_(opts_.pool, r.device);
     if (!dev) {
       return Status::FailedPrecondition(what + ": device " + r.device + " of pool " + opts_.pool +
@@ -264,6 +273,8 @@ Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
     pd.rdma_devices = dev->rdma_devices;
     pd.cdi_device_ids.push_back(ClaimCdiDeviceId(opts_.driver, ref.uid, r.device));
     pd.share_id = r.share_id;
+    pd.interface_name = (*pod_side)[i].name.value_or("");
+    pd.mtu = (*pod_side)[i].mtu.value_or(0);
     claim.devices.push_back(std::move(pd));
     // A shared device allocated twice (two shares) is one CDI device.
     auto [at, added] = in_spec.emplace(r.device, spec.devices.size());

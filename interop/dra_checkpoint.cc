@@ -75,6 +75,14 @@ PreparedDevice ReadDevice(Reader& r, const json& d, const std::string& path) {
   dev.rdma_devices = r.Strings(d, "rdmaDevices", path);
   dev.cdi_device_ids = r.Strings(d, "cdiDeviceIds", path);
   if (d.contains("shareId")) dev.share_id = r.String(d, "shareId", path);
+  dev.interface_name = r.String(d, "interfaceName", path, false);
+  if (auto mtu = d.find("mtu"); mtu != d.end()) {
+    if (mtu->is_number_integer() && mtu->get<int64_t>() >= 68 && mtu->get<int64_t>() <= 65535) {
+      dev.mtu = static_cast<int>(mtu->get<int64_t>());
+    } else {
+      r.Fail(path + ".mtu", "not an integer from 68 to 65535");
+    }
+  }
   return dev;
 }
 
@@ -115,6 +123,8 @@ json DeviceJson(const PreparedDevice& d) {
       {"pciAddress", d.pci_address},     {"resource", d.resource}, {"rdmaDevices", d.rdma_devices},
       {"cdiDeviceIds", d.cdi_device_ids}};
   if (d.share_id) j["shareId"] = *d.share_id;
+  if (!d.interface_name.empty()) j["interfaceName"] = d.interface_name;
+  if (d.mtu != 0) j["mtu"] = d.mtu;
   return j;
 }
 
@@ -123,7 +133,8 @@ json DeviceJson(const PreparedDevice& d) {
 bool PreparedDevice::operator==(const PreparedDevice& o) const {
   return request_names == o.request_names && pool == o.pool && device == o.device &&
          pci_address == o.pci_address && resource == o.resource && rdma_devices == o.rdma_devices &&
-         cdi_device_ids == o.cdi_device_ids && share_id == o.share_id;
+         cdi_device_ids == o.cdi_device_ids && share_id == o.share_id &&
+         interface_name == o.interface_name && mtu == o.mtu;
 }
 
 bool PreparedClaim::operator==(const PreparedClaim& o) const {

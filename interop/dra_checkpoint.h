@@ -36,6 +36,10 @@ struct PreparedDevice {
   std::vector<std::string> rdma_devices;  // "mlx5_0", ...
   std::vector<std::string> cdi_device_ids;
   std::optional<std::string> share_id;  // the result's shareID (consumable capacity)
+  // How its netdev appears in the pod when the CNI's DRA step attaches it (the claim's
+  // opaque configuration, dra/claim_config.h): "" and 0 take the step's defaults.
+  std::string interface_name;
+  int mtu = 0;
 
   bool operator==(const PreparedDevice& o) const;
 };

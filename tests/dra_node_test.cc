@@ -509,6 +509,70 @@ TEST_F(DraNodeTest, ASubrequestIsAnsweredAsItsParentRequest) {
   EXPECT_EQ(c->Env("HCASHARE_RDMA_DEVICES"), "mlx5_2");
 }
 
+// The claim's opaque configuration for this driver (dra/claim_config.h) names and sizes the
+// devices' interfaces for the CNI's DRA step: the class's entry first, the claim's after it,
+// other drivers' entries skipped.
+TEST_F(DraNodeTest, TheClaimsConfigNamesItsInterfacesInTheCheckpoint) {
+  json claim = ClaimObject("cfg", json::array({AllocResult("rail0", kDriver, kPool, kVf0),
+                                               AllocResult("rail1", kDriver, kPool, kVf1)}));
+  claim["status"]["allocation"]["devices"]["config"] = json::array(
+      {{{"source", "FromClass"},
+        {"opaque", {{"driver", kDriver}, {"parameters", {{"interface", {{"mtu", 4000}}}}}}}},
+       {{"source", "FromClaim"},
+        {"requests", {"rail0"}},
+        {"opaque",
+         {{"driver", kDriver},
+          {"parameters",
+           {{"apiVersion", "rdma.hcashare.io/v1alpha1"},
+            {"kind", "PodInterface"},
+            {"interface", {{"name", "rdma0"}, {"mtu", 9000}}}}}}}},
+       {{"source", "FromClaim"},
+        {"opaque", {{"driver", "gpu.nvidia.com"}, {"parameters", {{"anything", 1}}}}}}});
+  api_->Seed(kClaims, claim);
+  const std::string uid = api_->Get(kClaims, "cfg")["metadata"]["uid"].get<std::string>();
+  auto prepared = PrepareOne(DraApi::kV1, {"ml", uid, "cfg"});
+  ASSERT_EQ(prepared.error(), "");
+  auto cp = Checkpoint::Load(CheckpointPath(root_, kDriver));
+  ASSERT_TRUE(cp.ok()) << cp.status().ToString();
+  const PreparedDevice* d0 = cp->FindDevice(kPool, kVf0);
+  const PreparedDevice* d1 = cp->FindDevice(kPool, kVf1);
+  ASSERT_TRUE(d0 != nullptr && d1 != nullptr);
+  EXPECT_EQ(d0->interface_name, "rdma0");
+  EXPECT_EQ(d0->mtu, 9000);
+  EXPECT_EQ(d1->interface_name, "");  // the CNI's default: the VF's host name
+  EXPECT_EQ(d1->mtu, 4000);
+}
+
+// Written by a tenant (the claim) or an admin (the class): every problem is named with its
+// JSON path, and nothing is prepared.
+TEST_F(DraNodeTest, AnInvalidClaimConfigFailsPrepareNamingEveryProblem) {
+  json claim = ClaimObject("bad", json::array({AllocResult("nic", kDriver, kPool, kVf0),
+                                               AllocResult("nic", kDriver, kPool, kVf1)}));
+  claim["status"]["allocation"]["devices"]["config"] = json::array(
+      {{{"source", "FromClaim"},
+        {"opaque",
+         {{"driver", kDriver},
+          {"parameters",
+           {{"interface", {{"name", "a/b"}, {"mtu", 10}, {"speed", 1}}}, {"extra", true}}}}}},
+       {{"source", "FromClaim"},
+        {"opaque", {{"driver", kDriver}, {"parameters", {{"interface", {{"name", "rdma0"}}}}}}}}});
+  api_->Seed(kClaims, claim);
+  const std::string uid = api_->Get(kClaims, "bad")["metadata"]["uid"].get<std::string>();
+  auto prepared = PrepareOne(DraApi::kV1, {"ml", uid, "bad"});
+  const std::string at = "status.allocation.devices.config[0].opaque.parameters.";
+  EXPECT_THAT(prepared.error(), HasSubstr(at + "interface.name: cannot contain '/'"));
+  EXPECT_THAT(prepared.error(), HasSubstr(at + "interface.mtu: must be an integer from 68"));
+  EXPECT_THAT(prepared.error(), HasSubstr(at + "interface.speed: unknown key"));
+  EXPECT_THAT(prepared.error(), HasSubstr(at + "extra: unknown key"));
+  EXPECT_THAT(prepared.error(),
+              HasSubstr("config[1].opaque.parameters.interface.name: names one interface but "
+                        "applies to 2 devices"));
+  EXPECT_FALSE(Exists(SpecPath(uid)));
+  auto cp = Checkpoint::Load(CheckpointPath(root_, kDriver));
+  ASSERT_TRUE(cp.ok());
+  EXPECT_EQ(cp->Find(uid), nullptr);
+}
+
 TEST_F(DraNodeTest, CheckpointSurvivesARestart) {
   const std::string uid = SeedClaim("kept", {AllocResult("nic", kDriver, kPool, kVf0)});
   auto before = PrepareOne(DraApi::kV1, {"ml", uid, "kept"});
