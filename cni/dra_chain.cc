@@ -78,6 +78,13 @@ std::string NotMoved(const dra::PreparedDevice& d, bool is_aux, const Result<VfD
   if (!vf.ok() && !is_aux && host.Exists(dir) && !host.Exists(dir + "/physfn")) {
     return "not a VF (a shared HCA: its RDMA device reaches the pod through CDI)";
   }
+  // A virtual RDMA device (Soft-RoCE) is the driver's device ID: no function to move, and
+  // rxe cannot change namespace (the kernel unregisters it when its netdev leaves).
+  if (!vf.ok() && is_aux && !host.Exists(dir) &&
+      host.Exists("/sys/class/infiniband/" + d.pci_address)) {
+    return "a virtual RDMA device (Soft-RoCE): no function to move; its char devices reach the "
+           "pod through CDI";
+  }
   if (vf.ok() && vf->dpdk) return "bound to a userspace driver: no netdev to move";
   return "";
 }

@@ -6,9 +6,7 @@
 // first. The kubelet is the fake pod-resources server; the DRA driver's checkpoint is a file.
 #include <gmock/gmock.h>
 
-#include "interop/dra_checkpoint.h"
-#include "testing/fake_podresources.h"
-#include "tests/cni_binary_fixture.h"
+#include "tests/cni_dra_fixture.h"
 #include "tests/cni_oracle.h"
 
 namespace hcashare::cni {
@@ -17,21 +15,11 @@ namespace {
 using json = nlohmann::json;
 using ::testing::HasSubstr;
 
-constexpr char kDriver[] = "rdma.hcashare.io";
-constexpr char kResource[] = "rdma/hca_vfs";
-
-class CniDraChainTest : public CniPodTest {
+class CniDraChainTest : public CniDraPodTest {
  protected:
   void SetUp() override {
-    CniPodTest::SetUp();
+    CniDraPodTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    vf0_ = AddVf(2);
-    vf1_ = AddVf(3);
-    allocated_.clear();  // nothing through the device plugin
-    WriteCheckpoint();
-    kubelet_ = std::make_unique<fake::FakePodResources>(tmp_.path() +
-                                                        "/kubelet/pod-resources/kubelet.sock");
-    ASSERT_TRUE(kubelet_->Start().ok());
     // The pod's claim "rails" holds both VFs; its container references it.
     kubelet_->AddPod("ns", "pod-a", "uid-a",
                      {{"main",
@@ -47,20 +35,11 @@ class CniDraChainTest : public CniPodTest {
     c.uid = "uid-claim";
     c.namespace_name = ns;
     c.name = "rails";
-    for (const auto& [device, address] :
-         {std::pair{"pci-0000-5e-00-2", vf0_}, std::pair{"pci-0000-5e-00-3", vf1_}}) {
-      dra::PreparedDevice d;
-      d.request_names = {"rails"};
-      d.pool = "node-a";
-      d.device = device;
-      d.pci_address = address;
-      d.resource = kResource;
-      c.devices.push_back(d);
-    }
+    c.devices = {Device("pci-0000-5e-00-2", vf0_, "rails"),
+                 Device("pci-0000-5e-00-3", vf1_, "rails")};
     c.devices[0].interface_name = name0;
     c.devices[0].mtu = mtu0;
-    dra::Checkpoint cp(dra::CheckpointPath(tmp_.path() + "/kubelet", kDriver));
-    ASSERT_TRUE(cp.Put(c).ok());
+    PutClaim(c);
   }
 
   // The step's configuration in the default network's list, after a plugin that made eth0.
@@ -85,9 +64,6 @@ class CniDraChainTest : public CniPodTest {
   testing::OracleScope Scope() {
     return {{{"host", host_ns_}, {"pod", pod_name_}}, {{"state", StateDir()}}, {}};
   }
-
-  std::string vf0_, vf1_;
-  std::unique_ptr<fake::FakePodResources> kubelet_;
 };
 
 TEST_F(CniDraChainTest, AClaimAloneGivesThePodItsVfsAndDelRestoresEverything) {
@@ -198,6 +174,31 @@ TEST_F(CniDraChainTest, AFailureOnTheSecondDeviceUndoesTheFirst) {
   CniRun add = Run("ADD", pod_, Step(), "eth0");
   ASSERT_EQ(add.exit_code, 1) << add.raw;
   EXPECT_THAT(add.raw, HasSubstr(vf_netdevs_[1]));
+  EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(Scope())), "");
+}
+
+// A Soft-RoCE device is the driver's device ID itself (no function): the step leaves it,
+// and its netdev, in the host (found on the real kernel: ADD failed, "auxiliary device rxe0
+// not found").
+TEST_F(CniDraChainTest, ASoftRoceDeviceIsLeftInTheHost) {
+  fake::SimVirtualRdma rxe;
+  rxe.name = "rxe7";
+  rxe.netdev = vf_netdevs_[0];
+  rxe.netdev_owner = vf0_;
+  ASSERT_TRUE(node_->AddVirtualRdma(rxe).ok());
+  dra::PreparedClaim c;
+  c.uid = "uid-rxe";
+  c.namespace_name = "ns";
+  c.name = "soft";
+  c.devices.push_back(Device("rdma-rxe7", "rxe7"));
+  PutClaim(c);
+  kubelet_->ClearPods();
+  kubelet_->AddPod("ns", "pod-a", "uid-a",
+                   {{"main", {}, {{"ns", "soft", kDriver, "node-a", "rdma-rxe7", {}}}}});
+  const testing::Snapshot before = testing::TakeSnapshot(Scope());
+  CniRun add = Run("ADD", pod_, Step(), "eth0");
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  EXPECT_EQ(add.out["interfaces"].size(), 1u) << add.raw;
   EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(Scope())), "");
 }
 

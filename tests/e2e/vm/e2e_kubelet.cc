@@ -23,6 +23,11 @@
 //       answer as JSON.
 //   cdi-nodes --spec FILE --id CDI_ID
 //       Prints the device nodes the CDI device CDI_ID of the spec FILE gives a container.
+//   podres --root DIR --pod NAME --uid UID --pool POOL --device DEVICE [--driver NAME]
+//          [--ns NS] [--name CLAIM]
+//       Serves DIR/pod-resources/kubelet.sock (FakePodResources) with pod NS/NAME whose
+//       container "main" holds claim NS/CLAIM's DEVICE of POOL, as the kubelet reports a
+//       prepared claim to hcashare-cni's DRA step; runs until killed.
 //
 // Exit status: 0 on success, 1 on an RPC or I/O error, 2 on bad arguments.
 #include <grpcpp/grpcpp.h>
@@ -39,6 +44,7 @@
 #include "common/strings.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
 #include "testing/fake_kubelet.h"
+#include "testing/fake_podresources.h"
 #include "tests/e2e/vm/e2e_dra.h"
 #include "tools/allocate_json.h"
 
@@ -118,6 +124,18 @@ int Allocate(const std::string& socket, const std::string& ids) {
   return 0;
 }
 
+// Serves the pod-resources socket under `root` with one pod holding one claim device.
+int PodResources(const std::string& root, const std::string& ns, const std::string& pod,
+                 const std::string& uid, const fake::FakeClaimDevice& device) {
+  fake::FakePodResources server(root + "/pod-resources/kubelet.sock");
+  if (Status st = server.Start(); !st.ok()) {
+    std::cerr << "pod-resources: " << st.ToString() << "\n";
+    return 1;
+  }
+  server.AddPod(ns, pod, uid, {{"main", {}, {device}}});
+  for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
 int Usage() {
   std::cerr << "usage: hcashare-e2e-kubelet watch --root DIR --resource NAME... --log FILE\n"
                "       hcashare-e2e-kubelet allocate --socket PATH --ids ID[,ID...]\n"
@@ -125,7 +143,9 @@ int Usage() {
                "DEVICE --uid-file FILE --log FILE [--driver NAME] [--ns NS] [--name NAME]\n"
                "       hcashare-e2e-kubelet dra-prepare|dra-unprepare --root DIR --uid UID "
                "[--driver NAME] [--ns NS] [--name NAME]\n"
-               "       hcashare-e2e-kubelet cdi-nodes --spec FILE --id CDI_ID\n";
+               "       hcashare-e2e-kubelet cdi-nodes --spec FILE --id CDI_ID\n"
+               "       hcashare-e2e-kubelet podres --root DIR --pod NAME --uid UID --pool POOL "
+               "--device DEVICE [--driver NAME] [--ns NS] [--name CLAIM]\n";
   return 2;
 }
 
@@ -171,6 +191,18 @@ int main(int argc, char** argv) {
     const DraClaimRef c{Flag(argc, argv, "--root"), driver, ns, name, Flag(argc, argv, "--uid")};
     if (c.kubelet_root.empty() || c.uid.empty()) return Usage();
     return cmd == "dra-prepare" ? DraPrepare(c) : DraUnprepare(c);
+  }
+  if (cmd == "podres") {
+    const std::string root = Flag(argc, argv, "--root");
+    const std::string pod = Flag(argc, argv, "--pod");
+    const std::string uid = Flag(argc, argv, "--uid");
+    const hcashare::fake::FakeClaimDevice device{
+        ns, name, driver, Flag(argc, argv, "--pool"), Flag(argc, argv, "--device"), {}};
+    if (root.empty() || pod.empty() || uid.empty() || device.pool.empty() ||
+        device.device.empty()) {
+      return Usage();
+    }
+    return PodResources(root, ns, pod, uid, device);
   }
   if (cmd == "cdi-nodes") {
     const std::string spec = Flag(argc, argv, "--spec");

@@ -299,6 +299,73 @@ if sandbox "$(echo "$DRA_DEVS" | grep -v uverbs)" "$PINGPONG" >"$WORK/pp-dra-no-
 else
   pass dra-cdi-needs-uverbs
 fi
+# The CNI's DRA step ("mode": "dra", chained after the default network; issue 33). The
+# kubelet's pod-resources (hcashare-e2e-kubelet podres) names the pod's claim device.
+#  (a) The claim above holds rxe0, a Soft-RoCE device (the driver's device ID, no function of
+#      its own): the step leaves it and its netdev in the host (rxe cannot change namespace).
+#  (b) A claim holding VF0 (a real igbvf VF; no DRA device, as it has no RDMA device, so its
+#      checkpoint entry is written here as the driver writes one): the claim alone puts its
+#      netdev into the pod, named by the claim's config and sized by the step's MTU, and DEL
+#      returns it as it was.
+podres() { # podres ROOT DEVICE: serves ROOT's pod-resources for pod e2e/dra-pod
+  "$BIN/hcashare-e2e-kubelet" podres --root "$1" --pod dra-pod --uid dra-pod-uid \
+    --pool e2e-node --device "$2" >"$WORK/podres.log" 2>&1 &
+  PODRES_PID=$!
+  wait_for 10 test -S "$1/pod-resources/kubelet.sock" || fail dra-podres "$(cat "$WORK/podres.log")"
+}
+dra_step() { # dra_step VERB ROOT: the step for pod e2e/dra-pod, its result on stdout
+  echo "{\"stateDir\": \"/run/hcashare-cni-dra\", \"kubeletRootDir\": \"$2\",
+    \"devicePluginDir\": \"$2/device-plugins\"}" >"$WORK/cni-dra.json"
+  CNI_COMMAND=$1 CNI_CONTAINERID=e2e-dra CNI_NETNS=/run/netns/drapod CNI_IFNAME=eth0 \
+    CNI_PATH=/mnt/host/cni HCASHARE_CNI_CONFIG="$WORK/cni-dra.json" \
+    CNI_ARGS="K8S_POD_NAMESPACE=e2e;K8S_POD_NAME=dra-pod;K8S_POD_UID=dra-pod-uid" \
+    "$BIN/hcashare-cni" <<EOF
+{"cniVersion": "1.0.0", "name": "cluster", "type": "hcashare-cni", "mode": "dra", "mtu": 1400}
+EOF
+}
+link_facts() { cat "/sys/class/net/$1/address" "/sys/class/net/$1/mtu" | tr '\n' ' '; }
+no_state() { [ -z "$(ls /run/hcashare-cni-dra/attachments 2>/dev/null)" ]; }
+ip netns add drapod
+podres "$KROOT" rdma-rxe0
+VF1_LINK_BEFORE=$(link_facts "$VF1")
+dra_step_leaves_soft_roce() {
+  out=$(dra_step ADD "$KROOT") || { echo "$out"; return 1; }
+  [ "$(link_facts "$VF1")" = "$VF1_LINK_BEFORE" ] || { echo "$VF1 changed: $out"; return 1; }
+  rdma dev show rxe0 >/dev/null || { echo "rxe0 is gone"; return 1; }
+  no_state || { echo "state written"; return 1; }
+  dra_step DEL "$KROOT"
+}
+check cni-dra-step-leaves-a-soft-roce-device dra_step_leaves_soft_roce
+kill "$PODRES_PID" 2>/dev/null
+wait "$PODRES_PID" 2>/dev/null
+VF0_ROOT=$WORK/kroot-vf0
+mkdir -p "$VF0_ROOT/plugins/$DRA_DRIVER"
+cat >"$VF0_ROOT/plugins/$DRA_DRIVER/checkpoint.json" <<EOF
+{"version": 1, "claims": {"uid-vf0": {"namespace": "e2e", "name": "vf0-claim", "cdiSpecFile": "",
+  "devices": [{"requests": ["nic"], "pool": "e2e-node", "device": "vf0", "pciAddress": "$VF0_PCI",
+  "resource": "rdma/vf0", "rdmaDevices": [], "cdiDeviceIds": [], "interfaceName": "rdma0"}]}}}
+EOF
+chmod 0600 "$VF0_ROOT/plugins/$DRA_DRIVER/checkpoint.json"
+podres "$VF0_ROOT" vf0
+VF0_LINK_BEFORE=$(link_facts "$VF0")
+dra_step_attaches() {
+  out=$(dra_step ADD "$VF0_ROOT") || { echo "$out"; return 1; }
+  echo "$out"
+  echo "$out" | grep -q '"name": *"rdma0"' || { echo "rdma0 not in the result"; return 1; }
+  ip -n drapod link show rdma0 | grep -q "mtu 1400" || { echo "rdma0 not in the pod at 1400"; return 1; }
+  ! ip link show "$VF0" >/dev/null 2>&1 || { echo "$VF0 is still in the host"; return 1; }
+}
+check cni-dra-step-a-claim-alone-attaches-a-real-vf dra_step_attaches
+dra_step_detaches() {
+  dra_step DEL "$VF0_ROOT" || return 1
+  [ "$(link_facts "$VF0")" = "$VF0_LINK_BEFORE" ] || { echo "$VF0 is '$(link_facts "$VF0")'"; return 1; }
+  no_state || { echo "state left"; return 1; }
+  [ -z "$(ip -n drapod -o link show | grep -v ' lo:')" ] || { echo "the pod kept a link"; return 1; }
+}
+check cni-dra-step-del-returns-the-vf dra_step_detaches
+kill "$PODRES_PID" 2>/dev/null
+wait "$PODRES_PID" 2>/dev/null
+ip netns delete drapod
 dra_unprepared() {
   dra_claim dra-unprepare || { cat "$WORK/dra-unprepare.json"; return 1; }
   [ ! -e "$DRA_SPEC" ] || { echo "$DRA_SPEC is still there"; return 1; }
