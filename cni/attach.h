@@ -16,13 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cni/dra_devices.h"
 #include "cni/env.h"
 #include "cni/netconf.h"
 #include "cni/state.h"
 #include "cni/vf_driver.h"
 #include "common/host.h"
 #include "common/status.h"
-#include "interop/dra_checkpoint.h"
 #include "nl/netdev.h"
 #include "nl/rdma_netlink.h"
 #include "nl/sriov.h"
@@ -53,7 +53,7 @@ struct AttachContext {
   VfDriver* vf_driver = nullptr;  // rebinds a VF to apply its GUIDs; none: "guid" fails
   // The pod's prepared devices of this node's DRA driver (pod-resources and the driver's
   // checkpoint), for "mode": "dra". Unset: that mode fails.
-  std::function<Result<std::vector<dra::PreparedDevice>>()> pod_dra_devices = nullptr;
+  std::function<Result<std::vector<PodClaimDevice>>()> pod_dra_devices = nullptr;
   // Non-empty while the DRA step attaches a device: its invocation's CNI_IFNAME, recorded
   // in the attachment's owner (DeviceOwner::chained_by).
   std::string chained_by{};

@@ -11,6 +11,7 @@
 #include "cni/vf_rebind.h"
 #include "common/log.h"
 #include "common/netns.h"
+#include "interop/dra_network_status.h"
 
 namespace hcashare::cni {
 namespace {
@@ -157,6 +158,18 @@ Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) 
       return Summarize(st, "cannot remove the device-info file");
     }
     HCASHARE_FAULT_POINT("del:device-info-removed");
+  }
+  if (!state.dra_status_file.empty()) {
+    // Only a file of this node's network status directory (the state is root's, yet the
+    // path is checked as the device-info file's is).
+    const std::string dir = dra::NetworkStatusDir(conf.node.kubelet_root_dir, conf.node.dra_driver);
+    if (!IsDeviceInfoFileIn(state.dra_status_file, dir)) {
+      LogWarn("the DRA network status file is not in this node's directory: left alone",
+              {{"file", state.dra_status_file}, {"dir", dir}});
+    } else if (Status st = RemoveIfExists(state.dra_status_file); !st.ok()) {
+      return Summarize(st, "cannot remove the DRA network status file");
+    }
+    HCASHARE_FAULT_POINT("del:dra-status-removed");
   }
   if (Status st = ctx.store.ReleaseOwner(state.device, env.container_id, env.ifname); !st.ok()) {
     return StateError(st, "cannot remove the owner marker");

@@ -69,11 +69,11 @@ Status ResolveDraDevicesFromCheckpoint(const std::string& driver,
   return Status::Ok();
 }
 
-std::vector<dra::PreparedDevice> PodDraDevices(const std::string& driver,
-                                               const dra::Checkpoint& checkpoint,
-                                               const std::string& pod_namespace,
-                                               const DevicesByResource& granted) {
-  std::vector<dra::PreparedDevice> out;
+std::vector<PodClaimDevice> PodDraDevices(const std::string& driver,
+                                          const dra::Checkpoint& checkpoint,
+                                          const std::string& pod_namespace,
+                                          const DevicesByResource& granted) {
+  std::vector<PodClaimDevice> out;
   auto it = granted.find(kubelet::DraResourceKey(driver));
   if (it == granted.end()) return out;
   std::vector<std::string> unknown;
@@ -82,21 +82,25 @@ std::vector<dra::PreparedDevice> PodDraDevices(const std::string& driver,
     const std::string pool = slash == std::string::npos ? "" : id.substr(0, slash);
     const std::string device = slash == std::string::npos ? id : id.substr(slash + 1);
     const dra::PreparedDevice* found = nullptr;
+    const dra::PreparedClaim* in = nullptr;
     for (const auto& [uid, claim] : checkpoint.claims()) {
       if (claim.namespace_name != pod_namespace) continue;
       for (const auto& d : claim.devices) {
         if (d.pool == pool && d.device == device) found = &d;
       }
-      if (found != nullptr) break;
+      if (found != nullptr) {
+        in = &claim;
+        break;
+      }
     }
     if (found == nullptr) {
       unknown.push_back(id);
       continue;
     }
-    const bool dup = std::any_of(out.begin(), out.end(), [&](const dra::PreparedDevice& d) {
-      return d.pci_address == found->pci_address;
+    const bool dup = std::any_of(out.begin(), out.end(), [&](const PodClaimDevice& d) {
+      return d.device.pci_address == found->pci_address;
     });
-    if (!dup) out.push_back(*found);
+    if (!dup) out.push_back({in->uid, in->namespace_name, in->name, *found});
   }
   if (!unknown.empty()) {
     LogWarn("DRA devices of the pod that the driver's checkpoint does not name",

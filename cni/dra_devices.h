@@ -45,14 +45,22 @@ Status ResolveDraDevicesFromCheckpoint(const std::string& driver,
                                        const std::string& checkpoint_path,
                                        DevicesByResource* granted);
 
+// A prepared device of the pod, and its claim.
+struct PodClaimDevice {
+  std::string claim_uid;
+  std::string claim_namespace;
+  std::string claim_name;
+  dra::PreparedDevice device;
+};
+
 // The prepared devices (from `checkpoint`) that pod-resources lists for a pod of namespace
 // `pod_namespace` under `driver` ("<pool>/<device>" in `granted`'s DraResourceKey entry),
 // each PCI address once, in the kubelet's order; only claims of that namespace are looked
 // in. Devices the checkpoint does not name are logged and left out.
-std::vector<dra::PreparedDevice> PodDraDevices(const std::string& driver,
-                                               const dra::Checkpoint& checkpoint,
-                                               const std::string& pod_namespace,
-                                               const DevicesByResource& granted);
+std::vector<PodClaimDevice> PodDraDevices(const std::string& driver,
+                                          const dra::Checkpoint& checkpoint,
+                                          const std::string& pod_namespace,
+                                          const DevicesByResource& granted);
 
 // Whether `checkpoint` holds any claim of namespace `ns`: without one, a pod of `ns` has no
 // prepared device of the driver, and pod-resources need not be asked.

@@ -24,7 +24,7 @@
 namespace hcashare::cni {
 
 // Every fault point, in the order a full ADD and then a full DEL reach them.
-inline constexpr std::array<std::string_view, 23> kFaultPoints = {
+inline constexpr std::array<std::string_view, 24> kFaultPoints = {
     "add:state-saved",          // the attachment state, before any change
     "add:owner-marked",         // the device's owner marker
     "add:pf-set",               // each PF-side group ("add:pf-set#2" for the second, ...)
@@ -46,6 +46,7 @@ inline constexpr std::array<std::string_view, 23> kFaultPoints = {
     "del:vf-unbound",           // an InfiniBand VF unbound to apply its restored GUID
     "del:vf-rebound",           // an InfiniBand VF rebound to apply its restored GUID
     "del:device-info-removed",  // the device-info file removed
+    "del:dra-status-removed",   // the DRA step's network status file removed
     "del:owner-released",       // the owner marker removed
     "del:state-removed",        // the state file removed: DEL is done
 };

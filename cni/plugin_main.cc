@@ -112,7 +112,7 @@ int RunPlugin(const PluginBackends& backends) {
         ResolveDraDevicesFromCheckpoint(node->dra_driver, dra_checkpoint, &found.by_resource));
     return PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
   };
-  ctx.pod_dra_devices = [&]() -> Result<std::vector<dra::PreparedDevice>> {
+  ctx.pod_dra_devices = [&]() -> Result<std::vector<PodClaimDevice>> {
     Result<dra::Checkpoint> checkpoint = dra::Checkpoint::Load(dra_checkpoint);
     if (!checkpoint.ok()) {
       return Status(checkpoint.status().code(), "cannot read the DRA driver's checkpoint " +
@@ -121,7 +121,7 @@ int RunPlugin(const PluginBackends& backends) {
     }
     // Most pods of a node have no claim: their namespace has none prepared, and the kubelet
     // is not asked.
-    if (!HasClaimsIn(*checkpoint, env->PodNamespace())) return std::vector<dra::PreparedDevice>{};
+    if (!HasClaimsIn(*checkpoint, env->PodNamespace())) return std::vector<PodClaimDevice>{};
     ASSIGN_OR_RETURN(kubelet::PodDevices found, lookup());
     return PodDraDevices(node->dra_driver, *checkpoint, env->PodNamespace(), found.by_resource);
   };

@@ -190,6 +190,7 @@ Status StateStore::Save(const AttachmentState& s) const {
             {"childLink", s.child_link},
             {"rdmaDevice", s.rdma_device},
             {"deviceInfoFile", s.device_info_file},
+            {"draStatusFile", s.dra_status_file},
             {"pfNetdev", s.pf_netdev},
             {"vfIndex", s.vf_index},
             {"hostIfname", s.host_ifname},
@@ -227,6 +228,7 @@ Result<AttachmentState> StateStore::Load(const std::string& container_id,
     s.child_link = j.value("childLink", false);
     s.rdma_device = j.value("rdmaDevice", "");
     s.device_info_file = j.value("deviceInfoFile", "");
+    s.dra_status_file = j.value("draStatusFile", "");
     s.pf_netdev = j.value("pfNetdev", "");
     s.vf_index = j.value("vfIndex", -1);
     s.host_ifname = j.value("hostIfname", "");

@@ -56,6 +56,7 @@ struct AttachmentState {
   bool child_link = false;  // a macvlan/IPoIB child of `device` (a netdev) was created
   std::string rdma_device;  // the RDMA device moved into the pod ("" for none)
   std::string device_info_file;    // the Multus device-info file ADD wrote ("" for none)
+  std::string dra_status_file;     // the DRA step's network status file ("" for none)
   std::string host_ifname;         // the netdev's name in the host namespace before ADD
   std::string host_mac;            // its MAC before ADD
   uint32_t host_mtu = 0;           // its MTU before ADD

@@ -87,6 +87,14 @@ Result<std::unique_ptr<DraDriver>> DraDriver::Create(DriverOptions options) {
   so.kubelet_root = d->opts_.kubelet_root;
   so.driver = d->opts_.driver;
   so.serve_health = d->opts_.serve_health;
+  ClaimStatusOptions cs;
+  cs.dir = NetworkStatusDir(d->opts_.kubelet_root, d->opts_.driver);
+  cs.driver = d->opts_.driver;
+  const SlicePublisher* publisher = d->publisher_.get();
+  cs.api_version = [publisher] {
+    return std::string(ApiVersionName(publisher->status().version.value_or(ApiVersion::kV1)));
+  };
+  d->status_writer_ = std::make_unique<ClaimStatusWriter>(cs, d->client_.get());
   d->health_.StartKeepAlive(kHealthKeepAlive);
   d->server_ = std::make_unique<NodeServer>(so, *d->preparer_, d->health_);
   return d;
@@ -100,6 +108,7 @@ Status DraDriver::Start() {
     return served;
   }
   if (opts_.collect_interval.count() > 0) collector_ = std::thread([this] { CollectLoop(); });
+  if (opts_.status_interval.count() > 0) status_thread_ = std::thread([this] { StatusLoop(); });
   LogInfo("DRA driver started", {{"driver", opts_.driver},
                                  {"node", opts_.node_name},
                                  {"endpoint", server_->DraSocketPath()}});
@@ -113,6 +122,7 @@ void DraDriver::Stop() {
   }
   stop_cv_.notify_all();
   if (collector_.joinable()) collector_.join();
+  if (status_thread_.joinable()) status_thread_.join();
   if (server_) server_->Stop();
   if (publisher_) publisher_->Stop();
 }
@@ -129,6 +139,16 @@ void DraDriver::CollectLoop() {
       std::lock_guard<std::mutex> lock(mu_);
       collected_ += r.collected;
     }
+  }
+}
+
+void DraDriver::StatusLoop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (stop_cv_.wait_for(lock, opts_.status_interval, [this] { return stopping_; })) return;
+    }
+    status_writer_->Sync();
   }
 }
 
@@ -222,6 +242,8 @@ DriverState DraDriver::State() const {
     std::lock_guard<std::mutex> lock(mu_);
     s.collected_claims = collected_;
   }
+  s.claim_status_written = status_writer_->applied_total();
+  s.claim_status_refused = status_writer_->refused();
   if (!pub.shared_refused.ok()) s.shared_refused = pub.shared_refused.message();
   if (!pub.taints_refused.ok()) s.taints_refused = pub.taints_refused.message();
   const hostfacts::RuntimeCdi runtime = Runtime(pub.container_runtime);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "dra/claim_status.h"
 #include "dra/devices.h"
 #include "dra/health.h"
 #include "dra/prepare.h"
@@ -51,6 +52,9 @@ struct DriverOptions {
   size_t collect_max_checks = 150;
   double collect_qps = 5;
   std::chrono::seconds collect_grace{std::chrono::minutes(5)};
+  // Claims' device status from the CNI's network status files (dra/claim_status.h): a round
+  // each `status_interval` (0: never written).
+  std::chrono::milliseconds status_interval{1000};
 };
 
 // What the probes and metrics report.
@@ -69,6 +73,8 @@ struct DriverState {
   std::string checkpoint_kept_aside;  // where an unusable checkpoint went at start, or ""
   size_t prepared_claims = 0;         // entries of the checkpoint
   uint64_t collected_claims = 0;      // entries collected since start
+  uint64_t claim_status_written = 0;  // claims' device status writes since start
+  bool claim_status_refused = false;  // the server refused the last one with 403
 };
 
 class DraDriver {
@@ -111,6 +117,8 @@ class DraDriver {
   std::string RuntimeRefusal() const;
   // The collector thread: a Collect round each collect_interval until Stop.
   void CollectLoop();
+  // The status thread: a ClaimStatusWriter round each status_interval until Stop.
+  void StatusLoop();
 
   const DriverOptions opts_;
   std::unique_ptr<kube::RestClient> client_;
@@ -129,6 +137,8 @@ class DraDriver {
   uint64_t collected_ = 0;              // guarded by mu_
   std::condition_variable stop_cv_;
   std::thread collector_;
+  std::unique_ptr<ClaimStatusWriter> status_writer_;
+  std::thread status_thread_;
 };
 
 }  // namespace hcashare::dra

@@ -196,6 +196,16 @@ void DraFrontEnd::Collect() {
                    "checkpoint entries removed because no pod holds them and their claim is gone",
                    l)
       .RaiseTo(static_cast<double>(s.collected_claims));
+  registry_
+      ->GetCounter("hcashare_dra_claim_status_writes_total",
+                   "claims' device status (networkData) written to the API server", l)
+      .RaiseTo(static_cast<double>(s.claim_status_written));
+  registry_
+      ->GetGauge("hcashare_dra_claim_status_refused",
+                 "1 when the API server refused the last claim device status write (403: RBAC "
+                 "or DRAResourceClaimDeviceStatus)",
+                 l)
+      .Set(s.claim_status_refused ? 1 : 0);
 }
 
 }  // namespace hcashare::dra

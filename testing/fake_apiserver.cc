@@ -129,6 +129,7 @@ std::optional<Reply> FakeApiServer::Impl::Answer(SeenRequest req, bool client_ce
     const std::string watch = QueryParam(query, "watch");
     if (watch == "1" || watch == "true") return StartWatch(*t, query, session);
   }
+  if (!t->subresource.empty()) return Subresource(*t, req, query);
   return t->name.empty() ? Collection(*t, req, query) : Object(*t, req, query);
 }
 

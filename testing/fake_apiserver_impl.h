@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,10 +44,11 @@ Reply ErrorReply(int code, const std::string& reason, const std::string& message
 
 // A request path split into the collection it names and, for an object, its name.
 struct Target {
-  std::string collection;  // the path of the collection (with its namespace, if any)
-  std::string name;        // "" for the collection itself
-  std::string ns;          // the namespace in the path, or ""
-  std::string kind_key;    // the collection without "/namespaces/<ns>": the same for all
+  std::string collection;   // the path of the collection (with its namespace, if any)
+  std::string name;         // "" for the collection itself
+  std::string ns;           // the namespace in the path, or ""
+  std::string kind_key;     // the collection without "/namespaces/<ns>": the same for all
+  std::string subresource;  // "status" for <object>/status, else ""
 };
 
 // /api/v1/[namespaces/<ns>/]<res>[/<name>] and /apis/<g>/<v>/...; nullopt for anything else.
@@ -105,6 +107,10 @@ class FakeApiServer::Impl {
   // not serve; nullopt to go on, else the error to answer. Other kinds pass.
   std::optional<Reply> Admit(const Target& t, nlohmann::json& object, const nlohmann::json* old);
 
+  // <object>/status (fake_apiserver_claims.cc), under mu_: GET, and server-side apply of a
+  // ResourceClaim's status.devices, validated and merged per field manager.
+  Reply Subresource(const Target& t, const SeenRequest& req, const std::string& query);
+
   // The watch parts (fake_apiserver_watch.cc), all under mu_.
   // Starts a watch on `session`: HTTP 410 as a reply, or nullopt when streaming.
   std::optional<Reply> StartWatch(const Target& t, const std::string& query,
@@ -128,6 +134,9 @@ class FakeApiServer::Impl {
   // Served versions by API group (Groups()); a group absent here is not gated.
   std::map<std::string, std::vector<std::string>> served_{{"resource.k8s.io", {"v1"}}};
   bool consumable_capacity_ = true;
+  // Server-side apply of claim status: "<collection>/<name>" -> field manager -> the keys
+  // ("driver/pool/device/shareID") of the status.devices entries it owns.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> status_owners_;
   bool device_taints_ = true;
 
   // LIST pages: tokens of an older generation are expired (410).

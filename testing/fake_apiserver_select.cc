@@ -66,7 +66,12 @@ std::optional<Target> ParseTarget(const std::string& path) {
     t.ns = rest[1];
     res = 2;
   }
-  if (rest.size() > res + 2) return std::nullopt;  // subresources are not served
+  // Of subresources, only <object>/status is served.
+  if (rest.size() == res + 3 && rest[res + 2] == "status") {
+    t.subresource = "status";
+    rest.pop_back();
+  }
+  if (rest.size() > res + 2) return std::nullopt;
   for (size_t i = 0; i <= res; ++i) t.collection += "/" + rest[i];
   t.collection = base + t.collection;
   t.kind_key = base + "/" + rest[res];

@@ -44,7 +44,9 @@ class CniDraChainFailureTest : public CniDraPodTest {
   }
 
   testing::OracleScope Scope() {
-    return {{{"host", host_ns_}, {"pod", pod_name_}}, {{"state", StateDir()}}, {}};
+    return {{{"host", host_ns_}, {"pod", pod_name_}},
+            {{"state", StateDir()}, {"dra-network", NetworkStatusDir()}},
+            {}};
   }
   void ExpectClean(const Snapshot& clean, const std::string& what) {
     EXPECT_EQ(DiffSnapshots(clean, TakeSnapshot(Scope())), "") << what;

@@ -62,7 +62,9 @@ class CniDraChainTest : public CniDraPodTest {
   }
 
   testing::OracleScope Scope() {
-    return {{{"host", host_ns_}, {"pod", pod_name_}}, {{"state", StateDir()}}, {}};
+    return {{{"host", host_ns_}, {"pod", pod_name_}},
+            {{"state", StateDir()}, {"dra-network", NetworkStatusDir()}},
+            {}};
   }
 };
 
@@ -91,6 +93,19 @@ TEST_F(CniDraChainTest, AClaimAloneGivesThePodItsVfsAndDelRestoresEverything) {
   EXPECT_EQ(pod.count(vf_netdevs_[1]), 1u);
   EXPECT_EQ(LinksOf(host_ns_).count(vf_netdevs_[0]), 0u);
   EXPECT_EQ(Run("CHECK", pod_, Step(), "eth0").exit_code, 0);
+  // Each device's network data, for the driver to write into the claim's status.
+  auto status = dra::ReadNetworkStatus(
+      dra::NetworkStatusPath(NetworkStatusDir(), "uid-claim", "pci-0000-5e-00-2"));
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_EQ(status->claim_namespace, "ns");
+  EXPECT_EQ(status->claim_name, "rails");
+  EXPECT_EQ(status->pool, "node-a");
+  EXPECT_EQ(status->interface_name, "rdma0");
+  EXPECT_EQ(status->hardware_address, mac0);
+  EXPECT_TRUE(status->ips.empty());
+  EXPECT_TRUE(dra::ReadNetworkStatus(
+                  dra::NetworkStatusPath(NetworkStatusDir(), "uid-claim", "pci-0000-5e-00-3"))
+                  .ok());
 
   CniRun del = Run("DEL", pod_, Step(), "eth0");
   ASSERT_EQ(del.exit_code, 0) << del.raw << del.err;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "interop/dra_checkpoint.h"
+#include "interop/dra_network_status.h"
 #include "testing/fake_podresources.h"
 #include "tests/cni_binary_fixture.h"
 
@@ -46,6 +47,11 @@ class CniDraPodTest : public CniPodTest {
     auto cp = dra::Checkpoint::Load(dra::CheckpointPath(tmp_.path() + "/kubelet", kDriver));
     ASSERT_TRUE(cp.ok()) << cp.status().ToString();
     ASSERT_TRUE(cp->Put(claim).ok());
+  }
+
+  // Where the DRA step writes the claims' network status (interop/dra_network_status.h).
+  std::string NetworkStatusDir() const {
+    return dra::NetworkStatusDir(tmp_.path() + "/kubelet", kDriver);
   }
 
   std::string vf0_, vf1_;

@@ -82,9 +82,11 @@ std::vector<std::string> RbacProblems(const std::vector<json>& objs, const std::
       {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"],
        "verbs": ["get", "list", "watch", "create", "update", "delete"]},
       {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]},
+      {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/status"],
+       "verbs": ["patch"]},
       {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/driver"],
        "resourceNames": ["DRIVER"], "verbs": ["associated-node:patch", "associated-node:update"]}])");
-  want[3]["resourceNames"][0] = driver;
+  want[4]["resourceNames"][0] = driver;
   const json rules = roles[0].value("rules", json::array());
   if (rules != want) bad.push_back("rules are not the least privilege:\n" + rules.dump(2));
   // Whatever the list says, no wildcard and nothing on secrets or written to pods.
@@ -346,7 +348,7 @@ TEST(DeployDra, RbacIsTheLeastPrivilege) {
        R"([{"op": "add", "path": "/rules/-", "value": {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}}])",
        R"([{"op": "add", "path": "/rules/-", "value": {"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}}])",
        R"([{"op": "remove", "path": "/rules/1/verbs/5"}])",
-       R"([{"op": "replace", "path": "/rules/3/resourceNames/0", "value": "other.example.com"}])"}) {
+       R"([{"op": "replace", "path": "/rules/4/resourceNames/0", "value": "other.example.com"}])"}) {
     SCOPED_TRACE(patch);
     std::vector<json> broken = *objs;
     for (auto& o : broken) {

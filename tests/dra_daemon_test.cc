@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "interop/dra_network_status.h"
 #include "testing/fake_dra_kubelet.h"
 #include "tests/daemon_fixture.h"
 #include "tests/kube_test_util.h"
@@ -191,6 +192,39 @@ TEST_F(DraDaemonTest, PublishesPreparesAndStaysPublished) {
 // announces (sysfs cannot signal it), reaches the slice within a second. The second device
 // goes down right after the first one's change was published, i.e. just after a poll: with
 // a poll interval over a second it would wait that long.
+// The daemon writes the network data hcashare-cni records for a claim's device into the
+// claim's status, and takes it out when the CNI's DEL removes the file.
+TEST_F(DraDaemonTest, TheCnisNetworkDataReachesTheClaimsStatus) {
+  WriteConfig(kDraConfig);
+  ASSERT_TRUE(kubelet_->Start().ok());
+  auto p = SpawnDra("status.log");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_TRUE(WaitUntil([&] { return Devices().size() == 2; }))
+      << ReadTextFile(tmp_.path() + "/status.log");
+  const std::string uid = SeedClaim("nic", "pci-0000-af-00-0");
+  dra::DeviceNetworkStatus s;
+  s.claim_uid = uid;
+  s.claim_namespace = "ml";
+  s.claim_name = "nic";
+  s.pool = kNode;
+  s.device = "pci-0000-af-00-0";
+  s.interface_name = "rdma0";
+  s.hardware_address = "02:00:00:00:00:01";
+  const std::string file =
+      dra::NetworkStatusPath(dra::NetworkStatusDir(kubelet_root_, kDriver), uid, s.device);
+  ASSERT_TRUE(dra::WriteNetworkStatus(file, s).ok());
+  auto status = [&] { return api_->Get(kClaims, "nic")["status"].value("devices", json::array()); };
+  ASSERT_TRUE(WaitUntil([&] { return status().size() == 1; }))
+      << ReadTextFile(tmp_.path() + "/status.log");
+  EXPECT_EQ(status()[0]["networkData"]["interfaceName"], "rdma0");
+  const int port = MetricsPort("status.log");
+  EXPECT_NE(HttpGet(port, "/metrics")
+                .find("hcashare_dra_claim_status_writes_total{driver=\"rdma.hcashare.io\"} 1"),
+            std::string::npos);
+  std::filesystem::remove(file);
+  ASSERT_TRUE(WaitUntil([&] { return status().empty(); }));
+}
+
 TEST_F(DraDaemonTest, APortStateChangeReachesTheSliceWithinASecondAtTheDefaults) {
   WriteConfig(kDraConfig);
   ASSERT_TRUE(kubelet_->Start().ok());
