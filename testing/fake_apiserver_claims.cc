@@ -2,7 +2,8 @@
 // apply (PATCH, application/apply-patch+yaml, fieldManager required, force honoured) of a
 // ResourceClaim's status.devices, as a DRA driver writes its devices' status. Validated as
 // the API server validates it (driver, pool and device required and allocated in the claim,
-// an entry once, networkData's bounds and CIDR addresses: 422 Invalid naming the field) and
+// an entry once, networkData's bounds and CIDR addresses: 422 Invalid naming the field in
+// the merged list, in the real server's words: tests/by-hand/dra-claim-status.sh) and
 // merged as a list-map keyed by driver/pool/device/shareID: an apply keeps other managers'
 // entries, sets its own, and drops the ones this manager owned and left out.
 #include <arpa/inet.h>
@@ -76,8 +77,9 @@ std::string Validate(const json& devices, const json& claim) {
     }
     for (size_t j = 0; j < ips.size(); ++j) {
       if (!ips[j].is_string() || !IsCidr(ips[j].get<std::string>())) {
-        return at + ".networkData.ips[" + std::to_string(j) +
-               "]: Invalid value: must be a valid address in CIDR form";
+        return at + ".networkData.ips[" + std::to_string(j) + "]: Invalid value: \"" +
+               (ips[j].is_string() ? ips[j].get<std::string>() : "") +
+               "\": must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)";
       }
     }
   }
@@ -109,29 +111,37 @@ Reply FakeApiServer::Impl::Subresource(const Target& t, const SeenRequest& req,
   const json body = json::parse(req.body, nullptr, false);
   if (!body.is_object()) return ErrorReply(400, "BadRequest", "the body is not a JSON object");
   const json applied = body.value("status", json::object()).value("devices", json::array());
-  if (std::string bad = Validate(applied, it->second); !bad.empty()) {
-    return ErrorReply(422, "Invalid",
-                      "ResourceClaim.resource.k8s.io \"" + t.name + "\" is invalid: " + bad);
+  if (!applied.is_array()) {
+    return ErrorReply(422, "Invalid", "status.devices: Invalid value: must be a list");
   }
   auto& owners = status_owners_[t.collection + "/" + t.name];
   std::set<std::string> mine;
   for (const auto& d : applied) mine.insert(DeviceKey(d));
   const bool force = QueryParam(query, "force") == "true";
-  for (auto& [other, keys] : owners) {
+  for (const auto& [other, keys] : owners) {
     if (other == manager) continue;
     for (const std::string& k : mine) {
-      if (keys.count(k) == 0) continue;
-      if (!force) return ErrorReply(409, "Conflict", "Apply failed with 1 conflict: " + k);
-      keys.erase(k);
+      if (keys.count(k) != 0 && !force) {
+        return ErrorReply(409, "Conflict", "Apply failed with 1 conflict: " + k);
+      }
     }
   }
   json devices = json::array();
-  json current = it->second.value("status", json::object()).value("devices", json::array());
+  const json current = it->second.value("status", json::object()).value("devices", json::array());
   for (const auto& d : current) {
     const std::string k = DeviceKey(d);
     if (mine.count(k) == 0 && owners[manager].count(k) == 0) devices.push_back(d);
   }
   for (const auto& d : applied) devices.push_back(d);
+  // The API server validates the merged list (its indexes are the merged list's).
+  if (std::string bad = Validate(devices, it->second); !bad.empty()) {
+    return ErrorReply(422, "Invalid",
+                      "ResourceClaim.resource.k8s.io \"" + t.name + "\" is invalid: " + bad);
+  }
+  for (auto& [other, keys] : owners) {
+    if (other == manager) continue;
+    for (const std::string& k : mine) keys.erase(k);  // taken over (force)
+  }
   owners[manager] = mine;
   json updated = it->second;
   updated["status"]["devices"] = devices;

@@ -179,5 +179,51 @@ TEST_F(ClaimStatusTest, UnreadableFilesAndBadClaimNamesAreSkipped) {
   EXPECT_EQ(Devices()[0]["device"], "d0");
 }
 
+// The request checked by hand on a real kube-apiserver v1.34.9 (tests/by-hand/
+// dra-claim-status.sh; its outcomes in tests/data/dra-claim-status/recorded.json): the
+// writer still sends exactly it, and the fake answers the recorded refusals in the same words.
+TEST_F(ClaimStatusTest, TheRequestIsTheOneCheckedOnARealApiServer) {
+  std::ifstream in(std::string(HCASHARE_SOURCE_DIR) + "/tests/data/dra-claim-status/recorded.json");
+  const json recorded = json::parse(in, nullptr, false);
+  ASSERT_TRUE(recorded.is_object());
+  DeviceNetworkStatus s;
+  s.claim_uid = uid_;
+  s.claim_namespace = "ml";
+  s.claim_name = "rails";
+  s.pool = "node-a";
+  s.device = "pci-0000-5e-00-2";
+  s.interface_name = "rdma0";
+  s.hardware_address = "02:00:00:00:00:01";
+  s.ips = {"10.0.0.5/24", "fd00::5/64"};
+  ASSERT_TRUE(WriteNetworkStatus(PathOf(s.device), s).ok());
+  api_->ClearRequests();
+  writer_->Sync();  // the fake answers 422: the device is not allocated in its claim
+  const auto requests = api_->Requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].target, recorded["target"]);
+  EXPECT_EQ(requests[0].content_type, recorded["contentType"]);
+  EXPECT_EQ(json::parse(requests[0].body), recorded["body"]);
+  // The fake's refusals, in the real server's words.
+  std::string outcomes;
+  for (const auto& line : recorded["outcomes"]) outcomes += line.get<std::string>() + "\n";
+  kube::Request bad_ip;
+  bad_ip.verb = kube::Verb::kPatch;
+  bad_ip.path = std::string(kClaims) + "/rails/status?fieldManager=" + kDriver + "&force=true";
+  bad_ip.content_type = "application/apply-patch+yaml";
+  json body = recorded["body"];
+  body["status"]["devices"][0]["device"] = "d0";
+  body["status"]["devices"][0]["networkData"] = {{"ips", {"10.0.0.5"}}};
+  bad_ip.body = body.dump();
+  auto r = client_->Call(bad_ip);
+  ASSERT_FALSE(r.ok());
+  const std::string said = r.status().message();
+  const std::string real =
+      "networkData.ips[0]: Invalid value: \"10.0.0.5\": must be a valid address in CIDR form, "
+      "(e.g. 10.9.8.7/24 or 2001:db8::1/64)";
+  EXPECT_THAT(said, HasSubstr(real));
+  EXPECT_THAT(outcomes, HasSubstr(real));
+  EXPECT_THAT(outcomes, HasSubstr("must be an allocated device in the claim"));
+}
+
 }  // namespace
 }  // namespace hcashare::dra
