@@ -29,6 +29,17 @@ const char* RdmaModeName(RdmaMode mode) {
   return "auto";
 }
 
+// The invocation's environment for one device's attachment named `ifname`. CNI_ARGS' MAC
+// and GUID are the runtime's for the default network's interface (CRI-O passes a pod's
+// requested MAC), never for the claim's devices.
+CniEnv ForDevice(const CniEnv& env, const std::string& ifname) {
+  CniEnv out = env;
+  out.ifname = ifname;
+  out.cni_args.erase(std::string(kArgMac));
+  out.cni_args.erase(std::string(kArgGuid));
+  return out;
+}
+
 // Detaches `state` as DEL of its own attachment would, with the configuration it was made
 // with (the node's settings from `conf`).
 Status DetachState(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
@@ -200,8 +211,7 @@ Result<json> CmdAddDraClaims(const CniEnv& env, const NetConf& conf, const Attac
       undo_all();
       return sub_conf.status();
     }
-    CniEnv sub_env = env;
-    sub_env.ifname = ifname;
+    const CniEnv sub_env = ForDevice(env, ifname);
     AttachContext sub_ctx = ctx;
     sub_ctx.chained_by = env.ifname;
     Result<json> added = CmdAdd(sub_env, *sub_conf, sub_ctx);
@@ -243,8 +253,7 @@ Status CmdDelDraClaims(const CniEnv& env, const NetConf& conf, const AttachConte
 
 Status CmdCheckDraClaims(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   for (const AttachmentState& state : ChainedStates(env, ctx)) {
-    CniEnv check = env;
-    check.ifname = state.owner.ifname;
+    const CniEnv check = ForDevice(env, state.owner.ifname);
     Result<NetConf> check_conf = ParseNetConf(DumpJson(state.netconf), Verb::kAdd, conf.node);
     if (!check_conf.ok()) return check_conf.status();
     RETURN_IF_ERROR(CmdCheck(check, *check_conf, ctx));

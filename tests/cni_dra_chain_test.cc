@@ -246,6 +246,23 @@ TEST_F(CniDraChainTest, CheckSeesADeviceThatLeftThePod) {
   EXPECT_EQ(Run("DEL", pod_, Step(), "eth0").exit_code, 0);
 }
 
+// The runtime's CNI_ARGS MAC (CRI-O's, for the pod's eth0) is not the claim's devices'.
+TEST_F(CniDraChainTest, TheRuntimesMacForEth0IsNotGivenToTheDevices) {
+  Prepare("rdma0");
+  const std::string mac0 = LinksOf(host_ns_).at(vf_netdevs_[0]).substr(0, 17);
+  CniRun add = Run("ADD", pod_, Step(), "eth0", "ctr1", "",
+                   {"CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod-a;"
+                    "K8S_POD_UID=uid-a;MAC=02:11:22:33:44:55"});
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  EXPECT_EQ(LinksOf(pod_name_).at("rdma0").substr(0, 17), mac0);
+  EXPECT_EQ(Run("CHECK", pod_, Step(), "eth0", "ctr1", "",
+                {"CNI_ARGS=IgnoreUnknown=1;K8S_POD_NAMESPACE=ns;K8S_POD_NAME=pod-a;"
+                 "K8S_POD_UID=uid-a;MAC=02:11:22:33:44:55"})
+                .exit_code,
+            0);
+  EXPECT_EQ(Run("DEL", pod_, Step(), "eth0").exit_code, 0);
+}
+
 TEST_F(CniDraChainTest, DeviceKeysAreRefusedInThisMode) {
   json step = Step();
   step["deviceID"] = vf0_;
