@@ -78,6 +78,14 @@ Result<NetConf> DeviceConf(const NetConf& conf, const dra::PreparedDevice& d) {
               {"rdma", RdmaModeName(conf.rdma)}};
   const int mtu = d.mtu != 0 ? d.mtu : conf.mtu.value_or(0);
   if (mtu != 0) sub["mtu"] = mtu;
+  // The claim's addresses through the reference `static` IPAM plugin, else the step's IPAM.
+  if (!d.addresses.empty()) {
+    json addresses = json::array();
+    for (const std::string& a : d.addresses) addresses.push_back({{"address", a}});
+    sub["ipam"] = {{"type", "static"}, {"addresses", addresses}};
+  } else if (conf.ipam) {
+    sub["ipam"] = *conf.ipam;
+  }
   if (auto level = conf.raw.find("logLevel"); level != conf.raw.end()) sub["logLevel"] = *level;
   return ParseNetConf(DumpJson(sub), Verb::kAdd, conf.node);
 }

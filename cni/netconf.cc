@@ -367,11 +367,11 @@ class NetConfReader {
     if (conf_.mode != AttachMode::kDraClaims) return;
     for (const char* key : {"deviceID", "pciBusID", "resourceName", "vlan", "vlanQoS", "vlanProto",
                             "mac", "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate",
-                            "guid", "master", "pkey", "ipam", "gpuRails", "gpuResources"}) {
+                            "guid", "master", "pkey", "gpuRails", "gpuResources"}) {
       if (top_.Find(key)) {
         top_.Fail(key,
                   "not used with \"mode\": \"dra\" (each device of the pod's claims is "
-                  "attached with its claim's settings: interface name and MTU)");
+                  "attached with its claim's settings: interface name, MTU, addresses)");
       }
     }
   }

@@ -1,5 +1,7 @@
 #include "dra/claim_config.h"
 
+#include <arpa/inet.h>
+
 #include <set>
 
 #include "common/strings.h"
@@ -37,6 +39,38 @@ bool Covers(const json& requests, const std::string& r) {
   return false;
 }
 
+// True for "<IPv4 or IPv6 address>/<prefix>" with a prefix the family allows.
+bool IsCidr(const std::string& s) {
+  const size_t slash = s.find('/');
+  if (slash == std::string::npos || slash + 1 >= s.size() || s.size() - slash > 4) return false;
+  const std::string bits = s.substr(slash + 1);
+  if (bits.find_first_not_of("0123456789") != std::string::npos) return false;
+  unsigned char buf[16];
+  const std::string addr = s.substr(0, slash);
+  if (::inet_pton(AF_INET, addr.c_str(), buf) == 1) return std::stoi(bits) <= 32;
+  return ::inet_pton(AF_INET6, addr.c_str(), buf) == 1 && std::stoi(bits) <= 128;
+}
+
+// interface.addresses: a list of at most kMaxPodInterfaceAddresses CIDR strings.
+std::optional<std::vector<std::string>> ReadAddresses(const json& v, const std::string& path,
+                                                      Problems* problems) {
+  if (!v.is_array() || v.size() > kMaxPodInterfaceAddresses) {
+    problems->Add(path, "must be a list of at most " + std::to_string(kMaxPodInterfaceAddresses) +
+                            " addresses");
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string() || !IsCidr(v[i].get<std::string>())) {
+      problems->Add(path + "[" + std::to_string(i) + "]",
+                    "must be an address in CIDR form (10.0.0.5/24, fd00::5/64)");
+      return std::nullopt;
+    }
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
 // The parameters of one entry, checked; problems recorded under `path`.
 PodInterfaceConfig ReadParameters(const json& p, const std::string& path, Problems* problems) {
   PodInterfaceConfig out;
@@ -72,8 +106,10 @@ PodInterfaceConfig ReadParameters(const json& p, const std::string& path, Proble
           } else {
             out.mtu = static_cast<int>(v.get<int64_t>());
           }
+        } else if (k == "addresses") {
+          out.addresses = ReadAddresses(v, sub, problems);
         } else {
-          problems->Add(sub, "unknown key (known: name, mtu)");
+          problems->Add(sub, "unknown key (known: name, mtu, addresses)");
         }
       }
     } else {
@@ -123,15 +159,15 @@ Result<std::vector<PodInterfaceConfig>> ResolvePodInterfaces(
     std::set<std::string> named;
     for (size_t t = 0; t < targets.size(); ++t) {
       if (!Covers(requests, targets[t].request)) continue;
-      if (c.name) {
-        out[t].name = c.name;
-        named.insert(targets[t].device);
-      }
+      if (c.name || c.addresses) named.insert(targets[t].device);
+      if (c.name) out[t].name = c.name;
       if (c.mtu) out[t].mtu = c.mtu;
+      if (c.addresses) out[t].addresses = c.addresses;
     }
     if (named.size() > 1) {
-      problems.Add(path + ".opaque.parameters.interface.name",
-                   "names one interface but applies to " + std::to_string(named.size()) +
+      problems.Add(path + ".opaque.parameters.interface." + (c.name ? "name" : "addresses"),
+                   std::string(c.name ? "names one interface" : "are one interface's") +
+                       " but applies to " + std::to_string(named.size()) +
                        " devices; give each request its own entry");
     }
   }

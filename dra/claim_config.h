@@ -5,7 +5,8 @@
 //   {"apiVersion": "rdma.hcashare.io/v1alpha1",   // optional; when given, exactly this
 //    "kind": "PodInterface",                       // optional; when given, exactly this
 //    "interface": {"name": "rdma0",                // the netdev's name in the pod
-//                  "mtu": 9000}}                   // its MTU there
+//                  "mtu": 9000,                    // its MTU there
+//                  "addresses": ["10.0.0.5/24"]}}  // its addresses there (CIDR, <= 16)
 //
 // An entry applies to the requests it names (a parent name covers its subrequests), or to
 // every request when it names none; entries apply in order, a later one's keys replacing an
@@ -33,7 +34,11 @@ inline constexpr size_t kMaxClaimConfigs = 32;
 struct PodInterfaceConfig {
   std::optional<std::string> name;
   std::optional<int> mtu;
+  std::optional<std::vector<std::string>> addresses;  // CIDR
 };
+
+// The most addresses one interface is given (the API server's limit for networkData.ips).
+inline constexpr size_t kMaxPodInterfaceAddresses = 16;
 
 // One allocation result of ours, as the config is matched against it.
 struct ConfigTarget {
@@ -44,7 +49,8 @@ struct ConfigTarget {
 // The settings of each of `targets` (same order) from `config` (status.allocation.devices
 // .config, absent: null), entries of other drivers skipped. InvalidArgument naming the JSON
 // path of every problem: a value of the wrong type or range, an unknown key, an interface
-// name that is not a Linux interface name or that would name more than one device.
+// name that is not a Linux interface name, an address that is not CIDR, or a name or
+// addresses that would apply to more than one device.
 Result<std::vector<PodInterfaceConfig>> ResolvePodInterfaces(
     const nlohmann::json& config, const std::string& driver,
     const std::vector<ConfigTarget>& targets);

@@ -275,6 +275,7 @@ Result<std::vector<PreparedDevice>> Preparer::PrepareOne(const ClaimRef& ref) {
     pd.share_id = r.share_id;
     pd.interface_name = (*pod_side)[i].name.value_or("");
     pd.mtu = (*pod_side)[i].mtu.value_or(0);
+    pd.addresses = (*pod_side)[i].addresses.value_or(std::vector<std::string>{});
     claim.devices.push_back(std::move(pd));
     // A shared device allocated twice (two shares) is one CDI device.
     auto [at, added] = in_spec.emplace(r.device, spec.devices.size());

@@ -76,6 +76,7 @@ PreparedDevice ReadDevice(Reader& r, const json& d, const std::string& path) {
   dev.cdi_device_ids = r.Strings(d, "cdiDeviceIds", path);
   if (d.contains("shareId")) dev.share_id = r.String(d, "shareId", path);
   dev.interface_name = r.String(d, "interfaceName", path, false);
+  dev.addresses = r.Strings(d, "addresses", path);
   if (auto mtu = d.find("mtu"); mtu != d.end()) {
     if (mtu->is_number_integer() && mtu->get<int64_t>() >= 68 && mtu->get<int64_t>() <= 65535) {
       dev.mtu = static_cast<int>(mtu->get<int64_t>());
@@ -125,6 +126,7 @@ json DeviceJson(const PreparedDevice& d) {
   if (d.share_id) j["shareId"] = *d.share_id;
   if (!d.interface_name.empty()) j["interfaceName"] = d.interface_name;
   if (d.mtu != 0) j["mtu"] = d.mtu;
+  if (!d.addresses.empty()) j["addresses"] = d.addresses;
   return j;
 }
 
@@ -134,7 +136,7 @@ bool PreparedDevice::operator==(const PreparedDevice& o) const {
   return request_names == o.request_names && pool == o.pool && device == o.device &&
          pci_address == o.pci_address && resource == o.resource && rdma_devices == o.rdma_devices &&
          cdi_device_ids == o.cdi_device_ids && share_id == o.share_id &&
-         interface_name == o.interface_name && mtu == o.mtu;
+         interface_name == o.interface_name && mtu == o.mtu && addresses == o.addresses;
 }
 
 bool PreparedClaim::operator==(const PreparedClaim& o) const {

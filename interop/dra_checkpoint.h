@@ -40,6 +40,7 @@ struct PreparedDevice {
   // opaque configuration, dra/claim_config.h): "" and 0 take the step's defaults.
   std::string interface_name;
   int mtu = 0;
+  std::vector<std::string> addresses;  // CIDR; none: the DRA step's IPAM, if any
 
   bool operator==(const PreparedDevice& o) const;
 };

@@ -37,6 +37,7 @@ class CniDraChainFailureTest : public CniDraPodTest {
                  Device("pci-0000-5e-00-3", vf1_, "rails")};
     c.devices[0].interface_name = "rdma0";
     c.devices[0].mtu = 9000;
+    c.devices[0].addresses = {"10.56.0.5/24"};  // IPAM's points too (`static`)
     PutClaim(c);
     step_ = {
         {"cniVersion", "1.1.0"}, {"name", "cluster"}, {"type", "hcashare-cni"}, {"mode", "dra"}};
@@ -45,7 +46,7 @@ class CniDraChainFailureTest : public CniDraPodTest {
 
   testing::OracleScope Scope() {
     return {{{"host", host_ns_}, {"pod", pod_name_}},
-            {{"state", StateDir()}, {"dra-network", NetworkStatusDir()}},
+            {{"state", StateDir()}, {"dra-network", NetworkStatusDir()}, {"ipam", IpamDir()}},
             {}};
   }
   void ExpectClean(const Snapshot& clean, const std::string& what) {

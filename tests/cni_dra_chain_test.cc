@@ -30,7 +30,8 @@ class CniDraChainTest : public CniDraPodTest {
 
   // The driver's checkpoint with claim "rails" of namespace `ns` preparing the two VFs,
   // the first named `name0` with MTU `mtu0` in the pod ("" and 0: the defaults).
-  void Prepare(const std::string& name0 = "", int mtu0 = 0, const std::string& ns = "ns") {
+  void Prepare(const std::string& name0 = "", int mtu0 = 0, const std::string& ns = "ns",
+               const std::vector<std::string>& addresses0 = {}) {
     dra::PreparedClaim c;
     c.uid = "uid-claim";
     c.namespace_name = ns;
@@ -39,6 +40,7 @@ class CniDraChainTest : public CniDraPodTest {
                  Device("pci-0000-5e-00-3", vf1_, "rails")};
     c.devices[0].interface_name = name0;
     c.devices[0].mtu = mtu0;
+    c.devices[0].addresses = addresses0;
     PutClaim(c);
   }
 
@@ -112,6 +114,32 @@ TEST_F(CniDraChainTest, AClaimAloneGivesThePodItsVfsAndDelRestoresEverything) {
   EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(Scope())), "");
   // A second DEL (the runtime repeats them) finds nothing to do.
   EXPECT_EQ(Run("DEL", pod_, Step(), "eth0").exit_code, 0);
+}
+
+// Addresses: the claim's own (the reference `static` IPAM plugin), else the step's IPAM.
+TEST_F(CniDraChainTest, TheClaimsAddressesOrTheStepsIpamAddressTheDevices) {
+  Prepare("rdma0", 0, "ns", {"10.56.0.5/24"});
+  json step = Step();
+  step["ipam"] = HostLocal("10.57.0.0/24");
+  const testing::Snapshot before = testing::TakeSnapshot(Scope());
+  CniRun add = Run("ADD", pod_, step, "eth0");
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  // eth0's, then rdma0's (index 1), then the second device's from host-local (index 2).
+  ASSERT_EQ(add.out["ips"].size(), 3u) << add.raw;
+  EXPECT_EQ(add.out["ips"][1]["address"], "10.56.0.5/24");
+  EXPECT_EQ(add.out["ips"][1]["interface"], 1);
+  EXPECT_THAT(add.out["ips"][2]["address"].get<std::string>(), ::testing::StartsWith("10.57.0."));
+  EXPECT_EQ(add.out["ips"][2]["interface"], 2);
+  EXPECT_TRUE(Sh("ip -n " + pod_name_ + " addr show rdma0 | grep -q 10.56.0.5/24"));
+  EXPECT_TRUE(Sh("ip -n " + pod_name_ + " addr show " + vf_netdevs_[1] + " | grep -q 10.57.0."));
+  auto status = dra::ReadNetworkStatus(
+      dra::NetworkStatusPath(NetworkStatusDir(), "uid-claim", "pci-0000-5e-00-2"));
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(status->ips, std::vector<std::string>{"10.56.0.5/24"});
+  EXPECT_EQ(IpamLeases(), 1u);
+  ASSERT_EQ(Run("DEL", pod_, step, "eth0").exit_code, 0);
+  EXPECT_EQ(IpamLeases(), 0u);
+  EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(Scope())), "");
 }
 
 TEST_F(CniDraChainTest, APodWithoutClaimsPassesThroughWithoutAskingTheKubelet) {
@@ -267,6 +295,7 @@ TEST_F(CniDraChainTest, DeviceKeysAreRefusedInThisMode) {
   json step = Step();
   step["deviceID"] = vf0_;
   step["vlan"] = 5;
+  step["ipam"] = HostLocal();  // allowed: the devices' IPAM
   CniRun add = Run("ADD", pod_, step, "eth0");
   EXPECT_EQ(add.exit_code, 1);
   EXPECT_EQ(add.out.value("code", 0), kErrInvalidNetConf) << add.raw;

@@ -70,6 +70,27 @@ TEST(ClaimConfigTest, NamesAPodCannotTakeAreRefused) {
   EXPECT_THAT(out.status().message(), HasSubstr("parameters.interface: not an object"));
 }
 
+TEST(ClaimConfigTest, AddressesAreCidrsOfOneDevice) {
+  const json ok = json::array(
+      {Entry({{"interface", {{"addresses", {"10.0.0.5/24", "fd00::5/64"}}}}}, json::array({"a"}))});
+  auto out = ResolvePodInterfaces(ok, kDriver, {{"a", "d0"}, {"b", "d1"}});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[0].addresses, (std::vector<std::string>{"10.0.0.5/24", "fd00::5/64"}));
+  EXPECT_FALSE((*out)[1].addresses.has_value());
+  for (const json& bad : {json({"10.0.0.5"}), json({"10.0.0.5/33"}), json({"x/24"}), json("a"),
+                          json(std::vector<std::string>(17, "10.0.0.1/8"))}) {
+    auto refused = ResolvePodInterfaces(json::array({Entry({{"interface", {{"addresses", bad}}}})}),
+                                        kDriver, {{"a", "d0"}});
+    EXPECT_FALSE(refused.ok()) << bad.dump();
+  }
+  auto two =
+      ResolvePodInterfaces(json::array({Entry({{"interface", {{"addresses", {"10.0.0.5/24"}}}}})}),
+                           kDriver, {{"a", "d0"}, {"b", "d1"}});
+  ASSERT_FALSE(two.ok());
+  EXPECT_THAT(two.status().message(),
+              HasSubstr("interface.addresses: are one interface's but applies to 2 devices"));
+}
+
 TEST(ClaimConfigTest, TooManyEntriesAreRefused) {
   const json config = json(std::vector<json>(kMaxClaimConfigs + 1, Entry(json::object())));
   EXPECT_FALSE(ResolvePodInterfaces(config, kDriver, {{"a", "d0"}}).ok());

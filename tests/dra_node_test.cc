@@ -525,7 +525,7 @@ TEST_F(DraNodeTest, TheClaimsConfigNamesItsInterfacesInTheCheckpoint) {
           {"parameters",
            {{"apiVersion", "rdma.hcashare.io/v1alpha1"},
             {"kind", "PodInterface"},
-            {"interface", {{"name", "rdma0"}, {"mtu", 9000}}}}}}}},
+            {"interface", {{"name", "rdma0"}, {"mtu", 9000}, {"addresses", {"10.0.0.5/24"}}}}}}}}},
        {{"source", "FromClaim"},
         {"opaque", {{"driver", "gpu.nvidia.com"}, {"parameters", {{"anything", 1}}}}}}});
   api_->Seed(kClaims, claim);
@@ -539,6 +539,7 @@ TEST_F(DraNodeTest, TheClaimsConfigNamesItsInterfacesInTheCheckpoint) {
   ASSERT_TRUE(d0 != nullptr && d1 != nullptr);
   EXPECT_EQ(d0->interface_name, "rdma0");
   EXPECT_EQ(d0->mtu, 9000);
+  EXPECT_EQ(d0->addresses, std::vector<std::string>{"10.0.0.5/24"});
   EXPECT_EQ(d1->interface_name, "");  // the CNI's default: the VF's host name
   EXPECT_EQ(d1->mtu, 4000);
 }
