@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "cni/dra_status.h"
 #include "cni/error.h"
 #include "cni/result.h"
 #include "cni/steps.h"
@@ -9,7 +10,6 @@
 #include "common/log.h"
 #include "common/strings.h"
 #include "hostfacts/live.h"
-#include "interop/dra_network_status.h"
 #include "json/dump.h"
 
 namespace hcashare::cni {
@@ -109,41 +109,6 @@ std::string NotMoved(const dra::PreparedDevice& d, bool is_aux, const Result<VfD
   return "";
 }
 
-// The claim's view of the device just attached (interface, hardware address, addresses),
-// for the driver's status writer: its path recorded in the attachment's state first (so
-// that DEL removes it whatever happens next), then the file. A failure is logged only:
-// the status informs, the attachment works without it.
-void RecordNetworkStatus(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
-                         const PodClaimDevice& cd, const CniResult& result) {
-  if (result.interfaces.empty()) return;
-  const ResultInterface& iface = result.interfaces.front();
-  dra::DeviceNetworkStatus s;
-  s.claim_uid = cd.claim_uid;
-  s.claim_namespace = cd.claim_namespace;
-  s.claim_name = cd.claim_name;
-  s.pool = cd.device.pool;
-  s.device = cd.device.device;
-  s.share_id = cd.device.share_id;
-  s.interface_name = iface.name;
-  s.hardware_address = iface.mac;
-  for (const ResultIp& ip : result.ips) {
-    if (ip.interface == 0 && s.ips.size() < dra::kMaxNetworkIps) s.ips.push_back(ip.address);
-  }
-  const std::string path = dra::NetworkStatusPath(
-      dra::NetworkStatusDir(conf.node.kubelet_root_dir, conf.node.dra_driver), s.claim_uid,
-      s.device);
-  Status st = [&]() -> Status {
-    ASSIGN_OR_RETURN(AttachmentState state, ctx.store.Load(env.container_id, env.ifname));
-    state.dra_status_file = path;
-    RETURN_IF_ERROR(ctx.store.Save(state));
-    return dra::WriteNetworkStatus(path, s);
-  }();
-  if (!st.ok()) {
-    LogWarn("cannot record the DRA device's network status (the claim's status will lack it)",
-            {{"device", s.device}, {"file", path}, {"error", st.ToString()}});
-  }
-}
-
 }  // namespace
 
 bool IsHandedOver(const DeviceOwner& owner, const CniEnv& env) {
@@ -233,7 +198,7 @@ Result<json> CmdAddDraClaims(const CniEnv& env, const NetConf& conf, const Attac
       undo_all();
       return ours.status();
     }
-    RecordNetworkStatus(sub_env, conf, ctx, cd, *ours);
+    RecordDraNetworkStatus(sub_env, conf, ctx, cd, *ours);
     merged = ChainResult(std::move(merged), *ours);
   }
   if (!attached.empty()) {

@@ -11,6 +11,7 @@
 #include "cni/attach.h"
 #include "cni/dra_chain.h"
 #include "cni/dra_devices.h"
+#include "cni/dra_status.h"
 #include "cni/env.h"
 #include "cni/error.h"
 #include "cni/gc.h"
@@ -152,6 +153,10 @@ int RunPlugin(const PluginBackends& backends) {
     case Verb::kAdd: {
       auto result = CmdAdd(*env, *conf, ctx);
       if (!result.ok()) return Fail(result.status(), conf->cni_version);
+      // A claim's device given to a network (Multus's DRA path): its claim's status too.
+      if (conf->mode == AttachMode::kNetdev) {
+        RecordDraNetworkStatusOfAttachment(*env, *conf, ctx, *result);
+      }
       std::cout << result->dump() << std::endl;
       return 0;
     }

@@ -41,7 +41,16 @@ class CniDraTest : public CniDraPodTest {
 TEST_F(CniDraTest, MultusDeviceIdOfTheClaimAttaches) {
   CniRun add = Run("ADD", pod_, Conf("1.1.0", vf0_));
   EXPECT_EQ(add.exit_code, 0) << add.raw << add.err;
+  // The claim's status learns where its device went, from a network as from the DRA step.
+  const std::string status =
+      dra::NetworkStatusPath(NetworkStatusDir(), "uid-claim-a", "pci-0000-5e-00-2");
+  auto recorded = dra::ReadNetworkStatus(status);
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  EXPECT_EQ(recorded->interface_name, "net1");
+  EXPECT_EQ(recorded->claim_name, "nic");
+  EXPECT_EQ(recorded->hardware_address, add.out["interfaces"][0].value("mac", ""));
   EXPECT_EQ(Run("DEL", pod_, Conf("1.1.0", vf0_)).exit_code, 0);
+  EXPECT_FALSE(fs::exists(status));
 }
 
 TEST_F(CniDraTest, TheResourceAloneFindsTheClaimsDevice) {
