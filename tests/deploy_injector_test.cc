@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/temp_dir.h"
@@ -26,6 +27,7 @@ namespace hcashare::deploy {
 namespace {
 
 using hcashare::testing::ReadTextFile;
+using ::testing::HasSubstr;
 
 const std::string kInjector = "deploy/k8s/injector";
 const json kEnabled = json::parse(R"({"injector": {"enabled": true}})");
@@ -162,6 +164,58 @@ TEST(DeployInjectorHelm, EnabledRendersTheKustomizeObjects) {
     EXPECT_EQ(got.at(key), object) << key << "\ndiff: " << json::diff(object, got.at(key)).dump(2);
   }
   EXPECT_EQ(got.size(), expected.size());
+}
+
+// Issue 34, part 3: client authentication and a NetworkPolicy, each optional, the same in
+// the chart and in kustomize (deploy/k8s/injector/components, set up as a user's overlay
+// would: tests/data/injector-components).
+TEST(DeployInjectorHelm, ClientCaAndNetworkPolicyAreTheKustomizeComponents) {
+  SKIP_WITHOUT_HELM();
+  const auto kustomized = Kustomize(Src("tests/data/injector-components"));
+  SKIP_WITHOUT_KUSTOMIZE(kustomized);
+  std::vector<json> expected_objs = BaseObjects();
+  expected_objs.insert(expected_objs.end(), kustomized->begin(), kustomized->end());
+  const auto expected = Comparable(expected_objs);
+  const json values = InjectorValues(json::parse(R"({
+      "clientCA": {"secretName": "hcashare-injector-client-ca"},
+      "networkPolicy": {"enabled": true, "apiServerCIDRs": ["10.0.0.10/32"]}})"));
+  const auto helm = RenderHelm(values);
+  const auto got = Comparable(helm);
+  for (const auto& [key, object] : expected) {
+    ASSERT_TRUE(got.count(key)) << key;
+    EXPECT_EQ(got.at(key), object) << key << "\ndiff: " << json::diff(object, got.at(key)).dump(2);
+  }
+  EXPECT_EQ(got.size(), expected.size());
+  // The webhook serves reviews to the CA's clients, probes on 8444 to anyone.
+  const json* deploy = Find(helm, "Deployment", "hcashare-injector");
+  ASSERT_NE(deploy, nullptr);
+  const json c = PodSpec(*deploy)["containers"][0];
+  const auto args = ArgMap(c["args"]);
+  EXPECT_EQ(args.at("--client-ca-file"), "/etc/hcashare-injector/client-ca/ca.crt");
+  EXPECT_EQ(args.at("--probe-address"), ":8444");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"], "probes");
+  // Only the API server reaches 8443; scrapers given in metricsFrom reach 8444.
+  const json* np = Find(helm, "NetworkPolicy", "hcashare-injector");
+  ASSERT_NE(np, nullptr);
+  EXPECT_EQ((*np)["spec"]["ingress"].size(), 1u);
+  json with_metrics = values;
+  with_metrics["injector"]["networkPolicy"]["metricsFrom"] =
+      json::parse(R"([{"namespaceSelector": {"matchLabels": {"name": "monitoring"}}}])");
+  const auto scraped = RenderHelm(with_metrics);
+  const json* np2 = Find(scraped, "NetworkPolicy", "hcashare-injector");
+  ASSERT_NE(np2, nullptr);
+  ASSERT_EQ((*np2)["spec"]["ingress"].size(), 2u);
+  EXPECT_EQ((*np2)["spec"]["ingress"][1]["ports"][0]["port"], 8444);
+  // Enabled without the API server's addresses: a render error naming the value, never a
+  // policy that admits nobody (every pod naming a network would be refused).
+  EXPECT_THAT(RenderError(InjectorValues(json::parse(R"({"networkPolicy": {"enabled": true}})"))),
+              HasSubstr("injector.networkPolicy.apiServerCIDRs: required"));
+  // The component's placeholder is no CIDR: an overlay that forgets it fails to apply the
+  // policy rather than cut the API server off.
+  const json placeholder =
+      LoadYamlFile(Src("deploy/k8s/injector/components/network-policy/networkpolicy.yaml")).at(0);
+  EXPECT_EQ(placeholder["spec"]["ingress"][0]["from"][0]["ipBlock"]["cidr"],
+            "SET-THE-API-SERVER-ADDRESSES");
 }
 
 TEST(DeployInjectorHelm, ValuesDoWhatTheySay) {

@@ -47,9 +47,16 @@ TEST(DeployYaml, EveryFileParsesWithItsRequiredFields) {
     ASSERT_FALSE(docs.empty());
     const std::string name = e.path().filename().string();
     if (name == "kustomization.yaml") {
-      EXPECT_EQ(docs[0].value("kind", ""), "Kustomization");
-      EXPECT_TRUE(docs[0].contains("resources"));
-      for (const auto& r : docs[0]["resources"]) {
+      // A Kustomization lists resources; a Component (deploy/k8s/injector/components) adds
+      // resources or patches to the overlay that includes it.
+      const std::string kind = docs[0].value("kind", "");
+      EXPECT_TRUE(kind == "Kustomization" || kind == "Component") << kind;
+      EXPECT_EQ(docs[0].value("apiVersion", ""), kind == "Component"
+                                                     ? "kustomize.config.k8s.io/v1alpha1"
+                                                     : "kustomize.config.k8s.io/v1beta1");
+      EXPECT_TRUE(docs[0].contains("resources") ||
+                  (kind == "Component" && docs[0].contains("patches")));
+      for (const auto& r : docs[0].value("resources", json::array())) {
         EXPECT_TRUE(fs::exists(e.path().parent_path() / r.get<std::string>())) << r;
       }
       for (const auto& p : docs[0].value("patches", json::array())) {

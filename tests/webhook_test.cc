@@ -356,6 +356,68 @@ TEST_F(WebhookProcessTest, HostileClientsDoNotBlockAdmission) {
   }
 }
 
+// Issue 34, part 3: with a client CA only the API server's certificate gets reviews
+// answered; the kubelet's probes (which present none) and scrapers use --probe-address,
+// which answers /healthz, /readyz and /metrics to anyone and no review.
+TEST_F(WebhookProcessTest, WithAClientCaReviewsNeedACertificateAndProbesAnswerAnyone) {
+  testing::WriteText(dir_.path() + "/client-ca.crt", testing::SharedPki().ca_pem());
+  auto p = Subprocess::Spawn(
+      Argv({"--client-ca-file=" + dir_.path() + "/client-ca.crt", "--probe-address=127.0.0.1:0"}),
+      log_path_);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  proc_ = std::make_unique<Subprocess>(std::move(p).value());
+  int probe_port = 0;
+  std::smatch m;
+  const std::regex serving("serving .*port=([0-9]+)");
+  const std::regex probe("probe listener .*port=([0-9]+)");
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    const std::string log = Log();
+    if (!std::regex_search(log, m, probe)) return false;
+    probe_port = std::stoi(m[1]);
+    if (!std::regex_search(log, m, serving)) return false;
+    port_ = std::stoi(m[1]);
+    return true;
+  })) << Log();
+  auto anyone =
+      testing::LoopbackClient(probe_port, testing::SharedPki().ca_pem(), milliseconds(5000));
+  ASSERT_NE(anyone, nullptr);
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    auto r = anyone->Do({kube::Verb::kGet, "/readyz", "", "", milliseconds(0)});
+    return r.ok() && r->status == 200;
+  })) << Log();
+  auto metrics = anyone->Do({kube::Verb::kGet, "/metrics", "", "", milliseconds(0)});
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_THAT(metrics->body, HasSubstr("hcashare_webhook_nad_cache_synced 1"));
+  kube::Request review;
+  review.verb = kube::Verb::kPost;
+  review.path = "/mutate";
+  review.body = Review(Pod("rdma-a"));
+  auto on_probes = anyone->Do(review);
+  ASSERT_TRUE(on_probes.ok());
+  EXPECT_NE(on_probes->status, 200);
+  // The webhook's own port: no certificate, no review; the API server's, answered.
+  auto anonymous =
+      testing::LoopbackClient(port_, testing::SharedPki().ca_pem(), milliseconds(5000));
+  ASSERT_NE(anonymous, nullptr);
+  auto refused = anonymous->Do(review);
+  EXPECT_FALSE(refused.ok() && refused->status == 200);
+  auto pair = testing::SharedPki().IssueClient("kube-apiserver");
+  ASSERT_TRUE(pair.ok());
+  kube::ClusterConfig c = testing::ConfigForUrl("https://127.0.0.1:" + std::to_string(port_),
+                                                testing::SharedPki().ca_pem());
+  c.client_cert_pem = pair->cert_pem;
+  c.client_key_pem = pair->key_pem;
+  kube::RestOptions o;
+  o.qps = 0;
+  o.timeout = milliseconds(5000);
+  auto apiserver = kube::RestClient::Create(c, o);
+  ASSERT_TRUE(apiserver.ok());
+  auto served = (*apiserver)->Do(review);
+  ASSERT_TRUE(served.ok()) << served.status().ToString();
+  EXPECT_EQ(served->status, 200) << served->body;
+  EXPECT_EQ(PatchOf(json::parse(served->body)).size(), 1u) << served->body;
+}
+
 TEST_F(WebhookProcessTest, SigtermEndsItWithZero) {
   Start();
   ASSERT_TRUE(proc_->Signal(SIGTERM).ok());

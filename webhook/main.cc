@@ -32,6 +32,7 @@ struct Flags {
   std::string tls_key_file;
   std::string client_ca_file;
   std::string listen_address = ":8443";
+  std::string probe_address;  // "": the probes are served on listen_address
   std::string kubeconfig;
   std::string missing_network = "refuse";
   bool downward_api_volume = false;
@@ -80,6 +81,9 @@ int Run(int argc, char** argv) {
   app.add_option("--listen-address", f.listen_address,
                  "HTTPS on HOST:PORT or :PORT: /mutate, /healthz, /readyz, /metrics")
       ->capture_default_str();
+  app.add_option("--probe-address", f.probe_address,
+                 "also HTTPS on HOST:PORT, for any client: /healthz, /readyz, /metrics only "
+                 "(for the kubelet's probes and scrapers when --client-ca-file is set)");
   app.add_option("--kubeconfig", f.kubeconfig,
                  "kubeconfig file (its current context); the in-cluster config when absent");
   app.add_option(
@@ -196,6 +200,24 @@ int Run(int argc, char** argv) {
     LogError("cannot serve", {{"address", f.listen_address}, {"error", server.status().message()}});
     return 1;
   }
+  // The probes' listener: the same serving pair, no client authentication, no reviews.
+  std::unique_ptr<HttpsServer> probes;
+  if (!f.probe_address.empty()) {
+    HttpServerOptions po = ServerOptions();
+    po.worker_paths = {"/metrics"};
+    po.max_body_bytes = 0;  // no POST
+    po.max_body_bytes_in_flight = 0;
+    auto started = HttpsServer::Start(
+        f.probe_address, TlsFiles{f.tls_cert_file, f.tls_key_file, ""},
+        [&service](const HttpRequest& r) { return service.HandleProbe(r); }, po);
+    if (!started.ok()) {
+      LogError("cannot serve the probes",
+               {{"address", f.probe_address}, {"error", started.status().message()}});
+      return 1;
+    }
+    probes = std::move(started).value();
+    LogInfo("probe listener", {{"address", f.probe_address}, {"port", probes->port()}});
+  }
   registry.AddCollector([&registry, s = server->get()] {
     registry
         .GetCounter("hcashare_webhook_tls_reloads_total",
@@ -233,6 +255,7 @@ int Run(int argc, char** argv) {
     LogWarn("reviews still unanswered at exit");
   }
   server->reset();
+  probes.reset();
   informer.Stop();
   LogInfo("stopped");
   return 0;

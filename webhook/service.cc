@@ -58,6 +58,13 @@ HttpResponse WebhookService::Handle(const HttpRequest& request) {
   return Text(404, "not found\n");
 }
 
+HttpResponse WebhookService::HandleProbe(const HttpRequest& request) {
+  if (request.method != "GET" || request.path == "/mutate") {
+    return Text(404, "reviews are served on the webhook's listen address, not here\n");
+  }
+  return Handle(request);
+}
+
 HttpResponse WebhookService::Mutate(const HttpRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   injector::MutateOptions options = options_;

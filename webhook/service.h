@@ -35,6 +35,9 @@ class WebhookService {
 
   // The answer to one request (see the file comment); unknown paths get 404.
   HttpResponse Handle(const HttpRequest& request);
+  // The same on the probes' listener (--probe-address), which serves any client: GET
+  // /healthz, /readyz and /metrics only; reviews get 404.
+  HttpResponse HandleProbe(const HttpRequest& request);
 
  private:
   HttpResponse Mutate(const HttpRequest& request);
