@@ -128,3 +128,6 @@ echo "-- 5 the same API server without the AdmissionConfiguration:"
 kill $KAS; wait $KAS 2>/dev/null
 start_apiserver
 echo "   $(pod)"
+echo "-- 6 the network-policy component applied without setting the API server's addresses:"
+$K create namespace kube-system >/dev/null 2>&1
+$K apply -f "$(dirname "$0")/../../deploy/k8s/injector/components/network-policy/networkpolicy.yaml" 2>&1 | sed 's/^/   /'
