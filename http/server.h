@@ -30,6 +30,17 @@ struct HttpResponse {
   int status = 200;                                        // HTTP status code
   std::string content_type = "text/plain; charset=utf-8";  // Content-Type header
   std::string body;                                        // omitted for HEAD requests
+  // Set by a worker path's handler that cannot answer quickly: the request is handled again
+  // on the slow lane (HttpServerOptions::slow_threads, HttpRequest::slow_lane), so that it
+  // holds none of the workers that answer the quick ones. Nothing else of it is used.
+  bool deferred = false;
+
+  // The answer that defers a request to the slow lane.
+  static HttpResponse Deferred() {
+    HttpResponse r;
+    r.deferred = true;
+    return r;
+  }
 };
 
 // One request as a handler sees it.
@@ -39,6 +50,9 @@ struct HttpRequest {
   std::string query;         // after '?', without the fragment
   std::string content_type;  // the Content-Type header, or ""
   std::string body;          // POST only
+  // When its head and body had been read (before any queueing), for deadlines.
+  std::chrono::steady_clock::time_point received{};
+  bool slow_lane = false;  // handled again on the slow lane after HttpResponse::Deferred()
 };
 
 // How an HttpServer bounds its clients and where it runs its handlers.
@@ -58,6 +72,9 @@ struct HttpServerOptions {
   size_t max_body_bytes_in_flight = 0;
   // Threads that run the worker paths' handlers (each runs one request at a time).
   size_t worker_threads = 1;
+  // Threads of the slow lane, which runs the requests a worker deferred; 0: none (a deferred
+  // answer is then a 500). Their own queue: slow requests never wait in front of quick ones.
+  size_t slow_threads = 0;
   // HTTP keep-alive: after an answer the connection waits (within `io_timeout`) for the
   // client's next request, unless the client said "Connection: close". Off: every answer
   // closes its connection.

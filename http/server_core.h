@@ -81,9 +81,10 @@ class ServerCore {
   ~ServerCore() {
     io_.stop();
     if (io_thread_.joinable()) io_thread_.join();
-    if (workers_) {
-      workers_->stop();  // queued handlers are dropped; running ones are waited for
-      workers_->join();
+    for (auto* pool : {&workers_, &slow_}) {
+      if (!*pool) continue;
+      (*pool)->stop();  // queued handlers are dropped; running ones are waited for
+      (*pool)->join();
     }
   }
 
@@ -95,6 +96,7 @@ class ServerCore {
     if (ec) return ErrnoStatus(ec.value(), "getsockname " + address);
     if (!options_.worker_paths.empty()) {
       workers_.emplace(options_.worker_threads == 0 ? 1 : options_.worker_threads);
+      if (options_.slow_threads > 0) slow_.emplace(options_.slow_threads);
     }
     Accept();
     try {
@@ -140,6 +142,7 @@ class ServerCore {
   asio::executor_work_guard<asio::io_context::executor_type> keep_running_{io_.get_executor()};
   tcp::acceptor acceptor_{io_};
   std::optional<asio::thread_pool> workers_;  // with worker_paths
+  std::optional<asio::thread_pool> slow_;     // with worker_paths and slow_threads
   std::list<std::weak_ptr<Session>> live_;    // open connections, oldest first (I/O thread)
   // Request bodies: the most that may be held at once, and what sessions hold (I/O thread).
   const size_t body_budget_ = BodyBudget(options_);
@@ -294,20 +297,39 @@ class ServerCore<Transport>::Session : public std::enable_shared_from_this<Sessi
     auto ct = req.find(bhttp::field::content_type);
     if (ct != req.end()) r.content_type = std::string(ct->value());
     r.body = std::move(req.body());
+    r.received = std::chrono::steady_clock::now();
     if (!server_->options_.worker_paths.count(r.path)) {
       return Write(server_->Answer(r), head, keep);
     }
-    // A worker computes the answer; the I/O thread writes it.
+    // A worker computes the answer (or defers it to the slow lane); the I/O thread writes it.
     asio::post(
         *server_->workers_, [s = this->shared_from_this(), r = std::move(r), head, keep]() mutable {
           HttpResponse out = s->server_->Answer(r);
           ServerCore* server = s->server_;
-          // The session moves on: the worker keeps no reference, so the I/O thread alone
-          // ends (and destroys) it.
-          asio::post(server->io_, [s = std::move(s), out = std::move(out), head, keep]() mutable {
-            s->Write(std::move(out), head, keep);
-          });
+          if (out.deferred && server->slow_) {
+            r.slow_lane = true;
+            asio::post(*server->slow_, [s = std::move(s), r = std::move(r), head, keep]() mutable {
+              HttpResponse slow = s->server_->Answer(r);
+              if (slow.deferred)
+                slow = HttpResponse{500, "text/plain; charset=utf-8", "deferred twice\n", false};
+              Deliver(std::move(s), std::move(slow), head, keep);
+            });
+            return;
+          }
+          if (out.deferred)
+            out = HttpResponse{500, "text/plain; charset=utf-8",
+                               "no slow lane for a deferred request\n", false};
+          Deliver(std::move(s), std::move(out), head, keep);
         });
+  }
+
+  // Hands `out` to the I/O thread, which writes it. The session moves on: the worker keeps
+  // no reference, so the I/O thread alone ends (and destroys) it.
+  static void Deliver(std::shared_ptr<Session> s, HttpResponse out, bool head, bool keep) {
+    ServerCore* server = s->server_;
+    asio::post(server->io_, [s = std::move(s), out = std::move(out), head, keep]() mutable {
+      s->Write(std::move(out), head, keep);
+    });
   }
 
   // Writes the answer; then, with `keep`, reads the next request, else ends the connection.

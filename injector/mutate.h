@@ -88,6 +88,11 @@ class NadLookup {
     (void)deadline;
     return Find(ns, name);
   }
+  // The answer when it needs no wait (a cache hit), else nullopt (FindBy would have to ask
+  // the API server). The default: every lookup is quick.
+  virtual std::optional<Result<NadInfo>> FindQuick(const std::string& ns, const std::string& name) {
+    return Find(ns, name);
+  }
 };
 
 // How Mutate treats problems and what it adds besides resources.

@@ -575,5 +575,67 @@ TEST(HttpServerPostTest, DrainAnswersWhatWasAskedAndClosesConnections) {
   s->reset();
 }
 
+// Issue 34: reviews that wait for the API server held the same two workers as those the
+// cache answers, one FIFO for all. A handler that defers a request (HttpResponse::Deferred)
+// has it handled again on the slow lane: while both slow threads are held, quick requests
+// are still answered by the workers; a deferred request keeps its arrival time; without a
+// slow lane a deferral is a 500.
+TEST(HttpServerPostTest, DeferredRequestsNeverHoldTheWorkers) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  int slow_entered = 0;
+  std::vector<std::chrono::steady_clock::time_point> received;
+  HttpServerOptions opts;
+  opts.max_body_bytes = 1000;
+  opts.worker_paths = {"/mutate"};
+  opts.worker_threads = 1;
+  opts.slow_threads = 2;
+  auto handler = [&](const HttpRequest& r) -> HttpResponse {
+    if (r.query != "slow") return HttpResponse{200, "text/plain", "quick\n", false};
+    if (!r.slow_lane) return HttpResponse::Deferred();
+    std::unique_lock<std::mutex> lock(mu);
+    received.push_back(r.received);
+    ++slow_entered;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+    return HttpResponse{200, "text/plain", "slow\n", false};
+  };
+  auto s = HttpServer::Start("127.0.0.1:0", handler, opts);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const int port = (*s)->port();
+  const auto before = std::chrono::steady_clock::now();
+  const std::string slow = "POST /mutate?slow HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+  Reply first, second;
+  std::thread a([&] { first = Exchange(port, slow); });
+  std::thread b([&] { second = Exchange(port, slow); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return slow_entered == 2; }));
+    for (const auto& t : received) EXPECT_GE(t, before);
+  }
+  // Both slow threads are held: quick requests go on, one after another, on the worker.
+  for (int i = 0; i < 3; ++i) {
+    Reply quick =
+        Exchange(port, "POST /mutate?quick HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+    EXPECT_EQ(quick.status, 200) << quick.raw;
+    EXPECT_NE(quick.raw.find("quick"), std::string::npos);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  a.join();
+  b.join();
+  EXPECT_NE(first.raw.find("slow"), std::string::npos) << first.raw;
+  EXPECT_NE(second.raw.find("slow"), std::string::npos) << second.raw;
+
+  opts.slow_threads = 0;
+  auto none = HttpServer::Start("127.0.0.1:0", handler, opts);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(Exchange((*none)->port(), slow).status, 500);
+}
+
 }  // namespace
 }  // namespace hcashare

@@ -418,6 +418,52 @@ TEST_F(WebhookProcessTest, WithAClientCaReviewsNeedACertificateAndProbesAnswerAn
   EXPECT_EQ(PatchOf(json::parse(served->body)).size(), 1u) << served->body;
 }
 
+// Issue 34, part 2: reviews that wait for the API server (NADs not in the cache) used to
+// hold the same two workers as reviews the cache answers, behind one queue. They now run on
+// the slow lane: with the API server stalled and four such reviews waiting on it, a review
+// the cache answers is answered at once.
+TEST_F(WebhookProcessTest, CachedReviewsNeverWaitBehindMisses) {
+  Start({"--review-seconds=3", "--missing-network=warn"});
+  api_->SetStall(true);  // every request from now on hangs (the NAD watch is already open)
+  std::vector<std::thread> misses;
+  for (int i = 0; i < 4; ++i) {
+    misses.emplace_back([this, i] {
+      auto client =
+          testing::LoopbackClient(port_, testing::SharedPki().ca_pem(), milliseconds(10000));
+      kube::Request r;
+      r.verb = kube::Verb::kPost;
+      r.path = "/mutate";
+      r.body = Review(Pod("absent-" + std::to_string(i)), "miss-" + std::to_string(i));
+      (void)client->Do(r);
+    });
+  }
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    int gets = 0;
+    for (const auto& r : api_->Requests()) gets += r.target.find("/absent-") != std::string::npos;
+    return gets >= 2;  // both slow threads wait on the API server
+  })) << Log();
+  const auto start = std::chrono::steady_clock::now();
+  const json hit = Admit(Review(Pod("rdma-a"), "hit"));
+  EXPECT_LT(testing::MsSince(start), 1000) << "a cached review waited behind the misses";
+  EXPECT_EQ(PatchOf(hit).size(), 1u) << hit.dump();
+  api_->SetStall(false);
+  for (auto& t : misses) t.join();
+}
+
+// At most four GETs a review while the cache is synced: a pod naming more absent NADs is
+// refused, try again, rather than hold the slow lane for one GET each.
+TEST_F(WebhookProcessTest, AReviewMakesAtMostFourGets) {
+  Start({"--missing-network=warn"});
+  api_->ClearRequests();
+  const json r = Admit(Review(Pod("x1,x2,x3,x4,x5,x6")));
+  int gets = 0;
+  for (const auto& q : api_->Requests())
+    gets += q.target.find("/network-attachment-definitions/x") != std::string::npos;
+  EXPECT_EQ(gets, 4);
+  EXPECT_EQ(r["response"]["allowed"], false) << r.dump();
+  EXPECT_THAT(r["response"]["status"].value("message", ""), HasSubstr("more than 4"));
+}
+
 TEST_F(WebhookProcessTest, SigtermEndsItWithZero) {
   Start();
   ASSERT_TRUE(proc_->Signal(SIGTERM).ok());

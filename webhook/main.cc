@@ -47,10 +47,16 @@ struct Flags {
 // The HTTPS server's bounds. An AdmissionReview holds one pod (etcd stores at most 1.5 MiB
 // of it); 3 MiB leaves room for the envelope. Four bodies of that size at most are held at
 // once, so a client posting large bodies on every connection cannot exhaust memory.
+// GETs one review may make while the NAD cache is synced.
+constexpr size_t kMaxGetsPerReview = 4;
+
 HttpServerOptions ServerOptions() {
   HttpServerOptions o;
   o.worker_paths = {"/mutate", "/metrics"};
   o.worker_threads = 2;
+  // Reviews that must ask the API server (NADs not in the cache) run here, never in front
+  // of those the cache answers.
+  o.slow_threads = 2;
   o.io_timeout = std::chrono::milliseconds(10000);
   o.max_connections = 128;
   o.max_body_bytes = injector::kMaxAdmissionReviewBytes;
@@ -193,6 +199,11 @@ int Run(int argc, char** argv) {
                                 (last.ok() ? std::string() : ": " + last.message())};
   });
   service.SetReviewBudget(std::chrono::milliseconds(static_cast<int64_t>(f.review_seconds * 1000)));
+  // A synced cache misses only NADs created a moment ago: a few GETs per review cover them;
+  // a pod naming more absent ones is refused (try again) without holding the slow lane.
+  // Past its memory bound the cache answers nothing, and every lookup is a GET.
+  service.SetSlowLookupBudget(
+      [&informer]() -> size_t { return informer.Synced() ? kMaxGetsPerReview : SIZE_MAX; });
   auto server = HttpsServer::Start(
       f.listen_address, TlsFiles{f.tls_cert_file, f.tls_key_file, f.client_ca_file},
       [&service](const HttpRequest& r) { return service.Handle(r); }, ServerOptions());
@@ -207,6 +218,7 @@ int Run(int argc, char** argv) {
     po.worker_paths = {"/metrics"};
     po.max_body_bytes = 0;  // no POST
     po.max_body_bytes_in_flight = 0;
+    po.slow_threads = 0;
     auto started = HttpsServer::Start(
         f.probe_address, TlsFiles{f.tls_cert_file, f.tls_key_file, ""},
         [&service](const HttpRequest& r) { return service.HandleProbe(r); }, po);

@@ -49,6 +49,15 @@ Result<injector::NadInfo> NadSource::Find(const std::string& ns, const std::stri
   return FindBy(ns, name, std::chrono::steady_clock::time_point::max());
 }
 
+std::optional<Result<injector::NadInfo>> NadSource::FindQuick(const std::string& ns,
+                                                              const std::string& name) {
+  if (informer_ == nullptr || !informer_->Synced()) return std::nullopt;
+  kube::CachedObject nad = informer_->Get(ns, name);
+  if (!nad) return std::nullopt;
+  Lookups("cache", "found").Inc();
+  return Result<injector::NadInfo>(injector::NadInfoFromObject(*nad));
+}
+
 Result<injector::NadInfo> NadSource::FindBy(const std::string& ns, const std::string& name,
                                             std::chrono::steady_clock::time_point deadline) {
   const std::string what = "NetworkAttachmentDefinition " + ns + "/" + name;

@@ -39,6 +39,9 @@ class NadSource : public injector::NadLookup {
   // The same, a GET given at most what is left until `deadline` (Unavailable when nothing is).
   Result<injector::NadInfo> FindBy(const std::string& ns, const std::string& name,
                                    std::chrono::steady_clock::time_point deadline) override;
+  // The cache's answer while it is synced; nullopt for a miss (or no synced cache).
+  std::optional<Result<injector::NadInfo>> FindQuick(const std::string& ns,
+                                                     const std::string& name) override;
 
  private:
   metrics::Counter& Lookups(const char* source, const char* result);

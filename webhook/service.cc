@@ -1,6 +1,7 @@
 #include "webhook/service.h"
 
 #include <chrono>
+#include <cstdint>
 #include <utility>
 
 #include "common/log.h"
@@ -9,6 +10,41 @@
 namespace hcashare::webhook {
 
 namespace {
+
+// One review's lookups on its lane: on the workers' lane quick ones only (a miss is
+// remembered, and the review deferred); on the slow lane at most `max_slow` slow ones.
+class LaneLookup final : public injector::NadLookup {
+ public:
+  LaneLookup(injector::NadLookup& inner, bool quick_only, size_t max_slow)
+      : inner_(inner), quick_only_(quick_only), max_slow_(max_slow) {}
+  Result<injector::NadInfo> Find(const std::string& ns, const std::string& name) override {
+    return FindBy(ns, name, std::chrono::steady_clock::time_point::max());
+  }
+  Result<injector::NadInfo> FindBy(const std::string& ns, const std::string& name,
+                                   std::chrono::steady_clock::time_point deadline) override {
+    if (auto quick = inner_.FindQuick(ns, name)) return std::move(*quick);
+    if (quick_only_) {
+      missed_ = true;
+      return Status::Unavailable("not in the cache");
+    }
+    if (slow_ >= max_slow_) {
+      return Status::Unavailable("more than " + std::to_string(max_slow_) +
+                                 " of the pod's NetworkAttachmentDefinitions are not in the "
+                                 "cache (" +
+                                 ns + "/" + name + " among them); try again");
+    }
+    ++slow_;
+    return inner_.FindBy(ns, name, deadline);
+  }
+  bool missed() const { return missed_; }
+
+ private:
+  injector::NadLookup& inner_;
+  const bool quick_only_;
+  const size_t max_slow_;
+  size_t slow_ = 0;
+  bool missed_ = false;
+};
 
 HttpResponse Text(int status, std::string body) {
   HttpResponse r;
@@ -68,8 +104,22 @@ HttpResponse WebhookService::HandleProbe(const HttpRequest& request) {
 HttpResponse WebhookService::Mutate(const HttpRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   injector::MutateOptions options = options_;
-  if (review_budget_.count() > 0) options.deadline = start + review_budget_;
-  Result<injector::AdmissionReply> reply = injector::ReviewAdmission(request.body, nads_, options);
+  // From when the request was read: time spent queued counts.
+  const auto received =
+      request.received == std::chrono::steady_clock::time_point{} ? start : request.received;
+  if (review_budget_.count() > 0) options.deadline = received + review_budget_;
+  const size_t max_slow = slow_budget_ ? slow_budget_() : SIZE_MAX;
+  LaneLookup lookups(nads_, /*quick_only=*/!request.slow_lane, max_slow);
+  Result<injector::AdmissionReply> reply =
+      injector::ReviewAdmission(request.body, lookups, options);
+  if (lookups.missed()) {
+    registry_
+        .GetCounter("hcashare_webhook_reviews_deferred_total",
+                    "Reviews that needed the API server (NADs not in the cache), answered on "
+                    "the slow lane so that cached ones never wait behind them.")
+        .Inc();
+    return HttpResponse::Deferred();
+  }
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   latency_.Observe(took.count());
   if (!reply.ok()) {
