@@ -16,6 +16,10 @@
 // lookup is a GET to the API server), the cost a cold or failed informer has, and what an
 // injector without one pays on every pod.
 //
+// --miss-flood N adds N clients that, during the load, send pods naming 128 NADs that do not
+// exist as fast as they can (each over its own kept connection, waiting for its answer):
+// issue 34's attacker. Their reviews are counted (miss_reviews=) and not in the latencies.
+//
 // Prints one line: webhook nads=N rate=R requests=N errors=N p50_ms= p90_ms= p99_ms= max_ms=
 // decision_mean_us= (the webhook's own histogram: body in, answer out) sync_ms= rss_kib=
 // hwm_kib= (the webhook's VmRSS after the load and its peak, VmHWM) hostile_hwm_kib= (its
@@ -64,6 +68,7 @@ struct Args {
   int threads = 4;
   bool no_cache = false;
   bool keep_alive = false;
+  int miss_flood = 0;
 };
 
 // One TLS connection kept open across requests, as the API server keeps its connection to
@@ -115,6 +120,30 @@ class KeptConnection {
   std::optional<boost::beast::ssl_stream<boost::beast::tcp_stream>> stream_;
   boost::beast::flat_buffer buffer_;
 };
+
+// A pod of namespace ns-0 naming 128 NADs that do not exist.
+std::string MissReview(int uid) {
+  std::string networks;
+  for (int i = 0; i < 128; ++i)
+    networks += (i ? "," : "") + std::string("absent-") + std::to_string(i);
+  json r = {{"apiVersion", "admission.k8s.io/v1"},
+            {"kind", "AdmissionReview"},
+            {"request",
+             {{"uid", "miss-" + std::to_string(uid)},
+              {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+              {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+              {"namespace", "ns-0"},
+              {"operation", "CREATE"},
+              {"object",
+               {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", "flood"},
+                  {"namespace", "ns-0"},
+                  {"annotations", {{"k8s.v1.cni.cncf.io/networks", networks}}}}},
+                {"spec", {{"containers", json::array({{{"name", "main"}, {"image", "x"}}})}}}}}}}};
+  return r.dump();
+}
 
 std::string Review(int ns, int a, int b, int uid) {
   json pod = {
@@ -236,6 +265,19 @@ int Run(const Args& args) {
   }
   const double sync_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
 
+  // The attackers, until the load is done.
+  std::atomic<bool> load_done{false};
+  std::atomic<int> miss_reviews{0};
+  std::vector<std::thread> flood;
+  for (int f = 0; f < args.miss_flood; ++f) {
+    flood.emplace_back([&, f] {
+      KeptConnection kept(port, (*pki)->ca_pem());
+      for (int i = 0; !load_done.load(); ++i) {
+        (void)kept.Post(MissReview(f * 1000000 + i));
+        ++miss_reviews;
+      }
+    });
+  }
   const int total = static_cast<int>(args.rate * args.seconds);
   std::vector<double> latency(static_cast<size_t>(total), 0);
   std::atomic<int> errors{0};
@@ -273,6 +315,8 @@ int Run(const Args& args) {
     });
   }
   for (auto& th : threads) th.join();
+  load_done = true;
+  for (auto& th : flood) th.join();
   // The decision alone (the whole body to the answer, inside the webhook): its mean.
   double decision_us = -1;
   if (auto m = client->Do({kube::Verb::kGet, "/metrics", "", "", std::chrono::milliseconds(0)});
@@ -310,14 +354,15 @@ int Run(const Args& args) {
   (void)proc->Signal(SIGTERM);
   (void)proc->Wait(std::chrono::milliseconds(5000));
   std::printf(
-      "webhook nads=%d cache=%s keep_alive=%s rate=%.0f requests=%d errors=%d p50_ms=%.2f "
+      "webhook nads=%d cache=%s keep_alive=%s miss_flood=%d miss_reviews=%d rate=%.0f "
+      "requests=%d errors=%d p50_ms=%.2f "
       "p90_ms=%.2f "
       "p99_ms=%.2f max_ms=%.2f decision_mean_us=%.0f sync_ms=%.0f rss_kib=%ld hwm_kib=%ld "
       "hostile_hwm_kib=%ld\n",
-      args.nads, args.no_cache ? "off" : "on", args.keep_alive ? "on" : "off", args.rate, total,
-      errors.load(), bench::Percentile(latency, 0.5), bench::Percentile(latency, 0.9),
-      bench::Percentile(latency, 0.99), bench::Percentile(latency, 1.0), decision_us, sync_ms, rss,
-      hwm, hostile_hwm);
+      args.nads, args.no_cache ? "off" : "on", args.keep_alive ? "on" : "off", args.miss_flood,
+      miss_reviews.load(), args.rate, total, errors.load(), bench::Percentile(latency, 0.5),
+      bench::Percentile(latency, 0.9), bench::Percentile(latency, 0.99),
+      bench::Percentile(latency, 1.0), decision_us, sync_ms, rss, hwm, hostile_hwm);
   return errors.load() == 0 ? 0 : 1;
 }
 
@@ -341,10 +386,12 @@ int main(int argc, char** argv) {
       args.no_cache = true;
     } else if (a == "--keep-alive") {
       args.keep_alive = true;
+    } else if (a == "--miss-flood") {
+      args.miss_flood = std::atoi(next().c_str());
     } else {
       std::fprintf(stderr,
                    "usage: webhook_bench [--nads N] [--rate R] [--seconds S] [--threads T] "
-                   "[--no-cache] [--keep-alive]\n");
+                   "[--no-cache] [--keep-alive] [--miss-flood N]\n");
       return 2;
     }
   }
