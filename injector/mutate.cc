@@ -348,6 +348,11 @@ MutateResult MutateOrThrow(const json& pod, const std::string& namespace_hint, N
 
 }  // namespace
 
+std::string CutNadAnnotationValue(std::string value) {
+  if (value.size() <= kMaxNadAnnotationValueBytes) return value;
+  return "<cut: " + std::to_string(value.size()) + " bytes>";
+}
+
 NadInfo NadInfoFromObject(const json& nad) {
   NadInfo info;
   const json* metadata = Member(nad, "metadata");
@@ -356,9 +361,13 @@ NadInfo NadInfoFromObject(const json& nad) {
   const json* container =
       annotations ? Member(*annotations, kResourceContainerAnnotation) : nullptr;
   const json* api = annotations ? Member(*annotations, kResourceApiAnnotation) : nullptr;
-  if (resource && resource->is_string()) info.resource_name = resource->get<std::string>();
-  if (container && container->is_string()) info.container = container->get<std::string>();
-  if (api && api->is_string()) info.resource_api = api->get<std::string>();
+  if (resource && resource->is_string()) {
+    info.resource_name = CutNadAnnotationValue(resource->get<std::string>());
+  }
+  if (container && container->is_string()) {
+    info.container = CutNadAnnotationValue(container->get<std::string>());
+  }
+  if (api && api->is_string()) info.resource_api = CutNadAnnotationValue(api->get<std::string>());
   return info;
 }
 

@@ -54,6 +54,13 @@ inline constexpr char kResourceApiAnnotation[] = "hcashare.io/resource-api";
 // Every NAD annotation NadInfoFromObject reads (what a NAD cache must keep).
 inline constexpr const char* kNadAnnotationsRead[] = {
     kResourceNameAnnotation, kResourceContainerAnnotation, kResourceApiAnnotation};
+// Longer than any valid value of those annotations (an extended resource name is at most
+// 317 bytes): a longer one is cut at read to a marker that fails validation and says so,
+// so that a tenant's NAD cannot fill the cache with it.
+inline constexpr size_t kMaxNadAnnotationValueBytes = 512;
+// `value` itself when it is at most kMaxNadAnnotationValueBytes, else the marker
+// "<cut: N bytes>".
+std::string CutNadAnnotationValue(std::string value);
 // The annotation Multus writes with each attachment's status (and device-info).
 inline constexpr char kNetworkStatusAnnotation[] = "k8s.v1.cni.cncf.io/network-status";
 // The downward-API volume (MutateOptions::downward_api_volume): its name, where it is

@@ -144,6 +144,17 @@ bool Informer::Prepare(json object, std::string* key, Entry* entry) const {
   return true;
 }
 
+bool Informer::Reuse(const json& item, std::string* key, Entry* entry) const {
+  *key = KeyOf(item);
+  const std::string rv = ResourceVersionOf(item);
+  if (key->empty() || rv.empty()) return false;
+  std::shared_lock<std::shared_mutex> lock(cache_mu_);
+  auto it = cache_.find(*key);
+  if (it == cache_.end() || ResourceVersionOf(*it->second.object) != rv) return false;
+  *entry = it->second;
+  return true;
+}
+
 Status Informer::CheckBound(size_t objects, size_t bytes) const {
   if (objects <= options_.max_objects && bytes <= options_.max_bytes) return Status::Ok();
   return Status::FailedPrecondition(
@@ -190,7 +201,9 @@ Status Informer::Relist() {
       [&](json item) {
         std::string key;
         Entry entry;
-        if (!Prepare(std::move(item), &key, &entry)) return Status::Ok();
+        if (!Reuse(item, &key, &entry) && !Prepare(std::move(item), &key, &entry)) {
+          return Status::Ok();
+        }
         auto [it, added] = fresh.emplace(key, entry);
         if (!added) {  // the same key twice: keep the later
           bytes -= it->second.bytes;
@@ -219,6 +232,7 @@ Status Informer::Relist() {
     std::lock_guard<std::mutex> lock(mu_);
     resource_version_ = *rv;
     synced_ = true;
+    gave_up_ = false;
     last_error_ = Status::Ok();
     ++lists_;
   }
@@ -294,7 +308,11 @@ void Informer::Run() {
     if (Stopping()) break;
     if (over_bound_) {
       Fail(st, /*give_up=*/true);
-      return;
+      if (options_.retry_after_give_up.count() <= 0) return;
+      if (!Sleep(options_.retry_after_give_up)) break;
+      over_bound_ = false;
+      need_list = true;
+      continue;
     }
     if (delivered_) gone_in_a_row = 0;
     if (st.ok()) {  // a list done, or a watch the server ended: watch (again)

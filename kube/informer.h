@@ -12,10 +12,12 @@
 // webhook keeps a NAD's name, namespace and annotations). The cache is bounded by
 // `max_objects` and `max_bytes` (the serialized size of the stored, transformed objects).
 // Past either bound the informer gives up: it empties the cache, turns un-synced, records a
-// FailedPrecondition naming the bound in LastError() and ends its thread; callers then
-// fall back to GETs. It does not retry by itself: a kind that outgrew the bound would be
-// listed again and again from every node for nothing; a new Informer with larger bounds
-// (or a restart) tries again.
+// FailedPrecondition naming the bound in LastError(); callers then fall back to GETs. With
+// `retry_after_give_up` it lists again that long after (the kind may have shrunk), and
+// gives up again while it is still over; without it the thread ends (a kind that outgrew
+// the bound on every node would be listed again and again for nothing). A relist reuses
+// the stored object of every item whose resourceVersion is unchanged, so its peak is the
+// cache, the changed objects and one page, not two caches.
 //
 // Reads (Get, List, Size, ...) are thread-safe and never wait for network I/O: they take a
 // shared lock that the informer thread holds only to change the map in memory. Objects
@@ -62,6 +64,8 @@ struct InformerOptions {
   std::function<nlohmann::json(nlohmann::json)> transform;
   size_t max_objects = 10000;           // more objects: the informer gives up (see above)
   size_t max_bytes = size_t{32} << 20;  // more serialized bytes: the same
+  // After giving up, list again this long after (0: never; see above).
+  std::chrono::milliseconds retry_after_give_up{0};
   // Called on the informer thread after the cache has changed (ADDED, MODIFIED, DELETED;
   // a relist reports the differences). Must not call Stop().
   std::function<void(WatchEventType type, const CachedObject& object)> on_event;
@@ -122,6 +126,10 @@ class Informer {
   // FailedPrecondition naming the bound when `objects`/`bytes` exceed it, else OK.
   Status CheckBound(size_t objects, size_t bytes) const;
   // Records `st` as LastError(); gives up when it is the bound's.
+  // The stored entry of list item `item` (its key in `key`) when the cache holds it at the
+  // same resourceVersion; false otherwise (a transform that drops metadata.resourceVersion
+  // never shares).
+  bool Reuse(const nlohmann::json& item, std::string* key, Entry* entry) const;
   void Fail(const Status& st, bool give_up);
   // Waits `d` or until Stop(); false when stopping.
   bool Sleep(std::chrono::milliseconds d);

@@ -257,6 +257,50 @@ TEST_F(KubeInformerTest, ListOverTheBoundGivesUp) {
   EXPECT_EQ(informer->Size(), 0u);
 }
 
+// Issue 34: past its bound the informer gave up for good (a frozen fallback to GETs). With
+// retry_after_give_up it lists again, gives up again while the kind is still over, and is
+// synced once the kind fits.
+TEST_F(KubeInformerTest, AfterGivingUpItListsAgainAndRecoversWhenTheKindFits) {
+  for (int i = 0; i < 4; ++i) server_->Seed(kNads, Nad("n" + std::to_string(i), "c"));
+  InformerOptions o = Options();
+  o.max_objects = 3;
+  o.retry_after_give_up = milliseconds(50);
+  auto informer = Started(std::move(o));
+  ASSERT_TRUE(WaitUntil([&] { return informer->GaveUp(); }));
+  const size_t asked = server_->Requests().size();
+  ASSERT_TRUE(WaitUntil([&] { return server_->Requests().size() > asked + 2; }));  // listed again
+  EXPECT_TRUE(informer->GaveUp());                                                 // still over
+  EXPECT_FALSE(informer->Synced());
+  ASSERT_TRUE(server_->Delete(kNads, "n3"));
+  ASSERT_TRUE(WaitUntil([&] { return informer->Synced(); })) << informer->LastError().ToString();
+  EXPECT_FALSE(informer->GaveUp());
+  EXPECT_EQ(informer->Size(), 3u);
+  EXPECT_TRUE(informer->LastError().ok());
+}
+
+// A relist (after 410) shares the stored object of every unchanged item instead of holding a
+// second copy of the cache: the peak is one cache plus what changed.
+TEST_F(KubeInformerTest, ARelistSharesTheObjectsThatDidNotChange) {
+  server_->Seed(kNads, Nad("same", "c"));
+  server_->Seed(kNads, Nad("changes", "c1"));
+  auto informer = Started(Options());
+  ASSERT_TRUE(informer->WaitForSync(milliseconds(5000)));
+  ASSERT_TRUE(WaitUntil([&] { return server_->open_watches() == 1; }));
+  const CachedObject same = informer->Get("ml", "same");
+  const CachedObject before = informer->Get("ml", "changes");
+  server_->SetGoneAsHttp(true);
+  server_->InjectError(503, "ServiceUnavailable", 1000);
+  server_->EndWatches();
+  ASSERT_TRUE(WaitUntil([&] { return HttpCodeOf(informer->LastError()) == 503; }));
+  server_->Seed(kNads, Nad("changes", "c2"));
+  server_->CompactHistory();
+  server_->InjectError(503, "ServiceUnavailable", 0);
+  ASSERT_TRUE(WaitUntil([&] { return informer->Lists() == 2; }));
+  EXPECT_EQ(informer->Get("ml", "same").get(), same.get());  // the very same object
+  EXPECT_NE(informer->Get("ml", "changes").get(), before.get());
+  EXPECT_EQ(Config(informer->Get("ml", "changes")), "c2");
+}
+
 TEST_F(KubeInformerTest, WatchOverTheByteBoundGivesUp) {
   server_->Seed(kNads, Nad("a", "c"));
   InformerOptions o = Options();

@@ -464,6 +464,22 @@ TEST_F(WebhookProcessTest, AReviewMakesAtMostFourGets) {
   EXPECT_THAT(r["response"]["status"].value("message", ""), HasSubstr("more than 4"));
 }
 
+// Issue 34, part 1: annotation values were cached whole, so 128 tenants' NADs with a
+// 256 KiB resourceName reached the cache's bound. A value longer than any valid one is cut
+// at read to a marker, and a pod naming such a NAD is refused, told why.
+TEST_F(WebhookProcessTest, AnOverlongAnnotationIsCutAtRead) {
+  api_->Seed(NadCollection("team-a"), Nad("team-a", "huge", std::string(256 << 10, 'r')));
+  Start();
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    auto m = client_->Do({kube::Verb::kGet, "/metrics", "", "", milliseconds(0)});
+    return m.ok() && m->body.find("hcashare_webhook_nad_cache_objects 4") != std::string::npos;
+  }));
+  const json r = Admit(Review(Pod("huge")));
+  EXPECT_EQ(r["response"]["allowed"], false) << r.dump().substr(0, 500);
+  EXPECT_THAT(r["response"]["status"].value("message", ""), HasSubstr("<cut: 262144 bytes>"));
+  EXPECT_LT(r.dump().size(), 4096u);
+}
+
 TEST_F(WebhookProcessTest, SigtermEndsItWithZero) {
   Start();
   ASSERT_TRUE(proc_->Signal(SIGTERM).ok());

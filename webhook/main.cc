@@ -173,6 +173,8 @@ int Run(int argc, char** argv) {
   io.path = kNadCollection;
   io.transform = SlimNad;
   io.max_objects = f.cache_max_objects;
+  // Past its bound the cache is tried again now and then: NADs may have been deleted.
+  io.retry_after_give_up = std::chrono::minutes(10);
   kube::Informer informer(client->get(), io);
   registry.AddCollector([&registry, &informer] {
     registry
@@ -183,6 +185,11 @@ int Run(int argc, char** argv) {
         .GetGauge("hcashare_webhook_nad_cache_synced",
                   "1 while the NAD cache is synced with the API server, else 0.")
         .Set(informer.Synced() ? 1 : 0);
+    registry
+        .GetGauge("hcashare_webhook_nad_cache_over_bound",
+                  "1 while the NAD cache is over its bound: every lookup is a GET (it is "
+                  "listed again every 10 minutes).")
+        .Set(informer.GaveUp() ? 1 : 0);
   });
   NadSource nads(&informer, client->get(), registry, std::chrono::milliseconds(3000));
   injector::MutateOptions mo;
@@ -192,8 +199,11 @@ int Run(int argc, char** argv) {
   WebhookService service(nads, mo, registry, [&informer, &stopping] {
     if (stopping.load()) return Readiness{false, "shutting down"};
     if (informer.Synced()) return Readiness{true, ""};
-    // Past its memory bound every lookup is a GET: slower, but correct.
-    if (informer.GaveUp()) return Readiness{true, ""};
+    // Past its memory bound every lookup is a GET: slower, but correct; /readyz says so.
+    if (informer.GaveUp()) {
+      return Readiness{true, "the NAD cache is over its bound (" + informer.LastError().message() +
+                                 "); every lookup is a GET until a relist fits"};
+    }
     Status last = informer.LastError();
     return Readiness{false, "the NetworkAttachmentDefinition cache is not synced yet" +
                                 (last.ok() ? std::string() : ": " + last.message())};

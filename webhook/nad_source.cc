@@ -26,7 +26,12 @@ json SlimNad(json nad) {
   if (ann != meta->end() && ann->is_object()) {
     json kept = json::object();
     for (const char* key : injector::kNadAnnotationsRead) {
-      if (ann->contains(key)) kept[key] = std::move((*ann)[key]);
+      auto v = ann->find(key);
+      if (v == ann->end()) continue;
+      // A value longer than any valid one is kept as a short marker (the pod naming the NAD
+      // is refused, told why), never whole.
+      kept[key] = v->is_string() ? json(injector::CutNadAnnotationValue(v->get<std::string>()))
+                                 : json(injector::CutNadAnnotationValue(v->dump()));
     }
     if (!kept.empty()) slim_meta["annotations"] = std::move(kept);
   }

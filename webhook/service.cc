@@ -84,7 +84,8 @@ HttpResponse WebhookService::Handle(const HttpRequest& request) {
   if (request.path == "/healthz") return Text(200, "ok\n");
   if (request.path == "/readyz") {
     Readiness r = readiness_();
-    return r.ready ? Text(200, "ok\n") : Text(503, "not ready: " + r.reason + "\n");
+    if (r.ready) return Text(200, r.reason.empty() ? "ok\n" : "ok, but " + r.reason + "\n");
+    return Text(503, "not ready: " + r.reason + "\n");
   }
   if (request.path == "/metrics") {
     HttpResponse r = Text(200, registry_.Render());

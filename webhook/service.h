@@ -23,7 +23,7 @@ namespace hcashare::webhook {
 // What /readyz says: ready, or why not.
 struct Readiness {
   bool ready = false;
-  std::string reason;  // when not ready
+  std::string reason;  // why not ready; when ready, what is degraded ("" for nothing)
 };
 
 class WebhookService {
