@@ -24,11 +24,7 @@ class CniDraChainFailureTest : public CniDraPodTest {
   void SetUp() override {
     CniDraPodTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    kubelet_->AddPod("ns", "pod-a", "uid-a",
-                     {{"main",
-                       {},
-                       {{"ns", "rails", kDriver, "node-a", "pci-0000-5e-00-2", {}},
-                        {"ns", "rails", kDriver, "node-a", "pci-0000-5e-00-3", {}}}}});
+    AddRailsPod();
     dra::PreparedClaim c;
     c.uid = "uid-claim";
     c.namespace_name = "ns";

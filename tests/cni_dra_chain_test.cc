@@ -21,11 +21,7 @@ class CniDraChainTest : public CniDraPodTest {
     CniDraPodTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     // The pod's claim "rails" holds both VFs; its container references it.
-    kubelet_->AddPod("ns", "pod-a", "uid-a",
-                     {{"main",
-                       {},
-                       {{"ns", "rails", kDriver, "node-a", "pci-0000-5e-00-2", {}},
-                        {"ns", "rails", kDriver, "node-a", "pci-0000-5e-00-3", {}}}}});
+    AddRailsPod();
   }
 
   // The driver's checkpoint with claim "rails" of namespace `ns` preparing the two VFs,

@@ -30,6 +30,15 @@ class CniDraPodTest : public CniPodTest {
     ASSERT_TRUE(kubelet_->Start().ok());
   }
 
+  // Pod ns/pod-a (uid-a) whose container "main" holds claim "rails": both VFs.
+  void AddRailsPod() {
+    kubelet_->AddPod("ns", "pod-a", "uid-a",
+                     {{"main",
+                       {},
+                       {{"ns", "rails", kDriver, "node-a", "pci-0000-5e-00-2", {}},
+                        {"ns", "rails", kDriver, "node-a", "pci-0000-5e-00-3", {}}}}});
+  }
+
   // A device of pool node-a, prepared for request `request`, at `address`.
   static dra::PreparedDevice Device(const std::string& device, const std::string& address,
                                     const std::string& request = "nic") {

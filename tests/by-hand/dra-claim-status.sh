@@ -7,22 +7,10 @@
 # kept; an emptied apply removing ours; a device not allocated refused. Prints each case's
 # HTTP code and the claim's status.devices. Setup as tests/by-hand/dra-slice-policy.sh.
 set -u
-KL=${KL:-/tmp/kl}
-K="kubectl --kubeconfig $KL/kubeconfig"
 O=$(cd "$(dirname "$0")/../.." && pwd)/deploy/k8s/overlays/dra
-rm -rf $KL/etcd-data
-$KL/root/usr/bin/etcd --data-dir $KL/etcd-data --listen-client-urls http://127.0.0.1:2379 \
-  --advertise-client-urls http://127.0.0.1:2379 --listen-peer-urls http://127.0.0.1:2380 > $KL/etcd.log 2>&1 &
-ETCD=$!
-$KL/kube-apiserver --etcd-servers=http://127.0.0.1:2379 --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
-  --secure-port=6443 --tls-cert-file=$KL/pki/server.crt --tls-private-key-file=$KL/pki/server.key \
-  --client-ca-file=$KL/pki/ca.crt --service-account-issuer=https://kubernetes.default.svc \
-  --service-account-key-file=$KL/pki/sa.pub --service-account-signing-key-file=$KL/pki/sa.key \
-  --service-cluster-ip-range=10.96.0.0/16 --authorization-mode=Node,RBAC --endpoint-reconciler-type=none \
-  > $KL/apiserver.log 2>&1 &
-KAS=$!
-trap 'kill $KAS $ETCD 2>/dev/null; wait' EXIT
-for i in $(seq 1 60); do $K get --raw /readyz >/dev/null 2>&1 && break; sleep 1; done
+. "$(dirname "$0")/control-plane.sh"
+start_etcd
+start_apiserver || exit 1
 $K version 2>&1 | tail -1
 $K create namespace ml >/dev/null
 $K create namespace kube-system >/dev/null 2>&1

@@ -6,10 +6,9 @@
 # --probe-address. Prints each case. Setup (kube-apiserver, etcd, pki, kubeconfig) as
 # tests/by-hand/dra-slice-policy.sh; BIN is the build's bin directory.
 set -u
-KL=${KL:-/tmp/kl}
+. "$(dirname "$0")/control-plane.sh"
 BIN=${BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/bin}
 W=$KL/client-ca
-K="kubectl --kubeconfig $KL/kubeconfig"
 rm -rf "$W" && mkdir -p "$W"
 # The webhook's serving pair (IP SAN 127.0.0.1), and a client CA with the API server's
 # client certificate.
@@ -38,24 +37,8 @@ plugins:
       kind: WebhookAdmissionConfiguration
       kubeConfigFile: $W/webhook-kubeconfig
 EOF
-start_apiserver() { # start_apiserver [EXTRA_FLAG]: kube-apiserver on 6443, waits until ready
-  $KL/kube-apiserver --etcd-servers=http://127.0.0.1:2379 --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
-    --secure-port=6443 --tls-cert-file=$KL/pki/server.crt --tls-private-key-file=$KL/pki/server.key \
-    --client-ca-file=$KL/pki/ca.crt --service-account-issuer=https://kubernetes.default.svc \
-    --service-account-key-file=$KL/pki/sa.pub --service-account-signing-key-file=$KL/pki/sa.key \
-    --service-cluster-ip-range=10.96.0.0/16 --authorization-mode=Node,RBAC --endpoint-reconciler-type=none \
-    "$@" > $KL/apiserver.log 2>&1 &
-  KAS=$!
-  for i in $(seq 1 60); do $K get --raw /readyz >/dev/null 2>&1 && return; sleep 1; done
-}
-rm -rf $KL/etcd-data
-$KL/root/usr/bin/etcd --data-dir $KL/etcd-data --listen-client-urls http://127.0.0.1:2379 \
-  --advertise-client-urls http://127.0.0.1:2379 --listen-peer-urls http://127.0.0.1:2380 > $KL/etcd.log 2>&1 &
-ETCD=$!
-KAS=
-WH=
-trap 'kill $WH $KAS $ETCD 2>/dev/null; wait' EXIT
-start_apiserver --admission-control-config-file=$W/admission.yaml
+start_etcd
+start_apiserver --admission-control-config-file=$W/admission.yaml || exit 1
 $K version 2>&1 | tail -1
 cat <<EOF | $K apply -f - >/dev/null
 apiVersion: apiextensions.k8s.io/v1
@@ -91,6 +74,7 @@ EOF
   --client-ca-file=$W/client-ca.crt --listen-address=127.0.0.1:18443 \
   --probe-address=127.0.0.1:18444 --kubeconfig=$KL/kubeconfig > $W/webhook.log 2>&1 &
 WH=$!
+EXTRA_PIDS=$WH
 for i in $(seq 1 50); do curl -s --cacert $W/sca.crt https://127.0.0.1:18444/readyz 2>/dev/null | grep -q ok && break; sleep 0.2; done
 echo "-- 1 probes without a certificate: $(curl -s -o /dev/null -w '%{http_code}' --cacert $W/sca.crt https://127.0.0.1:18444/readyz)"
 echo "-- 2 a review on the probes' port: $(curl -s -o /dev/null -w '%{http_code}' --cacert $W/sca.crt -X POST -d '{}' https://127.0.0.1:18444/mutate)"
