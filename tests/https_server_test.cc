@@ -152,18 +152,10 @@ TEST_F(HttpsServerTest, AClientCaAdmitsOnlyItsClients) {
   EXPECT_FALSE(refused.ok() && refused->status == 200);
   EXPECT_EQ(handled_.load(), 0);
 
-  auto pair = testing::SharedPki().IssueClient("kube-apiserver");
-  ASSERT_TRUE(pair.ok()) << pair.status().ToString();
-  kube::ClusterConfig c = testing::ConfigForUrl(
-      "https://127.0.0.1:" + std::to_string(server_->port()), testing::SharedPki().ca_pem());
-  c.client_cert_pem = pair->cert_pem;
-  c.client_key_pem = pair->key_pem;
-  kube::RestOptions o;
-  o.qps = 0;
-  o.timeout = milliseconds(3000);
-  auto apiserver = kube::RestClient::Create(c, o);
-  ASSERT_TRUE(apiserver.ok()) << apiserver.status().ToString();
-  auto served = Post(apiserver->get(), "{}");
+  auto apiserver =
+      testing::LoopbackClientWithCertificate(server_->port(), "kube-apiserver", milliseconds(3000));
+  ASSERT_NE(apiserver, nullptr);
+  auto served = Post(apiserver.get(), "{}");
   ASSERT_TRUE(served.ok()) << served.status().ToString();
   EXPECT_EQ(served->status, 200);
   EXPECT_EQ(handled_.load(), 1);

@@ -95,6 +95,25 @@ inline std::unique_ptr<kube::RestClient> LoopbackClient(int port, const std::str
   return c.ok() ? std::move(*c) : nullptr;
 }
 
+// LoopbackClient trusting the shared test CA and presenting a client certificate it issued
+// for `name` (as the API server presents one to a webhook); null, with a failure, on error.
+inline std::unique_ptr<kube::RestClient> LoopbackClientWithCertificate(
+    int port, const std::string& name, std::chrono::milliseconds timeout) {
+  auto pair = SharedPki().IssueClient(name);
+  EXPECT_TRUE(pair.ok()) << pair.status().ToString();
+  if (!pair.ok()) return nullptr;
+  kube::ClusterConfig c =
+      ConfigForUrl("https://127.0.0.1:" + std::to_string(port), SharedPki().ca_pem());
+  c.client_cert_pem = pair->cert_pem;
+  c.client_key_pem = pair->key_pem;
+  kube::RestOptions o;
+  o.qps = 0;
+  o.timeout = timeout;
+  auto client = kube::RestClient::Create(c, o);
+  EXPECT_TRUE(client.ok()) << client.status().ToString();
+  return client.ok() ? std::move(*client) : nullptr;
+}
+
 // A kubeconfig naming the HTTPS server at `url` (its CA inline) and a bearer token.
 inline std::string KubeconfigFor(const std::string& url, const std::string& ca_pem,
                                  const std::string& token = "test-token") {

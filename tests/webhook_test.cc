@@ -401,18 +401,10 @@ TEST_F(WebhookProcessTest, WithAClientCaReviewsNeedACertificateAndProbesAnswerAn
   ASSERT_NE(anonymous, nullptr);
   auto refused = anonymous->Do(review);
   EXPECT_FALSE(refused.ok() && refused->status == 200);
-  auto pair = testing::SharedPki().IssueClient("kube-apiserver");
-  ASSERT_TRUE(pair.ok());
-  kube::ClusterConfig c = testing::ConfigForUrl("https://127.0.0.1:" + std::to_string(port_),
-                                                testing::SharedPki().ca_pem());
-  c.client_cert_pem = pair->cert_pem;
-  c.client_key_pem = pair->key_pem;
-  kube::RestOptions o;
-  o.qps = 0;
-  o.timeout = milliseconds(5000);
-  auto apiserver = kube::RestClient::Create(c, o);
-  ASSERT_TRUE(apiserver.ok());
-  auto served = (*apiserver)->Do(review);
+  auto apiserver =
+      testing::LoopbackClientWithCertificate(port_, "kube-apiserver", milliseconds(5000));
+  ASSERT_NE(apiserver, nullptr);
+  auto served = apiserver->Do(review);
   ASSERT_TRUE(served.ok()) << served.status().ToString();
   EXPECT_EQ(served->status, 200) << served->body;
   EXPECT_EQ(PatchOf(json::parse(served->body)).size(), 1u) << served->body;
