@@ -63,6 +63,11 @@ struct AttachContext {
 Result<nlohmann::json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 // DEL: OK on success.
 Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
+// DEL of the recorded attachment `state` on behalf of `env` (GC, the DRA step, a take-over):
+// its container, interface and namespace from the record, its own configuration read back
+// from the record (`conf`, the caller's, when that cannot be read).
+Status CmdDelRecorded(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
+                      const AttachmentState& state);
 // CHECK: the interface is in the pod with its name, MAC and MTU; prevResult's addresses
 // of it are configured; the PF-side settings still match the configuration; the RDMA
 // device is in the pod. Each mismatch is a precise error.

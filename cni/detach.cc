@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/netns.h"
 #include "interop/dra_network_status.h"
+#include "json/dump.h"
 
 namespace hcashare::cni {
 namespace {
@@ -181,6 +182,24 @@ Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) 
   HCASHARE_FAULT_POINT("del:state-removed");
   LogInfo("detached", {{"device", state.device}, {"ifname", env.ifname}});
   return Status::Ok();
+}
+
+Status CmdDelRecorded(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
+                      const AttachmentState& state) {
+  CniEnv del = env;
+  del.verb = Verb::kDel;
+  del.command = "DEL";
+  del.container_id = state.owner.container_id;
+  del.ifname = state.owner.ifname;
+  del.netns = state.owner.netns;
+  Result<NetConf> recorded = ParseNetConf(DumpJson(state.netconf), Verb::kDel, conf.node);
+  if (!recorded.ok()) {
+    LogWarn("the attachment's recorded configuration cannot be read; using the caller's",
+            {{"container", del.container_id},
+             {"ifname", del.ifname},
+             {"error", recorded.status().message()}});
+  }
+  return CmdDel(del, recorded.ok() ? *recorded : conf, ctx);
 }
 
 }  // namespace hcashare::cni

@@ -40,23 +40,6 @@ CniEnv ForDevice(const CniEnv& env, const std::string& ifname) {
   return out;
 }
 
-// Detaches `state` as DEL of its own attachment would, with the configuration it was made
-// with (the node's settings from `conf`).
-Status DetachState(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
-                   const AttachmentState& state) {
-  CniEnv del = env;
-  del.verb = Verb::kDel;
-  del.command = "DEL";
-  del.container_id = state.owner.container_id;
-  del.ifname = state.owner.ifname;
-  Result<NetConf> del_conf = ParseNetConf(DumpJson(state.netconf), Verb::kDel, conf.node);
-  if (!del_conf.ok()) {
-    return Summarize(del_conf.status(), "cannot read the configuration of attachment " +
-                                            state.owner.container_id + "/" + state.owner.ifname);
-  }
-  return CmdDel(del, *del_conf, ctx);
-}
-
 // The attachments the DRA step made for (container, chain ifname).
 std::vector<AttachmentState> ChainedStates(const CniEnv& env, const AttachContext& ctx) {
   std::vector<AttachmentState> out;
@@ -127,7 +110,7 @@ Status TakeOverFromDraStep(const CniEnv& env, const NetConf& conf, const AttachC
   }
   LogInfo("a network of the pod takes over a device its DRA step attached",
           {{"device", device}, {"from", owner->ifname}, {"to", env.ifname}});
-  return DetachState(env, conf, ctx, *state);
+  return CmdDelRecorded(env, conf, ctx, *state);
 }
 
 Result<json> CmdAddDraClaims(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
@@ -146,7 +129,7 @@ Result<json> CmdAddDraClaims(const CniEnv& env, const NetConf& conf, const Attac
   auto undo_all = [&] {
     for (auto it = attached.rbegin(); it != attached.rend(); ++it) {
       Result<AttachmentState> state = ctx.store.Load(env.container_id, *it);
-      Status st = state.ok() ? DetachState(env, conf, ctx, *state) : state.status();
+      Status st = state.ok() ? CmdDelRecorded(env, conf, ctx, *state) : state.status();
       if (!st.ok()) {
         LogError("cannot undo a DRA device's attachment (DEL retries it)",
                  {{"ifname", *it}, {"error", st.ToString()}});
@@ -214,7 +197,7 @@ Result<json> CmdAddDraClaims(const CniEnv& env, const NetConf& conf, const Attac
 Status CmdDelDraClaims(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
   Status first;
   for (const AttachmentState& state : ChainedStates(env, ctx)) {
-    Status st = DetachState(env, conf, ctx, state);
+    Status st = CmdDelRecorded(env, conf, ctx, state);
     if (!st.ok()) {
       LogError("cannot detach a DRA device",
                {{"ifname", state.owner.ifname}, {"device", state.device}, {"error", st.message()}});

@@ -1,7 +1,6 @@
 #include "cni/gc.h"
 
 #include "common/log.h"
-#include "json/dump.h"
 
 namespace hcashare::cni {
 
@@ -18,19 +17,15 @@ Status CmdGc(const CniEnv& env, const NetConf& conf, const AttachContext& ctx) {
       keep = keep || (a.container_id == state.owner.container_id && a.ifname == known_as);
     }
     if (keep) continue;
-    CniEnv del = env;
-    del.verb = Verb::kDel;
-    del.command = "DEL";
-    del.container_id = state.owner.container_id;
-    del.ifname = state.owner.ifname;
-    del.netns = state.owner.netns;
-    auto del_conf = ParseNetConf(DumpJson(state.netconf), Verb::kDel, conf.node);
     LogInfo("GC: releasing an attachment the runtime no longer knows",
-            {{"container", del.container_id}, {"ifname", del.ifname}, {"device", state.device}});
-    Status st = CmdDel(del, del_conf.ok() ? *del_conf : conf, ctx);
+            {{"container", state.owner.container_id},
+             {"ifname", state.owner.ifname},
+             {"device", state.device}});
+    Status st = CmdDelRecorded(env, conf, ctx, state);
     if (!st.ok()) {
-      LogError("GC could not release an attachment",
-               {{"container", del.container_id}, {"ifname", del.ifname}, {"error", st.message()}});
+      LogError("GC could not release an attachment", {{"container", state.owner.container_id},
+                                                      {"ifname", state.owner.ifname},
+                                                      {"error", st.message()}});
       if (first.ok()) first = st;
     }
   }
