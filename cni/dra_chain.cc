@@ -136,53 +136,46 @@ Result<json> CmdAddDraClaims(const CniEnv& env, const NetConf& conf, const Attac
       }
     }
   };
+  // Attaches the devices in order; the first failure stops it (and undoes them all).
   std::set<std::string> seen;
-  for (const PodClaimDevice& cd : *devices) {
-    const dra::PreparedDevice& d = cd.device;
-    if (d.pci_address.empty() || !seen.insert(d.pci_address).second) continue;
-    if (auto owner = ctx.store.OwnerOf(d.pci_address);
-        owner && !IsStale(*owner) && owner->container_id == env.container_id) {
-      LogInfo("DRA device already in the pod", {{"device", d.pci_address}, {"as", owner->ifname}});
-      continue;
+  auto attach_all = [&]() -> Status {
+    for (const PodClaimDevice& cd : *devices) {
+      const dra::PreparedDevice& d = cd.device;
+      if (d.pci_address.empty() || !seen.insert(d.pci_address).second) continue;
+      if (auto owner = ctx.store.OwnerOf(d.pci_address);
+          owner && !IsStale(*owner) && owner->container_id == env.container_id) {
+        LogInfo("DRA device already in the pod",
+                {{"device", d.pci_address}, {"as", owner->ifname}});
+        continue;
+      }
+      const bool is_aux = d.pci_address.find(':') == std::string::npos;
+      Result<VfDevice> vf = ResolveVf(ctx.host, d.pci_address, is_aux);
+      if (std::string why = NotMoved(d, is_aux, vf, ctx.host); !why.empty()) {
+        LogInfo("DRA device left in the host namespace", {{"device", d.pci_address}, {"why", why}});
+        continue;
+      }
+      if (!vf.ok()) return Summarize(vf.status(), "cannot use DRA device " + d.pci_address);
+      const std::string ifname = !d.interface_name.empty() ? d.interface_name : vf->netdev;
+      if (ifname.empty()) {
+        return CniStatus(kErrDeviceNotFound,
+                         "DRA device " + d.pci_address + " has no netdev in the host namespace",
+                         "is it attached to another pod, or bound to a driver without a netdev?");
+      }
+      ASSIGN_OR_RETURN(const NetConf sub_conf, DeviceConf(conf, d));
+      const CniEnv sub_env = ForDevice(env, ifname);
+      AttachContext sub_ctx = ctx;
+      sub_ctx.chained_by = env.ifname;
+      ASSIGN_OR_RETURN(const json added, CmdAdd(sub_env, sub_conf, sub_ctx));
+      attached.push_back(ifname);
+      ASSIGN_OR_RETURN(const CniResult ours, ParseResult(added));
+      RecordDraNetworkStatus(sub_env, conf, ctx, cd, ours);
+      merged = ChainResult(std::move(merged), ours);
     }
-    const bool is_aux = d.pci_address.find(':') == std::string::npos;
-    Result<VfDevice> vf = ResolveVf(ctx.host, d.pci_address, is_aux);
-    if (std::string why = NotMoved(d, is_aux, vf, ctx.host); !why.empty()) {
-      LogInfo("DRA device left in the host namespace", {{"device", d.pci_address}, {"why", why}});
-      continue;
-    }
-    if (!vf.ok()) {
-      undo_all();
-      return Summarize(vf.status(), "cannot use DRA device " + d.pci_address);
-    }
-    const std::string ifname = !d.interface_name.empty() ? d.interface_name : vf->netdev;
-    if (ifname.empty()) {
-      undo_all();
-      return CniStatus(kErrDeviceNotFound,
-                       "DRA device " + d.pci_address + " has no netdev in the host namespace",
-                       "is it attached to another pod, or bound to a driver without a netdev?");
-    }
-    Result<NetConf> sub_conf = DeviceConf(conf, d);
-    if (!sub_conf.ok()) {
-      undo_all();
-      return sub_conf.status();
-    }
-    const CniEnv sub_env = ForDevice(env, ifname);
-    AttachContext sub_ctx = ctx;
-    sub_ctx.chained_by = env.ifname;
-    Result<json> added = CmdAdd(sub_env, *sub_conf, sub_ctx);
-    if (!added.ok()) {
-      undo_all();
-      return added.status();
-    }
-    attached.push_back(ifname);
-    Result<CniResult> ours = ParseResult(*added);
-    if (!ours.ok()) {
-      undo_all();
-      return ours.status();
-    }
-    RecordDraNetworkStatus(sub_env, conf, ctx, cd, *ours);
-    merged = ChainResult(std::move(merged), *ours);
+    return Status::Ok();
+  };
+  if (Status st = attach_all(); !st.ok()) {
+    undo_all();
+    return st;
   }
   if (!attached.empty()) {
     LogInfo(
