@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -58,17 +59,21 @@ ClaimStatusRound ClaimStatusWriter::Sync() {
   std::map<std::string, json> entries;
   std::vector<std::string> files = JsonFiles(opts_.dir, kMaxNetworkStatusFiles);
   std::sort(files.begin(), files.end());
+  // Bad files are logged once while they stay (the set keeps only those still there).
+  std::set<std::string> bad_now;
   for (const std::string& name : files) {
     const std::string path = opts_.dir + "/" + name;
     Result<DeviceNetworkStatus> s = ReadNetworkStatus(path);
     if (!s.ok()) {
-      if (bad_files_.insert(path).second) {
+      bad_now.insert(path);
+      if (bad_files_.count(path) == 0) {
         LogWarn("skipping a network status file", {{"error", s.status().ToString()}});
       }
       continue;
     }
     if (!IsObjectName(s->claim_namespace) || !IsObjectName(s->claim_name)) {
-      if (bad_files_.insert(path).second) {
+      bad_now.insert(path);
+      if (bad_files_.count(path) == 0) {
         LogWarn("skipping a network status file with a bad claim name", {{"file", path}});
       }
       continue;
@@ -80,6 +85,7 @@ ClaimStatusRound ClaimStatusWriter::Sync() {
     if (list.is_null()) list = json::array();
     list.push_back(Entry(opts_.driver, *s));
   }
+  bad_files_.swap(bad_now);
   for (auto& [uid, list] : entries) desired[uid].devices = DumpJson(list);
 
   ClaimStatusRound round;

@@ -73,7 +73,7 @@ class ClaimStatusWriter {
   kube::RestClient* const client_;
   std::map<std::string, Claim> written_;         // by claim UID: what the server holds from us
   std::map<std::string, std::string> rejected_;  // by UID: devices the server refused (404/4xx)
-  std::set<std::string> bad_files_;              // logged once
+  std::set<std::string> bad_files_;              // present and logged: not logged again
   std::atomic<uint64_t> applied_total_{0};
   std::atomic<bool> refused_{false};
 };
