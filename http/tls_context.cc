@@ -2,6 +2,9 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <ctime>
 
 #include <array>
 #include <boost/asio/buffer.hpp>
@@ -27,6 +30,26 @@ Status SetModernDefaults(ssl::context* ctx) {
                    ec);
   if (ec) return Status::Internal("TLS options: " + ec.message());
   return Status::Ok();
+}
+
+Status SetServerPolicy(ssl::context* ctx) {
+  SSL_CTX* native = ctx->native_handle();
+  // ECDHE (forward secrecy) with an AEAD cipher, for either key type.
+  if (SSL_CTX_set_cipher_list(native, "ECDHE+AESGCM:ECDHE+CHACHA20") != 1) {
+    return Status::Internal("TLS cipher list: " + TakeOpenSslError());
+  }
+  SSL_CTX_set_options(
+      native, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_COMPRESSION);
+  return Status::Ok();
+}
+
+std::optional<int64_t> CertificateNotAfter(ssl::context* ctx) {
+  X509* cert = SSL_CTX_get0_certificate(ctx->native_handle());
+  if (cert == nullptr) return std::nullopt;
+  const ASN1_TIME* not_after = X509_get0_notAfter(cert);
+  struct tm tm {};
+  if (not_after == nullptr || ASN1_TIME_to_tm(not_after, &tm) != 1) return std::nullopt;
+  return static_cast<int64_t>(timegm(&tm));
 }
 
 Status UseKeyPair(ssl::context* ctx, const std::string& cert_pem, const std::string& key_pem,

@@ -34,6 +34,7 @@ Result<std::shared_ptr<ssl::context>> LoadContext(const TlsFiles& files) {
   ASSIGN_OR_RETURN(std::string key, ReadFileSafely(files.key_file, o));
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   RETURN_IF_ERROR(tls::SetModernDefaults(ctx.get()));
+  RETURN_IF_ERROR(tls::SetServerPolicy(ctx.get()));
   Status s = tls::UseKeyPair(ctx.get(), cert, key);
   if (!s.ok()) return s.WithContext(files.cert_file + " and " + files.key_file);
   if (!files.client_ca_file.empty()) {
@@ -63,7 +64,9 @@ std::optional<std::pair<FileStamp, FileStamp>> Stamps(const TlsFiles& files) {
 class TlsTransport {
  public:
   TlsTransport(TlsFiles files, std::shared_ptr<ssl::context> ctx)
-      : files_(std::move(files)), ctx_(std::move(ctx)), stamps_(Stamps(files_)) {}
+      : files_(std::move(files)), ctx_(std::move(ctx)), stamps_(Stamps(files_)) {
+    not_after_ = tls::CertificateNotAfter(ctx_.get()).value_or(0);
+  }
 
   struct Conn {
     Conn(tcp::socket socket, TlsTransport& t) : ctx(t.Current()), stream(std::move(socket), *ctx) {}
@@ -80,6 +83,7 @@ class TlsTransport {
 
   uint64_t reloads() const { return reloads_.load(); }
   uint64_t failures() const { return failures_.load(); }
+  int64_t not_after() const { return not_after_.load(); }
 
  private:
   // The current context, reloaded first when the files changed (checked once a second).
@@ -98,6 +102,7 @@ class TlsTransport {
       return ctx_;
     }
     ctx_ = std::move(fresh).value();
+    not_after_ = tls::CertificateNotAfter(ctx_.get()).value_or(0);
     ++reloads_;
     LogInfo("TLS certificate reloaded", {{"cert", files_.cert_file}});
     return ctx_;
@@ -109,6 +114,7 @@ class TlsTransport {
   std::chrono::steady_clock::time_point checked_ = std::chrono::steady_clock::now();
   std::atomic<uint64_t> reloads_{0};
   std::atomic<uint64_t> failures_{0};
+  std::atomic<int64_t> not_after_{0};  // of the serving certificate in use
 };
 
 }  // namespace
@@ -131,6 +137,8 @@ bool HttpsServer::Drain(std::chrono::milliseconds budget) { return impl_->Drain(
 uint64_t HttpsServer::reloads() const { return impl_->transport().reloads(); }
 
 uint64_t HttpsServer::reload_failures() const { return impl_->transport().failures(); }
+
+int64_t HttpsServer::certificate_not_after() const { return impl_->transport().not_after(); }
 
 Result<std::unique_ptr<HttpsServer>> HttpsServer::Start(const std::string& address, TlsFiles files,
                                                         HttpServer::RequestHandler handler,

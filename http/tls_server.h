@@ -8,7 +8,8 @@
 // connections arrive: a connection is served with the pair that was current when it was
 // accepted. A changed pair that does not load (a key that does not match the certificate,
 // a half-written file) is logged and the previous pair kept until the files change again.
-// TLS 1.2 or later. Lives in its own library (hcashare_https) so that plain servers do not
+// TLS 1.2 or later; for TLS 1.2 only ECDHE with AEAD ciphers, and no renegotiation
+// (tls::SetServerPolicy). Lives in its own library (hcashare_https) so that plain servers do not
 // link OpenSSL.
 #pragma once
 
@@ -53,6 +54,9 @@ class HttpsServer {
   bool Drain(std::chrono::milliseconds budget);
   // Certificate pairs loaded after the first.
   uint64_t reloads() const;
+  // When the serving certificate in use expires (notAfter, seconds since the epoch; 0 when
+  // unknown). Follows reloads.
+  int64_t certificate_not_after() const;
   // Changed pairs that failed to load.
   uint64_t reload_failures() const;
 

@@ -249,6 +249,11 @@ int Run(int argc, char** argv) {
         .GetCounter("hcashare_webhook_tls_reload_failures_total",
                     "Changed certificate pairs that did not load (the previous pair is kept).")
         .RaiseTo(static_cast<double>(s->reload_failures()));
+    registry
+        .GetGauge("hcashare_webhook_tls_certificate_expiry_timestamp_seconds",
+                  "When the serving certificate in use expires (notAfter, Unix seconds): alert "
+                  "well before it, renewal is reloaded without a restart.")
+        .Set(static_cast<double>(s->certificate_not_after()));
   });
   if (Status s = informer.Start(); !s.ok()) {
     LogError("cannot start the NAD cache", {{"error", s.message()}});
