@@ -1,8 +1,5 @@
 #include "cni/syntax.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <cctype>
 #include <cstdint>
 #include <vector>
@@ -16,8 +13,6 @@ namespace {
 
 // Longest device name accepted (PCI addresses are 12 bytes; aux names are short too).
 constexpr size_t kMaxDeviceNameLength = 128;
-// Longest address text handed to inet_pton.
-constexpr size_t kMaxAddressLength = INET6_ADDRSTRLEN;
 
 bool IsControlOrSpace(char c) {
   const auto u = static_cast<unsigned char>(c);
@@ -68,16 +63,6 @@ bool IsAuxDeviceName(std::string_view s) {
     if (part.empty() || !AllOf(part, IsWordChar)) return false;
   }
   return AllOf(parts.back(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-// The family of a bare address, or std::nullopt.
-std::optional<int> AddressFamily(std::string_view s) {
-  if (s.empty() || s.size() > kMaxAddressLength) return std::nullopt;
-  const std::string text(s);
-  unsigned char buf[sizeof(struct in6_addr)];
-  if (inet_pton(AF_INET, text.c_str(), buf) == 1) return 4;
-  if (inet_pton(AF_INET6, text.c_str(), buf) == 1) return 6;
-  return std::nullopt;
 }
 
 }  // namespace
@@ -195,20 +180,6 @@ std::optional<std::string> ParseUnicastMac(std::string_view s, std::string* prob
   if (HexValue(s.substr(0, 2)) & 1) return fail("must be a unicast address");
   if (s == "00:00:00:00:00:00") return fail("must not be all zeros");
   return ToLowerAscii(s);
-}
-
-bool IsIpAddress(std::string_view s) { return AddressFamily(s).has_value(); }
-
-std::optional<int> CidrFamily(std::string_view s) {
-  const size_t slash = s.find('/');
-  if (slash == std::string_view::npos) return std::nullopt;
-  const auto family = AddressFamily(s.substr(0, slash));
-  const std::string_view prefix = s.substr(slash + 1);
-  if (!family || prefix.empty() || prefix.size() > 3) return std::nullopt;
-  if (!AllOf(prefix, [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
-  const int bits = std::stoi(std::string(prefix));
-  if (bits > (*family == 4 ? 32 : 128)) return std::nullopt;
-  return family;
 }
 
 }  // namespace hcashare::cni

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/ip_text.h"
+
 namespace hcashare::cni {
 
 // Longest container ID or network name accepted.
@@ -65,11 +67,8 @@ std::optional<DeviceName> ParseDeviceName(std::string_view s);
 // lower-cased; `problem` (when not null) receives why it was rejected.
 std::optional<std::string> ParseUnicastMac(std::string_view s, std::string* problem = nullptr);
 
-// An IPv4 or IPv6 address (no prefix).
-bool IsIpAddress(std::string_view s);
-
-// The IP version, 4 or 6, of an address with a prefix length ("10.1.2.3/24",
-// "fd00::5/64"); std::nullopt when `s` is not one.
-std::optional<int> CidrFamily(std::string_view s);
+// IP addresses and CIDRs (common/ip_text.h).
+using ::hcashare::CidrFamily;
+using ::hcashare::IsIpAddress;
 
 }  // namespace hcashare::cni

@@ -1,9 +1,8 @@
 #include "dra/claim_config.h"
 
-#include <arpa/inet.h>
-
 #include <set>
 
+#include "common/ip_text.h"
 #include "common/strings.h"
 #include "dra/cdi_claim.h"
 
@@ -39,18 +38,6 @@ bool Covers(const json& requests, const std::string& r) {
   return false;
 }
 
-// True for "<IPv4 or IPv6 address>/<prefix>" with a prefix the family allows.
-bool IsCidr(const std::string& s) {
-  const size_t slash = s.find('/');
-  if (slash == std::string::npos || slash + 1 >= s.size() || s.size() - slash > 4) return false;
-  const std::string bits = s.substr(slash + 1);
-  if (bits.find_first_not_of("0123456789") != std::string::npos) return false;
-  unsigned char buf[16];
-  const std::string addr = s.substr(0, slash);
-  if (::inet_pton(AF_INET, addr.c_str(), buf) == 1) return std::stoi(bits) <= 32;
-  return ::inet_pton(AF_INET6, addr.c_str(), buf) == 1 && std::stoi(bits) <= 128;
-}
-
 // interface.addresses: a list of at most kMaxPodInterfaceAddresses CIDR strings.
 std::optional<std::vector<std::string>> ReadAddresses(const json& v, const std::string& path,
                                                       Problems* problems) {
@@ -61,7 +48,7 @@ std::optional<std::vector<std::string>> ReadAddresses(const json& v, const std::
   }
   std::vector<std::string> out;
   for (size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string() || !IsCidr(v[i].get<std::string>())) {
+    if (!v[i].is_string() || !CidrFamily(v[i].get<std::string>())) {
       problems->Add(path + "[" + std::to_string(i) + "]",
                     "must be an address in CIDR form (10.0.0.5/24, fd00::5/64)");
       return std::nullopt;

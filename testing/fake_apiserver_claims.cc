@@ -6,11 +6,10 @@
 // the merged list, in the real server's words: tests/by-hand/dra-claim-status.sh) and
 // merged as a list-map keyed by driver/pool/device/shareID: an apply keeps other managers'
 // entries, sets its own, and drops the ones this manager owned and left out.
-#include <arpa/inet.h>
-
 #include <set>
 #include <string>
 
+#include "common/ip_text.h"
 #include "testing/fake_apiserver_impl.h"
 
 namespace hcashare::fake {
@@ -26,18 +25,6 @@ std::string Str(const json& o, const char* key) {
 // The list-map key of a status.devices entry.
 std::string DeviceKey(const json& d) {
   return Str(d, "driver") + "/" + Str(d, "pool") + "/" + Str(d, "device") + "/" + Str(d, "shareID");
-}
-
-bool IsCidr(const std::string& s) {
-  const size_t slash = s.find('/');
-  if (slash == std::string::npos || slash + 1 >= s.size()) return false;
-  const std::string addr = s.substr(0, slash);
-  const std::string bits = s.substr(slash + 1);
-  if (bits.find_first_not_of("0123456789") != std::string::npos || bits.size() > 3) return false;
-  unsigned char buf[16];
-  const bool v4 = ::inet_pton(AF_INET, addr.c_str(), buf) == 1;
-  const bool v6 = !v4 && ::inet_pton(AF_INET6, addr.c_str(), buf) == 1;
-  return (v4 && std::stoi(bits) <= 32) || (v6 && std::stoi(bits) <= 128);
 }
 
 // "" when `devices` (the applied status.devices) is valid for `claim`, else the message.
@@ -76,7 +63,7 @@ std::string Validate(const json& devices, const json& claim) {
       return at + ".networkData.ips: Too many: must have at most 16 items";
     }
     for (size_t j = 0; j < ips.size(); ++j) {
-      if (!ips[j].is_string() || !IsCidr(ips[j].get<std::string>())) {
+      if (!ips[j].is_string() || !CidrFamily(ips[j].get<std::string>())) {
         return at + ".networkData.ips[" + std::to_string(j) + "]: Invalid value: \"" +
                (ips[j].is_string() ? ips[j].get<std::string>() : "") +
                "\": must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)";
