@@ -82,43 +82,14 @@ Problem CheckIdentifier(std::string_view s) {
 }
 
 Problem CheckIfName(std::string_view s) {
-  if (s.empty()) return "is empty";
-  if (s.size() > kMaxIfNameLength) {
-    return "is longer than " + std::to_string(kMaxIfNameLength) + " bytes";
-  }
-  if (s == "." || s == "..") return "must not be \".\" or \"..\"";
-  for (char c : s) {
-    if (c == '/' || c == ':') return std::string("must not contain '") + c + "'";
-    if (IsControlOrSpace(c)) return "must not contain whitespace or control characters";
-  }
-  if (Problem problem = CheckUtf8(s)) return problem;
-  return std::nullopt;
+  std::string problem = config::IfNameProblem(s);
+  if (problem.empty()) return std::nullopt;
+  return problem;
 }
 
 Problem CheckUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    // Sequence length and the smallest code point it may encode (no overlong forms).
-    const size_t len = c < 0x80           ? 1
-                       : (c >> 5) == 0x6  ? 2
-                       : (c >> 4) == 0xe  ? 3
-                       : (c >> 3) == 0x1e ? 4
-                                          : 0;
-    if (len == 0 || i + len > s.size()) return "is not valid UTF-8";
-    uint32_t cp = len == 1 ? c : c & (0x7f >> len);
-    for (size_t k = 1; k < len; ++k) {
-      const auto cont = static_cast<unsigned char>(s[i + k]);
-      if ((cont >> 6) != 0x2) return "is not valid UTF-8";
-      cp = (cp << 6) | (cont & 0x3f);
-    }
-    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-      return "is not valid UTF-8";
-    }
-    i += len;
-  }
-  return std::nullopt;
+  if (FirstNonUtf8Byte(s) == std::string_view::npos) return std::nullopt;
+  return "is not valid UTF-8";
 }
 
 Problem CheckResourceName(std::string_view s) {

@@ -9,13 +9,14 @@
 #include <string_view>
 
 #include "common/ip_text.h"
+#include "config/names.h"
 
 namespace hcashare::cni {
 
 // Longest container ID or network name accepted.
 inline constexpr size_t kMaxIdentifierLength = 256;
 // Longest interface name (IFNAMSIZ - 1).
-inline constexpr size_t kMaxIfNameLength = 15;
+inline constexpr size_t kMaxIfNameLength = config::kMaxIfNameLength;
 
 // A reason, or std::nullopt when valid.
 using Problem = std::optional<std::string>;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/strings.h"
 #include "config/json_fields.h"
 
 namespace hcashare::config {
@@ -162,6 +163,21 @@ std::string DraDriverProblem(const std::string& name) {
            std::to_string(kMaxDraDriverLength) + " (the API server refuses a longer spec.driver)";
   }
   return DnsSubdomainProblem(name);
+}
+
+std::string IfNameProblem(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name.size() > kMaxIfNameLength) {
+    return "is longer than " + std::to_string(kMaxIfNameLength) + " bytes";
+  }
+  if (name == "." || name == "..") return "must not be \".\" or \"..\"";
+  for (char c : name) {
+    if (c == '/' || c == ':') return std::string("must not contain '") + c + "'";
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7f) return "must not contain whitespace or control characters";
+  }
+  if (FirstNonUtf8Byte(name) != std::string_view::npos) return "is not valid UTF-8";
+  return "";
 }
 
 }  // namespace hcashare::config

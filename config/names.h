@@ -53,4 +53,12 @@ std::string DraDriverProblem(const std::string& name);
 // (the CDI specification's rule).
 std::string CdiKindProblem(const std::string& kind);
 
+// The longest Linux interface name (IFNAMSIZ - 1).
+inline constexpr size_t kMaxIfNameLength = 15;
+
+// Why `name` cannot name a Linux network interface, or "" when it can: 1..15 bytes, not "."
+// or "..", no '/', ':', whitespace or control character, UTF-8; phrased to follow "it "
+// ("is empty"). The CNI's CNI_IFNAME and `master`, and a DRA claim's interface name.
+std::string IfNameProblem(std::string_view name);
+
 }  // namespace hcashare::config

@@ -4,6 +4,7 @@
 
 #include "common/ip_text.h"
 #include "common/strings.h"
+#include "config/names.h"
 #include "dra/cdi_claim.h"
 
 namespace hcashare::dra {
@@ -109,15 +110,9 @@ PodInterfaceConfig ReadParameters(const json& p, const std::string& path, Proble
 }  // namespace
 
 std::string CheckPodInterfaceName(const std::string& name) {
-  if (name.empty() || name.size() > 15) return "must be 1 to 15 bytes";
-  if (name == "." || name == "..") return "cannot be \".\" or \"..\"";
   if (name == "lo" || name == "eth0") return "\"" + name + "\" is the pod's own interface";
-  for (unsigned char c : name) {
-    if (c == '/' || c == ':' || c <= ' ' || c == 0x7f) {
-      return "cannot contain '/', ':', whitespace or control characters";
-    }
-  }
-  return "";
+  std::string problem = config::IfNameProblem(name);
+  return problem.empty() ? "" : "it " + problem;
 }
 
 Result<std::vector<PodInterfaceConfig>> ResolvePodInterfaces(

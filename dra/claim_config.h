@@ -55,8 +55,8 @@ Result<std::vector<PodInterfaceConfig>> ResolvePodInterfaces(
     const nlohmann::json& config, const std::string& driver,
     const std::vector<ConfigTarget>& targets);
 
-// Empty when `name` can name a netdev in a pod: 1..15 bytes, not "." or "..", "lo" or
-// "eth0" (the pod's own), without '/', ':', whitespace or control characters; else why not.
+// Empty when `name` can name a netdev in a pod (config::IfNameProblem, and not "lo" or
+// "eth0", the pod's own); else why not.
 std::string CheckPodInterfaceName(const std::string& name);
 
 }  // namespace hcashare::dra

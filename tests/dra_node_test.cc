@@ -561,7 +561,7 @@ TEST_F(DraNodeTest, AnInvalidClaimConfigFailsPrepareNamingEveryProblem) {
   const std::string uid = api_->Get(kClaims, "bad")["metadata"]["uid"].get<std::string>();
   auto prepared = PrepareOne(DraApi::kV1, {"ml", uid, "bad"});
   const std::string at = "status.allocation.devices.config[0].opaque.parameters.";
-  EXPECT_THAT(prepared.error(), HasSubstr(at + "interface.name: cannot contain '/'"));
+  EXPECT_THAT(prepared.error(), HasSubstr(at + "interface.name: it must not contain '/'"));
   EXPECT_THAT(prepared.error(), HasSubstr(at + "interface.mtu: must be an integer from 68"));
   EXPECT_THAT(prepared.error(), HasSubstr(at + "interface.speed: unknown key"));
   EXPECT_THAT(prepared.error(), HasSubstr(at + "extra: unknown key"));
