@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "dra/prepare.h"
 #include "json/dump.h"
 #include "kube/rest.h"
 #include "kube/status_error.h"
@@ -30,12 +31,6 @@ std::vector<std::string> JsonFiles(const std::string& dir, size_t max) {
   }
   ::closedir(d);
   return out;
-}
-
-// A namespace or object name that can go into a path as it is: 1..253 of [a-z0-9.-].
-bool IsObjectName(const std::string& s) {
-  if (s.empty() || s.size() > 253) return false;
-  return s.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") == std::string::npos;
 }
 
 json Entry(const std::string& driver, const DeviceNetworkStatus& s) {
@@ -71,7 +66,8 @@ ClaimStatusRound ClaimStatusWriter::Sync() {
       }
       continue;
     }
-    if (!IsObjectName(s->claim_namespace) || !IsObjectName(s->claim_name)) {
+    // The claim's names go into a request path: checked as Prepare checks the kubelet's.
+    if (!CheckClaimRef({s->claim_namespace, s->claim_uid, s->claim_name}).ok()) {
       bad_now.insert(path);
       if (bad_files_.count(path) == 0) {
         LogWarn("skipping a network status file with a bad claim name", {{"file", path}});
