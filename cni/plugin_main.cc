@@ -106,14 +106,20 @@ int RunPlugin(const PluginBackends& backends) {
     return *kubelet_devices;
   };
   const std::string dra_checkpoint = dra::CheckpointPath(node->kubelet_root_dir, node->dra_driver);
+  // Both answers are kept for the invocation: the DRA step asks for each of its devices.
+  std::optional<PodDeviceMap> pod_devices;
   ctx.pod_devices = [&]() -> Result<PodDeviceMap> {
+    if (pod_devices) return *pod_devices;
     ASSIGN_OR_RETURN(kubelet::PodDevices found, lookup());
     // DRA devices (pod-resources dynamic_resources) become addresses under their resources.
     RETURN_IF_ERROR(
         ResolveDraDevicesFromCheckpoint(node->dra_driver, dra_checkpoint, &found.by_resource));
-    return PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
+    pod_devices = PodDeviceMap{std::move(found.by_resource), std::move(found.source)};
+    return *pod_devices;
   };
+  std::optional<std::vector<PodClaimDevice>> pod_dra_devices;
   ctx.pod_dra_devices = [&]() -> Result<std::vector<PodClaimDevice>> {
+    if (pod_dra_devices) return *pod_dra_devices;
     Result<dra::Checkpoint> checkpoint = dra::Checkpoint::Load(dra_checkpoint);
     if (!checkpoint.ok()) {
       return Status(checkpoint.status().code(), "cannot read the DRA driver's checkpoint " +
@@ -122,9 +128,14 @@ int RunPlugin(const PluginBackends& backends) {
     }
     // Most pods of a node have no claim: their namespace has none prepared, and the kubelet
     // is not asked.
-    if (!HasClaimsIn(*checkpoint, env->PodNamespace())) return std::vector<PodClaimDevice>{};
+    if (!HasClaimsIn(*checkpoint, env->PodNamespace())) {
+      pod_dra_devices.emplace();
+      return *pod_dra_devices;
+    }
     ASSIGN_OR_RETURN(kubelet::PodDevices found, lookup());
-    return PodDraDevices(node->dra_driver, *checkpoint, env->PodNamespace(), found.by_resource);
+    pod_dra_devices =
+        PodDraDevices(node->dra_driver, *checkpoint, env->PodNamespace(), found.by_resource);
+    return *pod_dra_devices;
   };
   ctx.checkpoint_devices = [&]() -> Result<PodDeviceMap> {
     ASSIGN_OR_RETURN(DevicesByResource found,
