@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,18 @@ inline bool operator==(const LinkInfo& a, const LinkInfo& b) {
 }
 inline std::ostream& operator<<(std::ostream& os, const LinkInfo& l) {
   return os << l.name << " " << l.mac << " mtu " << l.mtu << (l.up ? " up" : " down");
+}
+
+// The fault points (cni/fault_points.h) a run with HCASHARE_CNI_CRASH_LIST=1 reached, in
+// order, from its stderr.
+inline std::vector<std::string> CrashPointsIn(const std::string& err) {
+  std::vector<std::string> points;
+  const std::string prefix = "hcashare-cni crash point: ";
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(prefix, 0) == 0) points.push_back(line.substr(prefix.size()));
+  }
+  return points;
 }
 
 class CniBinaryTest : public ::testing::Test {

@@ -49,19 +49,6 @@ class CniDraChainFailureTest : public CniDraPodTest {
     EXPECT_EQ(DiffSnapshots(clean, TakeSnapshot(Scope())), "") << what;
   }
 
-  // The fault points the given runs reach, in order (HCASHARE_CNI_CRASH_LIST).
-  static std::vector<std::string> Points(const std::vector<CniRun>& runs) {
-    std::vector<std::string> points;
-    const std::string prefix = "hcashare-cni crash point: ";
-    for (const CniRun& r : runs) {
-      std::istringstream lines(r.err);
-      for (std::string line; std::getline(lines, line);) {
-        if (line.rfind(prefix, 0) == 0) points.push_back(line.substr(prefix.size()));
-      }
-    }
-    return points;
-  }
-
   CniRun Step(const std::string& verb, const std::string& ctr,
               const std::vector<std::string>& env = {}) {
     return Run(verb, pod_, step_, "eth0", ctr, "", env);
@@ -88,7 +75,7 @@ TEST_F(CniDraChainFailureTest, EveryAddPointFailedOrKilledRestoresTheNode) {
   ASSERT_EQ(Step("DEL", "probe").exit_code, 0);
   ExpectClean(clean, "after a clean ADD and DEL");
   int tried = 0;
-  for (const std::string& point : Points({add})) {
+  for (const std::string& point : CrashPointsIn(add.err)) {
     SCOPED_TRACE(point);
     ++tried;
     CniRun failed = Step("ADD", "e" + std::to_string(tried), {"HCASHARE_CNI_FAIL_AT=" + point});
@@ -120,7 +107,7 @@ TEST_F(CniDraChainFailureTest, EveryDelPointFailedOrKilledThenRetriedRestoresThe
   CniRun probe = Step("DEL", "probe", {"HCASHARE_CNI_CRASH_LIST=1"});
   ASSERT_EQ(probe.exit_code, 0) << probe.raw << probe.err;
   int tried = 0;
-  for (const std::string& point : Points({probe})) {
+  for (const std::string& point : CrashPointsIn(probe.err)) {
     SCOPED_TRACE(point);
     ++tried;
     for (const char* how : {"FAIL", "CRASH"}) {
@@ -149,7 +136,7 @@ TEST_F(CniDraChainFailureTest, EveryPointOfATakeOverFailedOrKilledRestoresTheNod
   ASSERT_EQ(Nad("DEL", "probe").exit_code, 0);
   ASSERT_EQ(Step("DEL", "probe").exit_code, 0);
   ExpectClean(clean, "after a clean take-over");
-  const std::vector<std::string> points = Points({probe});
+  const std::vector<std::string> points = CrashPointsIn(probe.err);
   EXPECT_TRUE(std::find(points.begin(), points.end(), "del:state-removed") != points.end())
       << "the take-over detaches the step's attachment";
   int tried = 0;

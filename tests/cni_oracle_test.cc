@@ -257,13 +257,7 @@ class CniOracleTest : public CniPodTest, public ::testing::WithParamInterface<Mo
       EXPECT_EQ(add.exit_code, 0) << add.raw << add.err;
     }
     EXPECT_EQ(del.exit_code, 0) << del.raw << del.err;
-    std::vector<std::string> points;
-    std::istringstream lines(add.err + del.err);
-    const std::string prefix = "hcashare-cni crash point: ";
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind(prefix, 0) == 0) points.push_back(line.substr(prefix.size()));
-    }
-    return points;
+    return CrashPointsIn(add.err + del.err);
   }
 
   // `hcashare cni-gc` over the state dir, in the host namespace (the test host's own
