@@ -6,6 +6,8 @@
 # what the image holds. The tree is a merged-/usr Debian layout with:
 #   /usr/local/bin/hcashare-device-plugin   the daemon (statically linked)
 #   /usr/local/bin/hcashare-cni             the CNI plugin (statically linked)
+#   /usr/local/bin/hcashare-nri             the NRI plugin (statically linked; installed
+#                                           onto hosts by the installer's --nri-plugin-dir)
 #   /usr/local/bin/hcashare                 the operator CLI (dynamically linked)
 #   /usr/local/bin/hcashare-webhook         the network resources injector (dynamically
 #                                           linked; OpenSSL statically)
@@ -17,7 +19,7 @@
 #
 # Usage: scripts/build-rootfs.sh --out DIR [--bin-dir DIR] [--no-strip]
 #   --out      the tree to (re)create; must be absent, empty, or a tree made by this script
-#   --bin-dir  where the four binaries are (default: build/bin)
+#   --bin-dir  where the five binaries are (default: build/bin)
 #   --no-strip keep debug information (the default strips our binaries)
 set -euo pipefail
 
@@ -44,7 +46,7 @@ done
 [ -n "$out" ] || { usage >&2; exit 2; }
 
 # What the image runs, and what the CNI installer runs.
-BINARIES=(hcashare-device-plugin hcashare-cni hcashare hcashare-webhook)
+BINARIES=(hcashare-device-plugin hcashare-cni hcashare-nri hcashare hcashare-webhook)
 INSTALLER_TOOLS=(bash cp mv rm mkdir chmod sync)
 # Debian packages whose code is linked statically into the binaries (their copyright
 # files go into the tree too; the dynamic ones are found with dpkg).

@@ -22,6 +22,7 @@
 #                       [--node-config FILE [--kubelet-root-dir DIR] [--device-plugin-dir DIR]
 #                                          [--state-dir DIR] [--host-root DIR]
 #                                          [--device-info-dir DIR]]
+#                       [--nri-plugin-dir DIR [--nri-source FILE] [--nri-name NAME]]
 #   --source    the plugin to install (default: $HCASHARE_CNI_SOURCE, else hcashare-cni
 #               next to this script)
 #   --dest-dir  the CNI bin directory (default: $CNI_BIN_DIR, else /host/opt/cni/bin);
@@ -40,6 +41,12 @@
 #   --device-info-dir   the only directory runtimeConfig.CNIDeviceInfoFile may name a file
 #                       in, "deviceInfoDir" (default: left out, Multus's
 #                       /var/run/k8s.cni.cncf.io/devinfo/cni)
+#   --nri-plugin-dir    also install hcashare-nri as a pre-installed NRI plugin into this
+#                       directory (the host's /opt/nri/plugins, e.g. /host/opt/nri/plugins),
+#                       the same way (checked with --version); the runtime starts it at its
+#                       own next start (docs/dra.md, "NRI")
+#   --nri-source        the NRI plugin to install (default: hcashare-nri next to this script)
+#   --nri-name          its file name, IDX-NAME as NRI wants it (default: 90-hcashare)
 # Exit codes: 0 installed; 1 not installed (the old binary, if any, is left untouched);
 # 2 bad usage.
 set -euo pipefail
@@ -55,6 +62,9 @@ device_plugin_dir=
 state_dir=
 host_root=
 device_info_dir=
+nri_plugin_dir=
+nri_source=$self_dir/hcashare-nri
+nri_name=90-hcashare
 
 # The header from "# Usage:" to "# Exit codes", uncommented; bash alone (no sed in the image).
 usage() {
@@ -84,6 +94,9 @@ while [ $# -gt 0 ]; do
     --state-dir) state_dir=${2:?--state-dir needs a value}; shift 2 ;;
     --host-root) host_root=${2:?--host-root needs a value}; shift 2 ;;
     --device-info-dir) device_info_dir=${2:?--device-info-dir needs a value}; shift 2 ;;
+    --nri-plugin-dir) nri_plugin_dir=${2:?--nri-plugin-dir needs a value}; shift 2 ;;
+    --nri-source) nri_source=${2:?--nri-source needs a value}; shift 2 ;;
+    --nri-name) nri_name=${2:?--nri-name needs a value}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install-cni: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -91,6 +104,11 @@ done
 case $name in
   "" | */* | . | ..) echo "install-cni: invalid --name: '$name'" >&2; exit 2 ;;
 esac
+# NRI runs the plugins of its directory named IDX-NAME, IDX two digits, in IDX order.
+if [ -n "$nri_plugin_dir" ] && ! [[ $nri_name =~ ^[0-9][0-9]-[A-Za-z0-9._-]+$ ]]; then
+  echo "install-cni: invalid --nri-name: '$nri_name' (NRI wants IDX-NAME, IDX two digits)" >&2
+  exit 2
+fi
 
 # Node paths go into JSON as they are: absolute, and only characters that need no escaping.
 for pair in "--kubelet-root-dir:$kubelet_root_dir" "--device-plugin-dir:$device_plugin_dir" \
@@ -109,35 +127,58 @@ if [ -z "$node_config" ] && [ -n "$node_paths" ]; then
   exit 2
 fi
 
-[ -f "$source" ] || die "source $source is not a file"
-[ -x "$source" ] || die "source $source is not executable"
-mkdir -p -- "$dest_dir" || die "cannot create $dest_dir"
-[ -d "$dest_dir" ] || die "$dest_dir is not a directory"
-
-dest=$dest_dir/$name
-# A fixed temporary name in the same directory (so that the rename is atomic): a run
-# that was killed leaves at most this one file, which the next run replaces.
-tmp=$dest_dir/.$name.installing
-trap 'rm -f -- "$tmp"' EXIT
-
-rm -f -- "$tmp"
-cp -- "$source" "$tmp" || die "cannot copy $source to $tmp"
-chmod 0755 "$tmp"
-
+# Installs executable $1 as $2/$3 atomically after `check_$4 FILE` accepted the copy; the
+# copy is flushed to disk before the rename, and the directory after it.
+installing=()
+trap 'rm -f -- "${installing[@]}"' EXIT
+install_binary() {
+  local src=$1 dir=$2 file=$3 kind=$4 out rc
+  [ -f "$src" ] || die "source $src is not a file"
+  [ -x "$src" ] || die "source $src is not executable"
+  mkdir -p -- "$dir" || die "cannot create $dir"
+  [ -d "$dir" ] || die "$dir is not a directory"
+  local dest=$dir/$file
+  # A fixed temporary name in the same directory (so that the rename is atomic): a run
+  # that was killed leaves at most this one file, which the next run replaces.
+  local tmp=$dir/.$file.installing
+  installing+=("$tmp")
+  rm -f -- "$tmp"
+  cp -- "$src" "$tmp" || die "cannot copy $src to $tmp"
+  chmod 0755 "$tmp"
+  set +e
+  out=$("check_$kind" "$tmp")
+  rc=$?
+  set -e
+  [ "$rc" -eq 0 ] || die "$out"
+  sync -- "$tmp"
+  mv -f -T -- "$tmp" "$dest" || die "cannot rename $tmp to $dest"
+  sync -- "$dir"
+  log "installed $dest ($out)"
+}
 # The copy must run here: a VERSION request on stdin, a JSON answer naming the
 # supported spec versions on stdout, exit 0.
-set +e
-out=$(CNI_COMMAND=VERSION "$tmp" 2>&1 <<<'{"cniVersion":"1.0.0"}')
-rc=$?
-set -e
-if [ "$rc" -ne 0 ] || [[ $out != *'"supportedVersions"'* ]]; then
-  die "the copied plugin does not answer VERSION (exit $rc): $out"
-fi
+check_cni() {
+  local out rc=0
+  out=$(CNI_COMMAND=VERSION "$1" 2>&1 <<<'{"cniVersion":"1.0.0"}') || rc=$?
+  if [ "$rc" -ne 0 ] || [[ $out != *'"supportedVersions"'* ]]; then
+    echo "the copied plugin does not answer VERSION (exit $rc): $out"
+    return 1
+  fi
+  echo "$out"
+}
+# The NRI plugin must run here too: `--version` prints its name and version, exit 0.
+check_nri() {
+  local out rc=0
+  out=$("$1" --version 2>&1) || rc=$?
+  if [ "$rc" -ne 0 ] || [[ $out != 'hcashare-nri '* ]]; then
+    echo "the copied NRI plugin does not answer --version (exit $rc): $out"
+    return 1
+  fi
+  echo "$out"
+}
 
-sync -- "$tmp"
-mv -f -T -- "$tmp" "$dest" || die "cannot rename $tmp to $dest"
-sync -- "$dest_dir"
-log "installed $dest ($out)"
+install_binary "$source" "$dest_dir" "$name" cni
+[ -z "$nri_plugin_dir" ] || install_binary "$nri_source" "$nri_plugin_dir" "$nri_name" nri
 
 if [ -n "$node_config" ]; then
   node_dir=${node_config%/*}
@@ -150,7 +191,7 @@ if [ -n "$node_config" ]; then
   [ -z "$device_info_dir" ] || members+=("\"deviceInfoDir\": \"$device_info_dir\"")
   joined=$(IFS=,; echo "${members[*]}")
   node_tmp=$node_dir/.cni.json.installing
-  trap 'rm -f -- "$tmp" "$node_tmp"' EXIT
+  installing+=("$node_tmp")
   printf '{%s}\n' "$joined" >"$node_tmp" || die "cannot write $node_tmp"
   chmod 0644 "$node_tmp"
   sync -- "$node_tmp"

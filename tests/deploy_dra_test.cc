@@ -449,6 +449,42 @@ TEST(DeployDraHelm, DraValuesRenderTheOverlay) {
   }
 }
 
+// Issue 33: hcashare-nri as a pre-installed NRI plugin, optional and the same in the chart
+// (cni.nri.install) and in kustomize (deploy/k8s/components/nri-plugin, set up as a user's
+// overlay would: tests/data/dra-nri): the installer copies it into the host's plugin
+// directory, and nothing else changes.
+TEST(DeployDraHelm, TheNriPluginInstallIsTheKustomizeComponent) {
+  SKIP_WITHOUT_HELM();
+  const auto kustomized = Kustomize(Src("tests/data/dra-nri"));
+  SKIP_WITHOUT_KUSTOMIZE(kustomized);
+  json values = OverlayValues();
+  values["cni"]["nri"]["install"] = true;
+  const auto helm = RenderHelm(values);
+  const auto expected = Comparable(*kustomized);
+  const auto got = Comparable(helm);
+  ASSERT_EQ(got.size(), expected.size());
+  for (const auto& [key, object] : expected) {
+    ASSERT_TRUE(got.count(key)) << key;
+    EXPECT_EQ(got.at(key), object) << key << "\n" << json::diff(object, got.at(key)).dump(2);
+  }
+  const json* ds = Find(helm, "DaemonSet");
+  ASSERT_NE(ds, nullptr);
+  // The installer's flags are separate words: each is followed by its value.
+  auto value_of = [](const json& args, const std::string& flag) -> std::string {
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == flag) return args[i + 1].get<std::string>();
+    }
+    return "";
+  };
+  const json init = PodSpec(*ds)["initContainers"][0];
+  EXPECT_EQ(value_of(init["args"], "--nri-plugin-dir"), "/host/opt/nri/plugins");
+  EXPECT_EQ(value_of(init["args"], "--nri-name"), "90-hcashare");
+  // Off by default: the plain overlay installs no NRI plugin.
+  const json* plain = Find(RenderHelm(OverlayValues()), "DaemonSet");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(value_of(PodSpec(*plain)["initContainers"][0]["args"], "--nri-plugin-dir"), "");
+}
+
 // Another driver name, kubelet root and release name move together: the socket directory,
 // the RBAC rule, the selectors; extendedResourceName reaches the class.
 TEST(DeployDraHelm, DriverNameAndKubeletRootMoveTogether) {

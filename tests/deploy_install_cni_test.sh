@@ -5,10 +5,11 @@
 # file. Every run of the installer has a PATH of only the tools the image ships with it
 # (scripts/build-rootfs.sh, INSTALLER_TOOLS): a command the image lacks fails here as it
 # would in the init container ("cat: command not found", issue 37).
-# Usage: tests/deploy_install_cni_test.sh PATH/TO/hcashare-cni
+# Usage: tests/deploy_install_cni_test.sh PATH/TO/hcashare-cni PATH/TO/hcashare-nri
 set -euo pipefail
 
-cni=${1:?usage: deploy_install_cni_test.sh PATH/TO/hcashare-cni}
+cni=${1:?usage: deploy_install_cni_test.sh PATH/TO/hcashare-cni PATH/TO/hcashare-nri}
+nri=${2:?usage: deploy_install_cni_test.sh PATH/TO/hcashare-cni PATH/TO/hcashare-nri}
 installer=$(cd "$(dirname "$0")/.." && pwd)/scripts/install-cni.sh
 tmp=$(mktemp -d)
 sleeper=""
@@ -172,6 +173,31 @@ want='{"stateDir": "/run/hcashare","hostRoot": "/host","deviceInfoDir": "/run/mu
 check "hostRoot and deviceInfoDir go into the node file" grep -qxF "$want" "$node"
 check "... which the log line shows" grep -qxF "install-cni: wrote the node file $node: $want" \
   <<<"$out"
+# 7. The NRI plugin (issue 33): installed beside the CNI install, into the runtime's plugin
+# directory under its IDX-NAME, by the same checked, atomic copy.
+plugins=$tmp/opt/nri/plugins
+out=$(install_cni --source "$cni" --dest-dir "$dest" --nri-plugin-dir "$plugins" --nri-source "$nri")
+check "the NRI plugin is installed as 90-hcashare" cmp -s "$nri" "$plugins/90-hcashare"
+check "... mode 755" test "$(mode_of "$plugins/90-hcashare")" = 755
+check "... and the log names it" grep -q "installed $plugins/90-hcashare (hcashare-nri " <<<"$out"
+check "no temporary file is left in the plugin directory" no_temp_left "$plugins"
+check "another IDX-NAME" install_cni --source "$cni" --dest-dir "$dest" \
+  --nri-plugin-dir "$plugins" --nri-source "$nri" --nri-name 10-rdma
+check "... is used" test -x "$plugins/10-rdma"
+before=$(stat -c %i "$plugins/90-hcashare")
+set +e
+install_cni --source "$cni" --dest-dir "$dest" --nri-plugin-dir "$plugins" --nri-name hcashare \
+  --nri-source "$nri" >/dev/null 2>&1
+rc=$?
+set -e
+check "a name without its index exits 2" test "$rc" = 2
+out=$(install_cni --source "$cni" --dest-dir "$dest" --nri-plugin-dir "$plugins" \
+  --nri-source "$cni" 2>&1) && rc=0 || rc=$?
+check "a source that is not the NRI plugin is refused" test "$rc" = 1
+check "... saying why" grep -q "does not answer --version" <<<"$out"
+check "... and the installed plugin stays" test "$(stat -c %i "$plugins/90-hcashare")" = "$before"
+check "... with no temporary file left" no_temp_left "$plugins"
+
 check "the installer's PATH holds no cat (the image has none)" \
   fails env PATH="$shipped" "$bash_bin" -c 'command -v cat'
 if grep -n "command not found" "$tmp/all.out"; then

@@ -26,7 +26,7 @@ fail() { failures=$((failures + 1)); echo "FAIL: $*"; }
 
 bash "$repo/scripts/build-rootfs.sh" --bin-dir "$bin_dir" --out "$out"
 
-for f in usr/local/bin/hcashare-device-plugin usr/local/bin/hcashare-cni \
+for f in usr/local/bin/hcashare-device-plugin usr/local/bin/hcashare-cni usr/local/bin/hcashare-nri \
   usr/local/bin/hcashare usr/local/bin/hcashare-webhook usr/local/bin/hcashare-install-cni \
   usr/bin/bash; do
   if [ -x "$out/$f" ]; then ok "/$f is in the tree"; else fail "/$f is missing"; fi
@@ -59,7 +59,7 @@ done < <(find "$out" -type f -print0)
 if [ "$elf_count" -ge 8 ]; then ok "$elf_count ELF files checked"; else fail "only $elf_count ELF files"; fi
 
 if [ "$expect_static" = --expect-static ]; then
-  for b in hcashare-device-plugin hcashare-cni; do
+  for b in hcashare-device-plugin hcashare-cni hcashare-nri; do
     if readelf -d "$out/usr/local/bin/$b" 2>&1 | grep -q "no dynamic section"; then
       ok "$b is statically linked"
     else

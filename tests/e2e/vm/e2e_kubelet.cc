@@ -28,6 +28,12 @@
 //       Serves DIR/pod-resources/kubelet.sock (FakePodResources) with pod NS/NAME whose
 //       container "main" holds claim NS/CLAIM's DEVICE of POOL, as the kubelet reports a
 //       prepared claim to hcashare-cni's DRA step; runs until killed.
+//   nri-runtime --socket PATH --event run|stop --pod NAME --uid UID --sandbox ID --netns PATH
+//               [--ns NS]
+//       A container runtime's NRI (testing/fake_nri_runtime.h) on PATH: waits up to 20 s for
+//       a plugin, configures it, synchronizes pod NS/NAME (sandbox ID, network namespace
+//       PATH; none for "run", as a pod not yet started), sends the one event and prints
+//       "ok" or the plugin's refusal; then closes, as a runtime restart would.
 //
 // Exit status: 0 on success, 1 on an RPC or I/O error, 2 on bad arguments.
 #include <grpcpp/grpcpp.h>
@@ -44,6 +50,7 @@
 #include "common/strings.h"
 #include "deviceplugin/api/deviceplugin_v1beta1.grpc.pb.h"
 #include "testing/fake_kubelet.h"
+#include "testing/fake_nri_runtime.h"
 #include "testing/fake_podresources.h"
 #include "tests/e2e/vm/e2e_dra.h"
 #include "tools/allocate_json.h"
@@ -145,8 +152,34 @@ int Usage() {
                "[--driver NAME] [--ns NS] [--name NAME]\n"
                "       hcashare-e2e-kubelet cdi-nodes --spec FILE --id CDI_ID\n"
                "       hcashare-e2e-kubelet podres --root DIR --pod NAME --uid UID --pool POOL "
-               "--device DEVICE [--driver NAME] [--ns NS] [--name CLAIM]\n";
+               "--device DEVICE [--driver NAME] [--ns NS] [--name CLAIM]\n"
+               "       hcashare-e2e-kubelet nri-runtime --socket PATH --event run|stop --pod "
+               "NAME --uid UID --sandbox ID --netns PATH [--ns NS]\n";
   return 2;
+}
+
+// nri-runtime: one session of a runtime's NRI with the plugin that connects.
+int NriRuntime(const std::string& socket, const std::string& event,
+               const hcashare::fake::NriPod& pod) {
+  hcashare::fake::FakeNriRuntimeOptions o;
+  o.runtime_name = "hcashare-e2e";
+  o.request_timeout = std::chrono::milliseconds(30000);
+  hcashare::fake::FakeNriRuntime runtime(socket, o);
+  if (hcashare::Status st = runtime.Listen(); !st.ok()) {
+    std::cerr << st.ToString() << "\n";
+    return 1;
+  }
+  std::vector<hcashare::fake::NriPod> pods;
+  if (event != "run") pods.push_back(pod);
+  if (hcashare::Status st = runtime.AcceptPlugin(pods, std::chrono::milliseconds(20000));
+      !st.ok()) {
+    std::cerr << "no plugin: " << st.ToString() << "\n";
+    return 1;
+  }
+  const hcashare::Status st =
+      event == "run" ? runtime.RunPodSandbox(pod) : runtime.StopPodSandbox(pod);
+  std::cout << (st.ok() ? std::string("ok") : st.message()) << std::endl;
+  return st.ok() && runtime.connected() ? 0 : 1;
 }
 
 }  // namespace
@@ -203,6 +236,17 @@ int main(int argc, char** argv) {
       return Usage();
     }
     return PodResources(root, ns, pod, uid, device);
+  }
+  if (cmd == "nri-runtime") {
+    const std::string socket = Flag(argc, argv, "--socket");
+    const std::string event = Flag(argc, argv, "--event");
+    const hcashare::fake::NriPod pod{Flag(argc, argv, "--sandbox"), Flag(argc, argv, "--pod"),
+                                     Flag(argc, argv, "--uid"), ns, Flag(argc, argv, "--netns")};
+    if (socket.empty() || (event != "run" && event != "stop") || pod.id.empty() ||
+        pod.name.empty() || pod.uid.empty() || pod.netns.empty()) {
+      return Usage();
+    }
+    return NriRuntime(socket, event, pod);
   }
   if (cmd == "cdi-nodes") {
     const std::string spec = Flag(argc, argv, "--spec");

@@ -363,6 +363,34 @@ dra_step_detaches() {
   [ -z "$(ip -n drapod -o link show | grep -v ' lo:')" ] || { echo "the pod kept a link"; return 1; }
 }
 check cni-dra-step-del-returns-the-vf dra_step_detaches
+# (c) The same claim through hcashare-nri (NRI, no CNI configuration): the fake runtime's
+#     RunPodSandbox puts VF0 into the pod as rdma0; after a reconnection (a runtime restart,
+#     whose synchronization leaves the attached VF alone) StopPodSandbox returns it.
+NRI_SOCK=$WORK/nri.sock
+echo "{\"stateDir\": \"/run/hcashare-cni-dra\", \"kubeletRootDir\": \"$VF0_ROOT\",
+  \"devicePluginDir\": \"$VF0_ROOT/device-plugins\"}" >"$WORK/cni-nri.json"
+HCASHARE_CNI_CONFIG="$WORK/cni-nri.json" "$BIN/hcashare-nri" --socket "$NRI_SOCK" \
+  --cni-bin "$BIN/hcashare-cni" --cni-path /mnt/host/cni >"$WORK/nri.log" 2>&1 &
+NRI_PID=$!
+nri_event() { # nri_event run|stop: one runtime session with the plugin
+  "$BIN/hcashare-e2e-kubelet" nri-runtime --socket "$NRI_SOCK" --event "$1" --pod dra-pod \
+    --uid dra-pod-uid --sandbox e2e-nri-sandbox --netns /run/netns/drapod
+}
+nri_attaches() {
+  nri_event run || { tail -5 "$WORK/nri.log"; return 1; }
+  ip -n drapod link show rdma0 >/dev/null || { echo "rdma0 not in the pod"; return 1; }
+  ! ip link show "$VF0" >/dev/null 2>&1 || { echo "$VF0 is still in the host"; return 1; }
+}
+check nri-a-claim-alone-attaches-a-real-vf-at-sandbox-start nri_attaches
+nri_detaches() {
+  nri_event stop || { tail -5 "$WORK/nri.log"; return 1; }
+  [ "$(link_facts "$VF0")" = "$VF0_LINK_BEFORE" ] || { echo "$VF0 is '$(link_facts "$VF0")'"; return 1; }
+  no_state || { echo "state left"; return 1; }
+  [ -z "$(ip -n drapod -o link show | grep -v ' lo:')" ] || { echo "the pod kept a link"; return 1; }
+}
+check nri-stop-after-a-reconnection-returns-the-vf nri_detaches
+kill "$NRI_PID" 2>/dev/null
+wait "$NRI_PID" 2>/dev/null
 kill "$PODRES_PID" 2>/dev/null
 wait "$PODRES_PID" 2>/dev/null
 ip netns delete drapod

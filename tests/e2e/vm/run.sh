@@ -32,7 +32,7 @@ phase() { echo "== vm: $* ($(($(date +%s) - t_start)) s)"; }
 [ "${HCASHARE_VM:-1}" != 0 ] || skip "HCASHARE_VM=0"
 [ "$(id -u)" = 0 ] || skip "needs root (apt-get, kernel extraction)"
 [ "$(uname -m)" = x86_64 ] || skip "needs an x86_64 host"
-for b in hcashare-device-plugin hcashare-cni hcashare hcashare-e2e-kubelet hcashare-e2e-rebind; do
+for b in hcashare-device-plugin hcashare-cni hcashare-nri hcashare hcashare-e2e-kubelet hcashare-e2e-rebind; do
   [ -x "$build/bin/$b" ] || { echo "missing $build/bin/$b (build first)"; exit 1; }
 done
 
@@ -114,7 +114,7 @@ bash "$here/build-initramfs.sh" -r "$kdir" -k "$kver" -i "$here/init.sh" \
 share=$work/share
 rm -rf "$share"
 mkdir -p "$share/bin" "$share/cni"
-for b in hcashare-device-plugin hcashare-cni hcashare hcashare-e2e-kubelet hcashare-e2e-rebind; do
+for b in hcashare-device-plugin hcashare-cni hcashare-nri hcashare hcashare-e2e-kubelet hcashare-e2e-rebind; do
   cp "$build/bin/$b" "$share/bin/"
 done
 hostlocal=$(ls /usr/lib/cni/host-local /opt/cni/bin/host-local 2>/dev/null | head -1 || true)
