@@ -20,6 +20,12 @@
 // exist as fast as they can (each over its own kept connection, waiting for its answer):
 // issue 34's attacker. Their reviews are counted (miss_reviews=) and not in the latencies.
 //
+// --hostile-nads adds a tenant's NADs as issue 34 describes them, in namespace ns-hostile:
+// 60 whose spec.config is 1 MiB and 128 whose resourceName annotation is 256 KiB (92 MiB
+// of list answers). --webhook PATH runs another build (a baseline); --ready-seconds N
+// bounds the wait for /readyz (a webhook that never gets Ready prints ready=no and its
+// peak memory, and exits 1).
+//
 // Prints one line: webhook nads=N rate=R requests=N errors=N p50_ms= p90_ms= p99_ms= max_ms=
 // decision_mean_us= (the webhook's own histogram: body in, answer out) sync_ms= rss_kib=
 // hwm_kib= (the webhook's VmRSS after the load and its peak, VmHWM) hostile_hwm_kib= (its
@@ -69,6 +75,9 @@ struct Args {
   bool no_cache = false;
   bool keep_alive = false;
   int miss_flood = 0;
+  bool hostile_nads = false;
+  std::string webhook;  // the binary; "" for hcashare-webhook beside this one
+  int ready_seconds = 120;
 };
 
 // One TLS connection kept open across requests, as the API server keeps its connection to
@@ -198,6 +207,29 @@ int Run(const Args& args) {
                      "/network-attachment-definitions",
                  nad);
   }
+  if (args.hostile_nads) {
+    const std::string tenant =
+        "/apis/k8s.cni.cncf.io/v1/namespaces/ns-hostile/"
+        "network-attachment-definitions";
+    const std::string big_config = R"({"cniVersion":"1.0.0","name":"x","type":"macvlan","pad":")" +
+                                   std::string(1 << 20, 'p') + R"("})";
+    for (int i = 0; i < 60; ++i) {
+      (*api)->Seed(tenant, {{"apiVersion", "k8s.cni.cncf.io/v1"},
+                            {"kind", "NetworkAttachmentDefinition"},
+                            {"metadata", {{"name", "big-config-" + std::to_string(i)}}},
+                            {"spec", {{"config", big_config}}}});
+    }
+    for (int i = 0; i < 128; ++i) {
+      (*api)->Seed(
+          tenant,
+          {{"apiVersion", "k8s.cni.cncf.io/v1"},
+           {"kind", "NetworkAttachmentDefinition"},
+           {"metadata",
+            {{"name", "big-annotation-" + std::to_string(i)},
+             {"annotations", {{"k8s.v1.cni.cncf.io/resourceName", std::string(256 << 10, 'r')}}}}},
+           {"spec", {{"config", R"({"cniVersion":"1.0.0","type":"macvlan"})"}}}});
+    }
+  }
   std::ofstream(dir.path() + "/kubeconfig")
       << "apiVersion: v1\nkind: Config\ncurrent-context: b\nclusters:\n- name: f\n  cluster:\n"
          "    server: "
@@ -210,7 +242,7 @@ int Run(const Args& args) {
   std::ofstream(dir.path() + "/tls.crt") << pair->cert_pem;
   std::ofstream(dir.path() + "/tls.key") << pair->key_pem;
 
-  const std::string bin = SelfDir() + "/hcashare-webhook";
+  const std::string bin = args.webhook.empty() ? SelfDir() + "/hcashare-webhook" : args.webhook;
   std::vector<std::string> argv = {bin,
                                    "--tls-cert-file=" + dir.path() + "/tls.crt",
                                    "--tls-private-key-file=" + dir.path() + "/tls.key",
@@ -257,8 +289,12 @@ int Run(const Args& args) {
   for (;;) {
     auto r = client->Do({kube::Verb::kGet, "/readyz", "", "", std::chrono::milliseconds(0)});
     if (r.ok() && r->status == 200) break;
-    if (Clock::now() - started > std::chrono::seconds(120)) {
-      std::fprintf(stderr, "not ready after 120 s\n");
+    if (Clock::now() - started > std::chrono::seconds(args.ready_seconds)) {
+      std::printf("webhook nads=%d hostile_nads=%s ready=no after_s=%d hwm_kib=%ld\n", args.nads,
+                  args.hostile_nads ? "yes" : "no", args.ready_seconds,
+                  bench::ProcStatusKib(proc->pid(), "VmHWM:"));
+      (void)proc->Signal(SIGTERM);
+      (void)proc->Wait(std::chrono::milliseconds(5000));
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling readiness
@@ -354,15 +390,15 @@ int Run(const Args& args) {
   (void)proc->Signal(SIGTERM);
   (void)proc->Wait(std::chrono::milliseconds(5000));
   std::printf(
-      "webhook nads=%d cache=%s keep_alive=%s miss_flood=%d miss_reviews=%d rate=%.0f "
-      "requests=%d errors=%d p50_ms=%.2f "
-      "p90_ms=%.2f "
+      "webhook nads=%d hostile_nads=%s ready=yes cache=%s keep_alive=%s miss_flood=%d "
+      "miss_reviews=%d rate=%.0f requests=%d errors=%d p50_ms=%.2f p90_ms=%.2f "
       "p99_ms=%.2f max_ms=%.2f decision_mean_us=%.0f sync_ms=%.0f rss_kib=%ld hwm_kib=%ld "
       "hostile_hwm_kib=%ld\n",
-      args.nads, args.no_cache ? "off" : "on", args.keep_alive ? "on" : "off", args.miss_flood,
-      miss_reviews.load(), args.rate, total, errors.load(), bench::Percentile(latency, 0.5),
-      bench::Percentile(latency, 0.9), bench::Percentile(latency, 0.99),
-      bench::Percentile(latency, 1.0), decision_us, sync_ms, rss, hwm, hostile_hwm);
+      args.nads, args.hostile_nads ? "yes" : "no", args.no_cache ? "off" : "on",
+      args.keep_alive ? "on" : "off", args.miss_flood, miss_reviews.load(), args.rate, total,
+      errors.load(), bench::Percentile(latency, 0.5), bench::Percentile(latency, 0.9),
+      bench::Percentile(latency, 0.99), bench::Percentile(latency, 1.0), decision_us, sync_ms, rss,
+      hwm, hostile_hwm);
   return errors.load() == 0 ? 0 : 1;
 }
 
@@ -388,10 +424,17 @@ int main(int argc, char** argv) {
       args.keep_alive = true;
     } else if (a == "--miss-flood") {
       args.miss_flood = std::atoi(next().c_str());
+    } else if (a == "--hostile-nads") {
+      args.hostile_nads = true;
+    } else if (a == "--webhook") {
+      args.webhook = next();
+    } else if (a == "--ready-seconds") {
+      args.ready_seconds = std::atoi(next().c_str());
     } else {
       std::fprintf(stderr,
                    "usage: webhook_bench [--nads N] [--rate R] [--seconds S] [--threads T] "
-                   "[--no-cache] [--keep-alive] [--miss-flood N]\n");
+                   "[--no-cache] [--keep-alive] [--miss-flood N] [--hostile-nads] "
+                   "[--webhook PATH] [--ready-seconds N]\n");
       return 2;
     }
   }

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <utility>
 
+#include "kube/list_stream.h"
 #include "kube/status_error.h"
 
 namespace hcashare::kube {
@@ -11,6 +12,8 @@ namespace {
 using json = nlohmann::json;
 
 constexpr int kMaxLimit = 10000;
+// No byte of a page for this long: the page fails (the list's caller retries).
+constexpr std::chrono::seconds kPageIdleTimeout{30};
 
 // `s` with the characters a query value must not hold raw percent-encoded.
 std::string QueryEscape(const std::string& s) {
@@ -29,31 +32,46 @@ std::string QueryEscape(const std::string& s) {
   return out;
 }
 
-// One page: its items go to `on_item`; returns the continue token ("" at the end).
+// One page: its items go to `on_item` as they arrive, each parsed on its own (a page is
+// never held whole: kube/list_stream.h); returns the continue token ("" at the end).
 Result<std::string> Page(RestClient& client, const std::string& page_path, std::string* rv,
                          size_t* count, const ListOptions& options,
                          const std::function<Status(json)>& on_item) {
   Request request;
   request.path = page_path;
   request.cancel = options.cancel;
-  ASSIGN_OR_RETURN(Response r, client.Call(request));
-  json body = json::parse(r.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object() || !body.contains("items") ||
-      !(body["items"].is_array() || body["items"].is_null())) {
-    return Status::InvalidArgument("GET " + page_path + ": the answer is not a list");
-  }
-  std::string next;
-  if (const auto meta = body.find("metadata"); meta != body.end() && meta->is_object()) {
-    if (auto v = meta->find("resourceVersion"); v != meta->end() && v->is_string()) *rv = *v;
-    if (auto c = meta->find("continue"); c != meta->end() && c->is_string()) next = *c;
-  }
-  if (body["items"].is_null()) return next;
-  for (json& item : body["items"]) {
+  const std::string what = "GET " + page_path;
+  ListSplitter splitter(options.max_item_bytes, [&](std::string_view raw) -> Status {
+    json item = json::parse(raw, nullptr, /*allow_exceptions=*/false);
+    if (!item.is_object()) return Status::InvalidArgument(what + ": a list item is not JSON");
     if (++*count > options.max_items) {
-      return Status::FailedPrecondition("GET " + page_path + ": the list holds more than " +
+      return Status::FailedPrecondition(what + ": the list holds more than " +
                                         std::to_string(options.max_items) + " items (max_items)");
     }
-    RETURN_IF_ERROR(on_item(std::move(item)));
+    return on_item(std::move(item));
+  });
+  StreamOptions stream;
+  stream.raw_pieces = true;
+  stream.idle_timeout = kPageIdleTimeout;
+  Status split;
+  Status st = client.Stream(request, stream, [&](std::string_view bytes) {
+    split = splitter.Feed(bytes);
+    return split.ok();
+  });
+  if (!split.ok()) {
+    const bool theirs = split.message().rfind("GET ", 0) == 0;  // on_item's, already named
+    return theirs ? split : Status(split.code(), what + ": " + split.message());
+  }
+  RETURN_IF_ERROR(st);
+  Result<json> body = splitter.Finish();
+  if (!body.ok() || !body->contains("items") ||
+      !((*body)["items"].is_array() || (*body)["items"].is_null())) {
+    return Status::InvalidArgument(what + ": the answer is not a list");
+  }
+  std::string next;
+  if (const auto meta = body->find("metadata"); meta != body->end() && meta->is_object()) {
+    if (auto v = meta->find("resourceVersion"); v != meta->end() && v->is_string()) *rv = *v;
+    if (auto c = meta->find("continue"); c != meta->end() && c->is_string()) next = *c;
   }
   return next;
 }

@@ -21,10 +21,14 @@ namespace hcashare::kube {
 
 // What to list and how much.
 struct ListOptions {
-  int limit = 500;                 // items a page (1..10000)
-  std::string label_selector;      // labelSelector ("app=x,tier!=y"; escaped here), "" for none
-  std::string field_selector;      // fieldSelector, e.g. "metadata.name=x", "" for none
-  size_t max_items = 100000;       // more items in the list: FailedPrecondition
+  int limit = 500;             // items a page (1..10000)
+  std::string label_selector;  // labelSelector ("app=x,tier!=y"; escaped here), "" for none
+  std::string field_selector;  // fieldSelector, e.g. "metadata.name=x", "" for none
+  size_t max_items = 100000;   // more items in the list: FailedPrecondition
+  // One item larger than this: FailedPrecondition. Pages are parsed item by item as they
+  // arrive (kube/list_stream.h): memory holds one item at a time, never a whole page, so
+  // no page size is bounded (etcd keeps objects under 1.5 MiB by default).
+  size_t max_item_bytes = size_t{16} << 20;
   StreamCancel* cancel = nullptr;  // stops the list from another thread (Unavailable)
 };
 

@@ -131,6 +131,7 @@ class RestClient::Impl {
   Impl(ClusterConfig config, RestOptions options)
       : config_(std::move(config)), options_(std::move(options)) {
     if (!config_.token_file.empty()) token_file_.emplace(config_.token_file);
+    if (config_.exec) exec_.emplace(*config_.exec);
     const bool v6 = config_.url.host.find(':') != std::string::npos;
     host_header_ = (v6 ? "[" + config_.url.host + "]" : config_.url.host) + ":" +
                    std::to_string(config_.url.port);
@@ -148,9 +149,9 @@ class RestClient::Impl {
     ASSIGN_OR_RETURN(std::string token, Token());
     ASSIGN_OR_RETURN(Deadline deadline, Admit(request, what));
     ASSIGN_OR_RETURN(Response r, Exchange(request, token, what, deadline));
-    // A 401 with a token file: the token may have rotated under us; read it again, once.
-    if (r.status == 401 && token_file_) {
-      token_file_->Invalidate();
+    // A 401 with a token file or an exec plugin: the token may have rotated (or been
+    // revoked) under us; read it again (run the plugin again), once.
+    if (r.status == 401 && Invalidate()) {
       ASSIGN_OR_RETURN(std::string fresh, Token());
       if (fresh != token) return Exchange(request, fresh, what, deadline);
     }
@@ -164,8 +165,7 @@ class RestClient::Impl {
     ASSIGN_OR_RETURN(Deadline deadline, Admit(request, what));
     int code = 0;
     Status st = StreamOnce(request, token, what, deadline, options, on_line, &code);
-    if (code == 401 && token_file_) {  // as in Do()
-      token_file_->Invalidate();
+    if (code == 401 && Invalidate()) {  // as in Do()
       ASSIGN_OR_RETURN(std::string fresh, Token());
       if (fresh != token)
         return StreamOnce(request, fresh, what, deadline, options, on_line, &code);
@@ -176,7 +176,14 @@ class RestClient::Impl {
  private:
   Result<std::string> Token() {
     if (token_file_) return token_file_->Get();
+    if (exec_) return exec_->Get();
     return config_.token;
+  }
+  // Forgets a token that can be fetched again; false when it cannot (a literal token).
+  bool Invalidate() {
+    if (token_file_) token_file_->Invalidate();
+    if (exec_) exec_->Invalidate();
+    return token_file_ || exec_;
   }
 
   // Checks `request` and waits for a rate-limit slot; the call's deadline. One deadline for
@@ -224,6 +231,7 @@ class RestClient::Impl {
   const RestOptions options_;
   ssl::context ctx_{ssl::context::tls_client};
   std::optional<TokenFile> token_file_;
+  std::optional<ExecCredential> exec_;
   RateLimiter limiter_{options_.qps, options_.burst};
   std::string host_header_;
   struct Idle {
@@ -357,6 +365,13 @@ Status RestClient::Impl::StreamOnce(const Request& request, const std::string& t
     if (!head.ok()) {
       pending.append(chunk, std::min(n, kMaxStatusBodyBytes + 1 - pending.size()));
       if (pending.size() > kMaxStatusBodyBytes) break;  // ParseApiError summarises it
+      continue;
+    }
+    if (options.raw_pieces) {
+      if (n > 0 && !on_line(std::string_view(chunk, n))) {
+        conn.Close();
+        return Status::Ok();
+      }
       continue;
     }
     size_t scan = pending.size();

@@ -120,6 +120,10 @@ struct StreamOptions {
   std::chrono::milliseconds idle_timeout{60000};
   // A line (one watch event) longer than this: an error (FailedPrecondition).
   size_t max_line_bytes = size_t{4} << 20;
+  // true: the body goes to the callback in the pieces it arrives in, newlines or not
+  // (max_line_bytes unused; the callback bounds what it keeps), for answers parsed as they
+  // stream (kube/list_stream.h).
+  bool raw_pieces = false;
 };
 
 class RestClient {
