@@ -131,6 +131,7 @@ class Kubeconfig {
  private:
   Status ReadCluster(const json& cluster, const std::string& field, ClusterConfig* out) const;
   Status ReadUser(const json& user, const std::string& field, ClusterConfig* out) const;
+  Result<ExecConfig> ReadExec(const json& exec, const std::string& field) const;
 
   std::string path_;
   std::string dir_;
@@ -161,17 +162,20 @@ Status Kubeconfig::ReadCluster(const json& cluster, const std::string& field,
 }
 
 Status Kubeconfig::ReadUser(const json& user, const std::string& field, ClusterConfig* out) const {
-  for (const char* unsupported : {"exec", "auth-provider", "username", "password"}) {
+  for (const char* unsupported : {"auth-provider", "username", "password"}) {
     if (user.contains(unsupported) && !user[unsupported].is_null()) {
       return Error(field + "." + unsupported,
-                   "not supported (use a token, a token file or a "
-                   "client certificate)");
+                   "not supported (use a token, a token file, a client certificate or an "
+                   "exec plugin)");
     }
+  }
+  if (user.contains("exec") && !user["exec"].is_null()) {
+    ASSIGN_OR_RETURN(out->exec, ReadExec(user["exec"], field + ".exec"));
   }
   ASSIGN_OR_RETURN(out->token, String(user, field, "token"));
   ASSIGN_OR_RETURN(out->token_file, String(user, field, "tokenFile"));
-  if (!out->token.empty() && !out->token_file.empty()) {
-    return Error(field, "set token or tokenFile, not both");
+  if (!out->token.empty() + !out->token_file.empty() + out->exec.has_value() > 1) {
+    return Error(field, "set one of token, tokenFile and exec");
   }
   if (!out->token.empty()) {
     Result<std::string> t = TokenFromText(out->token, "value");
@@ -189,6 +193,57 @@ Status Kubeconfig::ReadUser(const json& user, const std::string& field, ClusterC
     return Error(field, "client-certificate and client-key go together");
   }
   return Status::Ok();
+}
+
+Result<ExecConfig> Kubeconfig::ReadExec(const json& exec, const std::string& field) const {
+  if (!exec.is_object()) return Error(field, "must be a map");
+  ExecConfig out;
+  out.dir = dir_;
+  ASSIGN_OR_RETURN(out.api_version, String(exec, field, "apiVersion"));
+  if (out.api_version != "client.authentication.k8s.io/v1" &&
+      out.api_version != "client.authentication.k8s.io/v1beta1") {
+    return Error(field + ".apiVersion",
+                 "must be client.authentication.k8s.io/v1 or /v1beta1, not " +
+                     jsonin::Quote(out.api_version));
+  }
+  ASSIGN_OR_RETURN(out.command, String(exec, field, "command"));
+  if (out.command.empty()) return Error(field + ".command", "missing");
+  ASSIGN_OR_RETURN(out.install_hint, String(exec, field, "installHint"));
+  if (const auto args = exec.find("args"); args != exec.end() && !args->is_null()) {
+    if (!args->is_array()) return Error(field + ".args", "must be a list of strings");
+    for (const json& a : *args) {
+      if (!a.is_string()) return Error(field + ".args", "must be a list of strings");
+      out.args.push_back(a.get<std::string>());
+    }
+  }
+  if (const auto env = exec.find("env"); env != exec.end() && !env->is_null()) {
+    if (!env->is_array()) return Error(field + ".env", "must be a list of {name, value}");
+    for (size_t i = 0; i < env->size(); ++i) {
+      const json& e = (*env)[i];
+      const std::string at = field + ".env[" + std::to_string(i) + "]";
+      if (!e.is_object() || !e.contains("name") || !e["name"].is_string() ||
+          e["name"].get<std::string>().empty() ||
+          e["name"].get<std::string>().find('=') != std::string::npos || !e.contains("value") ||
+          !e["value"].is_string()) {
+        return Error(at, "must be {name, value}, strings, the name without '='");
+      }
+      out.env.emplace_back(e["name"].get<std::string>(), e["value"].get<std::string>());
+    }
+  }
+  ASSIGN_OR_RETURN(std::string mode, String(exec, field, "interactiveMode"));
+  if (mode == "Always") {
+    return Error(field + ".interactiveMode",
+                 "\"Always\" needs a terminal, which a daemon never has (use a plugin that "
+                 "runs without one, or a token)");
+  }
+  if (!mode.empty() && mode != "Never" && mode != "IfAvailable") {
+    return Error(field + ".interactiveMode", "must be Never, IfAvailable or Always");
+  }
+  if (const auto p = exec.find("provideClusterInfo"); p != exec.end() && !p->is_null()) {
+    if (!p->is_boolean()) return Error(field + ".provideClusterInfo", "must be true or false");
+    out.provide_cluster_info = p->get<bool>();
+  }
+  return out;
 }
 
 Result<ClusterConfig> Kubeconfig::Resolve(std::string context_name) const {
@@ -211,6 +266,11 @@ Result<ClusterConfig> Kubeconfig::Resolve(std::string context_name) const {
   if (!user_name.empty()) {
     ASSIGN_OR_RETURN(auto user, Find("users", "user", user_name));
     RETURN_IF_ERROR(ReadUser(*user.first, user.second, &out));
+  }
+  if (out.exec) {
+    out.exec->server = out.server;
+    out.exec->ca_pem = out.ca_pem;
+    out.exec->tls_server_name = out.tls_server_name;
   }
   return out;
 }

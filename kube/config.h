@@ -4,9 +4,10 @@
 // serviceaccount). Both become one ClusterConfig; every error is a Status naming the file
 // (or variable) and the field at fault.
 //
-// Only what a node daemon needs is supported: https servers, a CA (data or file), a client
-// certificate and key (data or file), a bearer token (literal or file). insecure-skip-tls-
-// verify, basic auth, exec and auth-provider plugins are refused by name.
+// Supported: https servers, a CA (data or file), a client certificate and key (data or
+// file), a bearer token (literal or file), an `exec` credential plugin that answers tokens
+// (kube/exec_credential.h: EKS, GKE, AKS, OIDC). insecure-skip-tls-verify, basic auth and
+// auth-provider plugins (removed from client-go in 1.26) are refused by name.
 #pragma once
 
 #include <sys/types.h>
@@ -20,6 +21,7 @@
 
 #include "common/file_stamp.h"
 #include "common/status.h"
+#include "kube/exec_credential.h"
 
 namespace hcashare::kube {
 
@@ -53,10 +55,11 @@ struct ClusterConfig {
   std::string ca_file;          // where ca_pem came from, "" for inline data
   std::string client_cert_pem;  // client certificate chain (PEM), with client_key_pem
   std::string client_key_pem;
-  std::string token;           // a literal bearer token, or ""
-  std::string token_file;      // a bearer token file re-read when it changes (TokenFile), or ""
-  std::string namespace_name;  // the context's or service account's namespace, or ""
-  std::string source;          // "kubeconfig FILE (context C)" or "in-cluster", for messages
+  std::string token;               // a literal bearer token, or ""
+  std::string token_file;          // a bearer token file re-read when it changes (TokenFile), or ""
+  std::optional<ExecConfig> exec;  // an exec credential plugin's tokens, or none
+  std::string namespace_name;      // the context's or service account's namespace, or ""
+  std::string source;              // "kubeconfig FILE (context C)" or "in-cluster", for messages
 };
 
 // Loads `path` and resolves `context` (its current-context when empty). Relative file names

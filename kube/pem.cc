@@ -35,6 +35,15 @@ int Base64Value(unsigned char c) {
 
 }  // namespace
 
+std::string EncodeBase64(std::string_view bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
 Result<std::string> DecodeBase64(std::string_view text) {
   std::string out;
   out.reserve(text.size() / 4 * 3);

@@ -15,6 +15,9 @@ namespace hcashare::kube {
 // InvalidArgument on any other byte or a bad length.
 Result<std::string> DecodeBase64(std::string_view text);
 
+// Standard base64 with '=' padding (OpenSSL's encoder).
+std::string EncodeBase64(std::string_view bytes);
+
 // OK when `pem` holds at least one PEM certificate and nothing that fails to parse as one.
 // Returns how many certificates it holds.
 Result<int> CountPemCertificates(const std::string& pem);
