@@ -21,11 +21,13 @@
 #                        repeated): a webhook configured with clientConfig.url naming an
 #                        address rather than a Service
 #
-# Run it again before the certificate expires: each run makes a new CA and certificate,
-# applies the Secret first and the caBundle second. The webhook reloads the Secret when
-# the kubelet updates the pods' volume (up to a minute or two later); meanwhile the API
-# server may reject the old certificate, and pods that name networks are refused, so run
-# it in a quiet moment. cert-manager (deploy/k8s/injector) renews without that window.
+# Run it again before the certificate expires: each run makes a new CA and certificate.
+# With --apply, a renewal has no moment in which the API server refuses the webhook: the
+# caBundle is set first to the new CA *and* the CA in use (the first of the bundle there,
+# while it is unexpired), and only then the Secret changes; the webhook reloads it when the
+# kubelet updates the pods' volume (a minute or two later), and either certificate
+# verifies meanwhile. The next renewal drops the older CA. (webhook-patch.json holds that
+# bundle; ca-bundle.crt too.) cert-manager (deploy/k8s/injector) renews on its own.
 set -euo pipefail
 
 out_dir=""
@@ -156,9 +158,30 @@ if [ "$apply" -eq 0 ]; then
   fi
   exit 0
 fi
-kubectl get mutatingwebhookconfiguration "$webhook_config" >/dev/null ||
+# The CA in use: the first certificate of the caBundle there now, kept beside the new one
+# while it is unexpired, so that both the running webhook's certificate and the new one
+# verify until the pods have the new Secret.
+current=$(kubectl get mutatingwebhookconfiguration "$webhook_config" \
+  -o 'jsonpath={.webhooks[0].clientConfig.caBundle}') ||
   die "no MutatingWebhookConfiguration $webhook_config: apply deploy/k8s/injector/webhook first"
-kubectl apply -f "$out_dir/secret.yaml"
+cp -- "$out_dir/ca.crt" "$out_dir/ca-bundle.crt"
+if [ -n "$current" ]; then
+  if base64 -d <<<"$current" >"$out_dir/ca-current.pem" 2>/dev/null &&
+    openssl x509 -in "$out_dir/ca-current.pem" -out "$out_dir/ca-current.crt" 2>/dev/null; then
+    if openssl x509 -in "$out_dir/ca-current.crt" -noout -checkend 0 >/dev/null; then
+      cat -- "$out_dir/ca-current.crt" >>"$out_dir/ca-bundle.crt"
+      echo "injector-certs: the caBundle keeps the CA in use beside the new one"
+    else
+      echo "injector-certs: the CA in use has expired: the caBundle holds the new CA only"
+    fi
+  else
+    echo "injector-certs: the caBundle there is no PEM certificate: replaced by the new CA"
+  fi
+  rm -f -- "$out_dir/ca-current.pem" "$out_dir/ca-current.crt"
+fi
+printf '[{"op": "add", "path": "/webhooks/0/clientConfig/caBundle", "value": "%s"}]\n' \
+  "$(b64 "$out_dir/ca-bundle.crt")" >"$out_dir/webhook-patch.json"
 kubectl patch mutatingwebhookconfiguration "$webhook_config" --type=json \
   --patch-file "$out_dir/webhook-patch.json"
-echo "injector-certs: Secret $namespace/$secret and the caBundle of $webhook_config are set"
+kubectl apply -f "$out_dir/secret.yaml"
+echo "injector-certs: the caBundle of $webhook_config and Secret $namespace/$secret are set"

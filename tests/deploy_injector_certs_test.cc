@@ -148,26 +148,57 @@ TEST(DeployInjectorCerts, DefaultsAreTheManifestsNames) {
 
 // With --apply: the Secret first, then the caBundle; nothing when the webhook
 // configuration is missing.
-TEST(DeployInjectorCerts, ApplyCallsKubectl) {
+// Issue 34, part 7: a renewal never leaves the API server without a CA for the webhook's
+// certificate: the caBundle is patched first, to the new CA and the CA in use, and only
+// then the Secret changes (a kubectl stand-in records the calls and serves the bundle).
+TEST(DeployInjectorCerts, ApplyTrustsBothCasBeforeTheSecretChanges) {
   TempDir tmp("deploy-injector-certs-");
   const std::string log = tmp.path() + "/calls";
   const std::string fake = tmp.path() + "/bin";
   std::filesystem::create_directory(fake);
   std::ofstream(fake + "/kubectl") << "#!/bin/sh\necho \"$*\" >> " << log
-                                   << "\n[ \"$1 $2\" != \"get mutatingwebhookconfiguration\" ] || "
-                                      "[ -z \"$FAIL_GET\" ] || exit 1\n";
+                                   << "\nif [ \"$1 $2\" = \"get mutatingwebhookconfiguration\" ]; "
+                                      "then [ -z \"$FAIL_GET\" ] || exit 1; "
+                                      "printf %s \"$CURRENT_BUNDLE\"; fi\n";
   std::filesystem::permissions(fake + "/kubectl", std::filesystem::perms::owner_all);
   const std::string path = fake + ":" + std::getenv("PATH");
+
+  // The CA in use: an earlier run's.
+  const std::string first = tmp.path() + "/first";
+  ASSERT_EQ(Script({"--out-dir", first}).code, 0);
   const std::string out = tmp.path() + "/out";
-  const RunResult r = Script({"--apply", "--out-dir", out}, {{"PATH", path}});
+  const RunResult r = Script({"--apply", "--out-dir", out},
+                             {{"PATH", path}, {"CURRENT_BUNDLE", Base64(first + "/ca.crt")}});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(ReadTextFile(log),
-            "get mutatingwebhookconfiguration hcashare-injector\n"
-            "apply -f " +
-                out +
-                "/secret.yaml\n"
-                "patch mutatingwebhookconfiguration hcashare-injector --type=json --patch-file " +
-                out + "/webhook-patch.json\n");
+            "get mutatingwebhookconfiguration hcashare-injector -o "
+            "jsonpath={.webhooks[0].clientConfig.caBundle}\n"
+            "patch mutatingwebhookconfiguration hcashare-injector --type=json --patch-file " +
+                out + "/webhook-patch.json\napply -f " + out + "/secret.yaml\n");
+  // The bundle: the new CA first, then the one in use; both certificates verify against it.
+  EXPECT_EQ(ReadTextFile(out + "/ca-bundle.crt"),
+            ReadTextFile(out + "/ca.crt") + ReadTextFile(first + "/ca.crt"));
+  EXPECT_NE(ReadTextFile(out + "/webhook-patch.json").find(Base64(out + "/ca-bundle.crt")),
+            std::string::npos);
+  for (const std::string& cert : {first + "/tls.crt", out + "/tls.crt"}) {
+    EXPECT_EQ(OpenSsl({"verify", "-CAfile", out + "/ca-bundle.crt", cert}).code, 0) << cert;
+  }
+  // The Secret carries the new CA alone.
+  EXPECT_NE(ReadTextFile(out + "/secret.yaml").find("ca.crt: " + Base64(out + "/ca.crt")),
+            std::string::npos);
+
+  // The next renewal drops the oldest CA: new + the previous run's.
+  const std::string again = tmp.path() + "/again";
+  ASSERT_EQ(Script({"--apply", "--out-dir", again},
+                   {{"PATH", path}, {"CURRENT_BUNDLE", Base64(out + "/ca-bundle.crt")}})
+                .code,
+            0);
+  EXPECT_EQ(ReadTextFile(again + "/ca-bundle.crt"),
+            ReadTextFile(again + "/ca.crt") + ReadTextFile(out + "/ca.crt"));
+  // A first install (no caBundle yet) trusts the new CA alone.
+  const std::string fresh = tmp.path() + "/fresh";
+  ASSERT_EQ(Script({"--apply", "--out-dir", fresh}, {{"PATH", path}}).code, 0);
+  EXPECT_EQ(ReadTextFile(fresh + "/ca-bundle.crt"), ReadTextFile(fresh + "/ca.crt"));
 
   std::filesystem::remove(log);
   const RunResult missing = Script({"--apply"}, {{"PATH", path}, {"FAIL_GET", "1"}});
@@ -175,7 +206,10 @@ TEST(DeployInjectorCerts, ApplyCallsKubectl) {
   EXPECT_NE(missing.err.find("no MutatingWebhookConfiguration hcashare-injector"),
             std::string::npos)
       << missing.err;
-  EXPECT_EQ(ReadTextFile(log), "get mutatingwebhookconfiguration hcashare-injector\n");
+  EXPECT_EQ(ReadTextFile(log),
+            "get mutatingwebhookconfiguration hcashare-injector -o "
+            "jsonpath={.webhooks[0].clientConfig.caBundle}\n")
+      << "nothing applied";
 }
 
 TEST(DeployInjectorCerts, BadArgumentsAreNamed) {
