@@ -147,6 +147,11 @@ Status Kubeconfig::ReadCluster(const json& cluster, const std::string& field,
   ASSIGN_OR_RETURN(out->url,
                    ParseServerUrl(out->server, "kubeconfig " + path_ + ": " + field + ".server"));
   ASSIGN_OR_RETURN(out->tls_server_name, String(cluster, field, "tls-server-name"));
+  ASSIGN_OR_RETURN(std::string proxy, String(cluster, field, "proxy-url"));
+  if (!proxy.empty()) {
+    ASSIGN_OR_RETURN(out->proxy,
+                     ParseProxyUrl(proxy, "kubeconfig " + path_ + ": " + field + ".proxy-url"));
+  }
   if (cluster.contains("insecure-skip-tls-verify") && cluster["insecure-skip-tls-verify"] == true) {
     return Error(field + ".insecure-skip-tls-verify",
                  "not supported: the server certificate is always verified");
@@ -390,8 +395,15 @@ Result<ClusterConfig> LoadInClusterConfig(const InClusterSource& source) {
 }
 
 Result<ClusterConfig> LoadClusterConfig(const std::string& kubeconfig, const std::string& context) {
-  if (!kubeconfig.empty()) return LoadKubeconfig(kubeconfig, context);
-  return LoadInClusterConfig(InClusterSource::FromEnvironment());
+  Result<ClusterConfig> out = !kubeconfig.empty()
+                                  ? LoadKubeconfig(kubeconfig, context)
+                                  : LoadInClusterConfig(InClusterSource::FromEnvironment());
+  if (!out.ok() || out->proxy) return out;
+  ASSIGN_OR_RETURN(
+      out->proxy,
+      ProxyFromEnvironment([](const char* name) -> const char* { return std::getenv(name); },
+                           out->url.host, out->url.port));
+  return out;
 }
 
 TokenFile::TokenFile(std::string path) : path_(std::move(path)) {}

@@ -22,6 +22,7 @@
 #include "common/file_stamp.h"
 #include "common/status.h"
 #include "kube/exec_credential.h"
+#include "kube/proxy.h"
 
 namespace hcashare::kube {
 
@@ -58,6 +59,9 @@ struct ClusterConfig {
   std::string token;               // a literal bearer token, or ""
   std::string token_file;          // a bearer token file re-read when it changes (TokenFile), or ""
   std::optional<ExecConfig> exec;  // an exec credential plugin's tokens, or none
+  // The HTTP proxy to tunnel through (CONNECT): the cluster's proxy-url, else the
+  // environment's (kube/proxy.h; set by LoadClusterConfig); none: direct.
+  std::optional<ProxyUrl> proxy;
   std::string namespace_name;      // the context's or service account's namespace, or ""
   std::string source;              // "kubeconfig FILE (context C)" or "in-cluster", for messages
 };
@@ -82,7 +86,7 @@ struct InClusterSource {
 Result<ClusterConfig> LoadInClusterConfig(const InClusterSource& source);
 
 // A kubeconfig when `kubeconfig` is not empty, else the in-cluster config (the --kubeconfig
-// flag's meaning).
+// flag's meaning); without a proxy-url, the environment's proxy (HTTPS_PROXY, NO_PROXY).
 Result<ClusterConfig> LoadClusterConfig(const std::string& kubeconfig, const std::string& context);
 
 // A bearer token file that is re-read when it changes (the kubelet rewrites a projected

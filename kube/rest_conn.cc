@@ -83,28 +83,67 @@ Status TlsConnection::Open(const ClusterConfig& config, const Deadline& deadline
     return Status::InvalidArgument(where_ + ": bad server name " + name);
   }
 
+  // Direct, or to the proxy, which is asked for a tunnel to the server (CONNECT).
+  const std::string& dial_host = config.proxy ? config.proxy->host : config.url.host;
+  const uint16_t dial_port = config.proxy ? config.proxy->port : config.url.port;
   tcp::resolver::results_type endpoints;
   error_code ec = Run(
       [&](auto handler) {
-        resolver_.async_resolve(config.url.host, std::to_string(config.url.port),
+        resolver_.async_resolve(dial_host, std::to_string(dial_port),
                                 [&, handler](error_code e, tcp::resolver::results_type r) mutable {
                                   endpoints = std::move(r);
                                   handler(e);
                                 });
       },
       deadline.at);
-  if (ec) return Fail("resolve " + config.url.host, ec, deadline.timeout);
+  if (ec) return Fail("resolve " + dial_host, ec, deadline.timeout);
 
   auto& tcp_stream = beast::get_lowest_layer(stream_);
   tcp_stream.expires_at(deadline.at);
   ec = Run([&](auto handler) { tcp_stream.async_connect(endpoints, handler); }, deadline.at);
-  if (ec) return Fail("connect", ec, deadline.timeout);
+  if (ec) {
+    return Fail(config.proxy ? "connect to proxy " + config.proxy->url : "connect", ec,
+                deadline.timeout);
+  }
+  if (config.proxy) RETURN_IF_ERROR(Tunnel(config, deadline));
   // A request goes out as written: with Nagle's algorithm the last TLS record of a body
   // larger than one waits for the server's delayed ACK (~40 ms a write of a ResourceSlice).
   tcp_stream.socket().set_option(tcp::no_delay(true), ec);
   ec = Run([&](auto handler) { stream_.async_handshake(ssl::stream_base::client, handler); },
            deadline.at);
   if (ec) return Fail("TLS handshake", ec, deadline.timeout);
+  return Status::Ok();
+}
+
+Status TlsConnection::Tunnel(const ClusterConfig& config, const Deadline& deadline) {
+  const bool v6 = config.url.host.find(':') != std::string::npos;
+  const std::string target =
+      (v6 ? "[" + config.url.host + "]" : config.url.host) + ":" + std::to_string(config.url.port);
+  bhttp::request<bhttp::empty_body> connect{bhttp::verb::connect, target, 11};
+  connect.set(bhttp::field::host, target);
+  if (!config.proxy->authorization.empty()) {
+    connect.set(bhttp::field::proxy_authorization, config.proxy->authorization);
+  }
+  auto& tcp_stream = beast::get_lowest_layer(stream_);
+  const std::string step = "CONNECT " + target + " through proxy " + config.proxy->url;
+  error_code ec =
+      Run([&](auto handler) { bhttp::async_write(tcp_stream, connect, handler); }, deadline.at);
+  if (ec) return Fail(step, ec, deadline.timeout);
+  bhttp::response_parser<bhttp::empty_body> answer;
+  answer.skip(true);  // a CONNECT's answer has no body: the tunnel follows the head
+  answer.header_limit(16 * 1024);
+  ec = Run([&](auto handler) { bhttp::async_read_header(tcp_stream, buffer_, answer, handler); },
+           deadline.at);
+  if (ec) return Fail(step, ec, deadline.timeout);
+  const unsigned code = answer.get().result_int();
+  if (code < 200 || code > 299) {
+    return Status::Unavailable(where_ + ": " + step + ": the proxy answered " +
+                               std::to_string(code) + " " + std::string(answer.get().reason()));
+  }
+  // Nothing may follow the head before the server's first TLS bytes, which we ask for.
+  if (buffer_.size() != 0) {
+    return Status::Unavailable(where_ + ": " + step + ": bytes after the proxy's answer");
+  }
   return Status::Ok();
 }
 

@@ -36,8 +36,9 @@ class TlsConnection {
   TlsConnection(const TlsConnection&) = delete;
   TlsConnection& operator=(const TlsConnection&) = delete;
 
-  // Resolves and connects to `config`'s server and completes the TLS handshake, verifying
-  // the certificate against the server's IP address or name (or tls-server-name).
+  // Resolves and connects to `config`'s server (through its proxy's tunnel when it has one)
+  // and completes the TLS handshake, verifying the certificate against the server's IP
+  // address or name (or tls-server-name).
   Status Open(const ClusterConfig& config, const Deadline& deadline);
   // Sends `request`.
   Status Write(bhttp::request<bhttp::string_body>& request, const Deadline& deadline);
@@ -55,6 +56,8 @@ class TlsConnection {
   void SetWhere(std::string where) { where_ = std::move(where); }
 
  private:
+  // Asks the config's proxy for a tunnel to the server (CONNECT) on the connected socket.
+  Status Tunnel(const ClusterConfig& config, const Deadline& deadline);
   // Runs the operation `start` begins until its handler runs or `at` passes; the error.
   template <typename Start>
   boost::system::error_code Run(Start start, Clock::time_point at);
