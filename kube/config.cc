@@ -191,9 +191,10 @@ Status Kubeconfig::ReadUser(const json& user, const std::string& field, ClusterC
     Result<std::string> t = TokenFile(out->token_file).Get();
     if (!t.ok()) return Error(field + ".tokenFile", t.status().message());
   }
-  ASSIGN_OR_RETURN(out->client_cert_pem,
-                   Credential(user, field, "client-certificate", CheckCertificates));
-  ASSIGN_OR_RETURN(out->client_key_pem, Credential(user, field, "client-key", CheckPemPrivateKey));
+  ASSIGN_OR_RETURN(out->client_cert_pem, Credential(user, field, "client-certificate",
+                                                    CheckCertificates, &out->client_cert_file));
+  ASSIGN_OR_RETURN(out->client_key_pem, Credential(user, field, "client-key", CheckPemPrivateKey,
+                                                   &out->client_key_file));
   if (out->client_cert_pem.empty() != out->client_key_pem.empty()) {
     return Error(field, "client-certificate and client-key go together");
   }

@@ -56,14 +56,16 @@ struct ClusterConfig {
   std::string ca_file;          // where ca_pem came from, "" for inline data
   std::string client_cert_pem;  // client certificate chain (PEM), with client_key_pem
   std::string client_key_pem;
+  std::string client_cert_file;    // where they came from ("" for inline data); re-read by
+  std::string client_key_file;     // RestClient when they change, as ca_file is
   std::string token;               // a literal bearer token, or ""
   std::string token_file;          // a bearer token file re-read when it changes (TokenFile), or ""
   std::optional<ExecConfig> exec;  // an exec credential plugin's tokens, or none
   // The HTTP proxy to tunnel through (CONNECT): the cluster's proxy-url, else the
   // environment's (kube/proxy.h; set by LoadClusterConfig); none: direct.
   std::optional<ProxyUrl> proxy;
-  std::string namespace_name;      // the context's or service account's namespace, or ""
-  std::string source;              // "kubeconfig FILE (context C)" or "in-cluster", for messages
+  std::string namespace_name;  // the context's or service account's namespace, or ""
+  std::string source;          // "kubeconfig FILE (context C)" or "in-cluster", for messages
 };
 
 // Loads `path` and resolves `context` (its current-context when empty). Relative file names

@@ -13,7 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/file_stamp.h"
 #include "common/log.h"
+#include "common/safe_file.h"
 #include "common/version.h"
 #include "http/tls_context.h"
 #include "kube/backoff.h"
@@ -141,7 +143,14 @@ class RestClient::Impl {
     if (!IsHeaderSafe(options_.user_agent, true)) {
       return Status::InvalidArgument("user agent holds a control character");
     }
-    return LoadCredentials(&ctx_, config_);
+    for (const std::string* f :
+         {&config_.ca_file, &config_.client_cert_file, &config_.client_key_file}) {
+      if (f->empty()) continue;
+      Result<FileStamp> st = StampOf(*f);
+      watched_.push_back({*f, st.ok() ? std::optional<FileStamp>(*st) : std::nullopt});
+    }
+    ctx_ = std::make_shared<ssl::context>(ssl::context::tls_client);
+    return LoadCredentials(ctx_.get(), config_);
   }
 
   Result<Response> Do(const Request& request) {
@@ -227,9 +236,22 @@ class RestClient::Impl {
                     const Deadline& deadline, const StreamOptions& options,
                     const std::function<bool(std::string_view)>& on_line, int* code);
 
+  // The TLS context for a new connection: the current one, or one with the credential
+  // files loaded again when one of them changed (checked at most once an interval). Files
+  // that do not load (a half-written pair, a bad CA) are logged, and the current context
+  // kept until they change again.
+  std::shared_ptr<ssl::context> Context();
+
   const ClusterConfig config_;
   const RestOptions options_;
-  ssl::context ctx_{ssl::context::tls_client};
+  std::mutex ctx_mu_;
+  std::shared_ptr<ssl::context> ctx_;  // guarded by ctx_mu_
+  struct Watched {
+    std::string path;
+    std::optional<FileStamp> stamp;
+  };
+  std::vector<Watched> watched_;  // guarded by ctx_mu_
+  Clock::time_point checked_{};   // guarded by ctx_mu_
   std::optional<TokenFile> token_file_;
   std::optional<ExecCredential> exec_;
   RateLimiter limiter_{options_.qps, options_.burst};
@@ -259,6 +281,47 @@ bhttp::request<bhttp::string_body> RestClient::Impl::Prepare(const Request& requ
   req.keep_alive(keep_alive);
   req.prepare_payload();
   return req;
+}
+
+std::shared_ptr<ssl::context> RestClient::Impl::Context() {
+  std::lock_guard<std::mutex> lock(ctx_mu_);
+  const auto now = Clock::now();
+  if (watched_.empty() || now - checked_ < options_.credential_check_interval) return ctx_;
+  checked_ = now;
+  bool changed = false;
+  for (Watched& w : watched_) {
+    Result<FileStamp> st = StampOf(w.path);
+    std::optional<FileStamp> stamp = st.ok() ? std::optional<FileStamp>(*st) : std::nullopt;
+    if (stamp != w.stamp) changed = true;
+    w.stamp = stamp;
+  }
+  if (!changed) return ctx_;
+  ClusterConfig fresh = config_;
+  Status st = Status::Ok();
+  for (auto [path, pem] : {std::pair{&config_.ca_file, &fresh.ca_pem},
+                           std::pair{&config_.client_cert_file, &fresh.client_cert_pem},
+                           std::pair{&config_.client_key_file, &fresh.client_key_pem}}) {
+    if (path->empty() || !st.ok()) continue;
+    SafeReadOptions o;
+    o.max_bytes = kMaxCredentialFileBytes;
+    o.follow_symlinks = true;  // Secrets and projected volumes rotate through symlinks
+    Result<std::string> text = ReadFileSafely(*path, o);
+    if (text.ok()) {
+      *pem = std::move(*text);
+    } else {
+      st = text.status();
+    }
+  }
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+  if (st.ok()) st = LoadCredentials(ctx.get(), fresh);
+  if (!st.ok()) {
+    LogWarn("the API client's changed credential files do not load; keeping the previous ones",
+            {{"error", st.message()}});
+    return ctx_;
+  }
+  LogInfo("the API client loaded its changed credential files", {{"source", config_.source}});
+  ctx_ = std::move(ctx);
+  return ctx_;
 }
 
 std::unique_ptr<internal::TlsConnection> RestClient::Impl::TakeIdle() {
@@ -326,7 +389,7 @@ Result<Response> RestClient::Impl::Exchange(const Request& request, const std::s
     }
   }
   const std::string where = what + " (" + config_.server + ")";
-  auto conn = std::make_unique<internal::TlsConnection>(ctx_, where, request.cancel);
+  auto conn = std::make_unique<internal::TlsConnection>(Context(), where, request.cancel);
   RETURN_IF_ERROR(conn->Open(config_, deadline));
   Result<Response> r = ExchangeOn(*conn, request, token, what, deadline, &stale);
   if (r.ok() && poolable && !stale) {
@@ -343,7 +406,7 @@ Status RestClient::Impl::StreamOnce(const Request& request, const std::string& t
                                     const std::function<bool(std::string_view)>& on_line,
                                     int* code) {
   const std::string where = what + " (" + config_.server + ")";
-  internal::TlsConnection conn(ctx_, where, request.cancel);
+  internal::TlsConnection conn(Context(), where, request.cancel);
   RETURN_IF_ERROR(conn.Open(config_, deadline));
   bhttp::request<bhttp::string_body> req = Prepare(request, token, /*keep_alive=*/false);
   RETURN_IF_ERROR(conn.Write(req, deadline));

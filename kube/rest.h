@@ -65,6 +65,10 @@ struct RestOptions {
   // `idle_connection_timeout` is closed instead of reused. Streams never keep theirs.
   size_t max_idle_connections = 2;
   std::chrono::milliseconds idle_connection_timeout{30000};
+  // How often, at most, a new connection checks the CA and client certificate files (the
+  // config's ca_file, client_cert_file, client_key_file) for a change; changed files that
+  // load are used by the connections that follow (a CA rotation, a renewed certificate).
+  std::chrono::milliseconds credential_check_interval{1000};
 };
 
 // Stops a RestClient::Stream() (or a Do()) from another thread, promptly: the connection is

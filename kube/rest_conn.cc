@@ -16,8 +16,9 @@ using boost::system::error_code;
 
 }  // namespace
 
-TlsConnection::TlsConnection(ssl::context& ctx, std::string where, StreamCancel* cancel)
-    : stream_(io_, ctx), where_(std::move(where)), cancel_(cancel) {
+TlsConnection::TlsConnection(std::shared_ptr<ssl::context> ctx, std::string where,
+                             StreamCancel* cancel)
+    : ctx_(std::move(ctx)), stream_(io_, *ctx_), where_(std::move(where)), cancel_(cancel) {
   if (cancel_) attached_ = cancel_->Attach([this] { io_.stop(); });
 }
 

@@ -11,6 +11,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "common/status.h"
@@ -31,7 +32,9 @@ struct Deadline {
 class TlsConnection {
  public:
   // `where` prefixes every message ("GET /api/v1/pods (https://...)"); `cancel` may be null.
-  TlsConnection(boost::asio::ssl::context& ctx, std::string where, StreamCancel* cancel);
+  // The connection keeps `ctx` alive (the client may move on to a reloaded one).
+  TlsConnection(std::shared_ptr<boost::asio::ssl::context> ctx, std::string where,
+                StreamCancel* cancel);
   ~TlsConnection();
   TlsConnection(const TlsConnection&) = delete;
   TlsConnection& operator=(const TlsConnection&) = delete;
@@ -65,6 +68,7 @@ class TlsConnection {
   Status Fail(const std::string& step, boost::system::error_code ec,
               std::chrono::milliseconds timeout, const char* timeout_words = "timed out after");
 
+  std::shared_ptr<boost::asio::ssl::context> ctx_;
   boost::asio::io_context io_{1};
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
   boost::asio::ip::tcp::resolver resolver_{io_};

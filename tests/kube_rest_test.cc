@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/temp_dir.h"
 #include "kube/status_error.h"
 #include "testing/fake_apiserver.h"
+#include "testing/test_pki.h"
 #include "tests/kube_test_util.h"
 
 namespace hcashare::kube {
@@ -278,6 +280,52 @@ TEST_F(KubeRestTest, RotatedTokenFileIsFollowed) {
   Result<Response> after = client->Get(kConfigMaps);
   EXPECT_TRUE(after.ok()) << after.status().ToString();
   EXPECT_EQ(server_->Requests().back().authorization, "Bearer rotated");
+}
+
+// Issue 34, part 7: the CA and client certificate files are read again when they change
+// (a CA rotation, a renewed certificate), for the connections that follow; files that do
+// not load keep the previous ones.
+TEST_F(KubeRestTest, ChangedCredentialFilesAreUsedByTheNextConnections) {
+  auto server = StartServer({/*token=*/"", /*client_ca_pem=*/SharedPki().ca_pem()});
+  ASSERT_TRUE(server);
+  auto other = fake::TestPki::Create("other-ca");
+  ASSERT_TRUE(other.ok());
+  auto trusted = SharedPki().IssueClient("system:node:a");
+  auto untrusted = (*other)->IssueClient("system:node:a");
+  ASSERT_TRUE(trusted.ok() && untrusted.ok());
+  TempDir dir("kube-rest-");
+  const std::string ca = dir.path() + "/ca.crt", crt = dir.path() + "/tls.crt",
+                    key = dir.path() + "/tls.key";
+  // At first: a CA that did not sign the server's certificate, and a certificate the
+  // server does not trust.
+  WriteText(ca, (*other)->ca_pem());
+  WriteText(crt, untrusted->cert_pem);
+  WriteText(key, untrusted->key_pem);
+  ClusterConfig config = ConfigFor(*server);
+  config.token.clear();
+  config.ca_pem = (*other)->ca_pem();
+  config.ca_file = ca;
+  config.client_cert_pem = untrusted->cert_pem;
+  config.client_key_pem = untrusted->key_pem;
+  config.client_cert_file = crt;
+  config.client_key_file = key;
+  RestOptions o = Unlimited();
+  o.credential_check_interval = std::chrono::milliseconds(0);
+  o.max_idle_connections = 0;
+  auto client = Client(config, o);
+  ASSERT_TRUE(client);
+  Status st = client->Get(kConfigMaps).status();
+  EXPECT_THAT(st.message(), HasSubstr("certificate verify failed"));
+  // The CA rotates: the server is trusted, but our certificate is not.
+  WriteText(ca + ".new", SharedPki().ca_pem());
+  ASSERT_EQ(::rename((ca + ".new").c_str(), ca.c_str()), 0);
+  EXPECT_FALSE(client->Get(kConfigMaps).ok());
+  // Half a renewal (the certificate, not yet its key): refused to load, the old pair kept.
+  WriteText(crt, trusted->cert_pem);
+  EXPECT_FALSE(client->Get(kConfigMaps).ok());
+  WriteText(key, trusted->key_pem);
+  Result<Response> after = client->Get(kConfigMaps);
+  EXPECT_TRUE(after.ok()) << after.status().ToString();
 }
 
 TEST_F(KubeRestTest, ClientCertificate) {
