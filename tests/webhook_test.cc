@@ -7,12 +7,16 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -500,6 +504,89 @@ TEST_F(WebhookProcessTest, ShutdownDelayIsNotReadyAndASecondSignalEndsIt) {
 
 // Start-up errors: a bad flag (2), a certificate that is not there or a cluster that is not
 // configured (1); each says what is wrong.
+// Issue 34, "rollout loses none": a rolling update under steady admission. Replica A gets
+// SIGTERM while clients keep sending reviews over kept connections; the "endpoints
+// controller" (this test) moves traffic to replica B once A's /readyz says it is shutting
+// down, as the Service would. A keeps answering during its shutdown delay (closing each
+// connection after its answer) and answers what it already read before it exits: every
+// review gets its 200 and its patch, from one replica or the other.
+TEST_F(WebhookProcessTest, ARolloutUnderSteadyAdmissionLosesNoReview) {
+  Start({"--shutdown-delay-seconds=2"});
+  const int port_a = port_;
+  // Replica B, beside it.
+  const std::string log_b = dir_.path() + "/webhook-b.log";
+  auto b = Subprocess::Spawn(Argv(), log_b);
+  ASSERT_TRUE(b.ok());
+  int port_b = 0;
+  const std::regex serving("serving .*port=([0-9]+)");
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    std::ifstream in(log_b);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string log = ss.str();
+    std::smatch m;
+    if (!std::regex_search(log, m, serving)) return false;
+    port_b = std::stoi(m[1]);
+    return true;
+  }));
+  auto ready_b = testing::LoopbackClient(port_b, testing::SharedPki().ca_pem(), milliseconds(5000));
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    auto r = ready_b->Do({kube::Verb::kGet, "/readyz", "", "", milliseconds(0)});
+    return r.ok() && r->status == 200;
+  }));
+
+  std::atomic<int> endpoint{port_a};
+  std::atomic<bool> stop{false};
+  std::atomic<int> answered_a{0}, answered_b{0}, lost{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&, t] {
+      std::map<int, std::unique_ptr<kube::RestClient>> by_port;
+      for (int i = 0; !stop; ++i) {
+        const int port = endpoint;
+        auto& c = by_port[port];
+        if (!c)
+          c = testing::LoopbackClient(port, testing::SharedPki().ca_pem(), milliseconds(5000));
+        kube::Request r;
+        r.verb = kube::Verb::kPost;
+        r.path = "/mutate?timeout=5s";
+        r.body = Review(Pod("rdma-a"), "r-" + std::to_string(t) + "-" + std::to_string(i));
+        Result<kube::Response> resp = c->Do(r);
+        const json review = resp.ok() ? json::parse(resp->body, nullptr, false) : json();
+        if (resp.ok() && resp->status == 200 && review.is_object() &&
+            review["response"].value("allowed", false) && PatchOf(review).size() == 1) {
+          ++(port == port_a ? answered_a : answered_b);
+        } else {
+          ++lost;
+          std::lock_guard<std::mutex> lock(mu);
+          failures.push_back(resp.ok() ? std::to_string(resp->status) + " " + resp->body
+                                       : resp.status().ToString());
+        }
+      }
+    });
+  }
+  ASSERT_TRUE(testing::WaitUntil([&] { return answered_a >= 20; }));
+  ASSERT_TRUE(proc_->Signal(SIGTERM).ok());
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    auto r = client_->Do({kube::Verb::kGet, "/readyz", "", "", milliseconds(0)});
+    return r.ok() && r->status == 503;
+  })) << Log();
+  const int a_at_switch = answered_a;
+  endpoint = port_b;  // the Service drops the replica that is not ready
+  auto code = proc_->Wait(milliseconds(15000));
+  ASSERT_TRUE(code.ok()) << code.status().ToString();
+  EXPECT_EQ(*code, 0) << Log();
+  ASSERT_TRUE(testing::WaitUntil([&] { return answered_b >= 20; }));
+  stop = true;
+  for (auto& th : clients) th.join();
+  EXPECT_EQ(lost.load(), 0) << (failures.empty() ? "" : failures.front());
+  EXPECT_GE(answered_a.load(), a_at_switch);
+  (void)b->Signal(SIGTERM);
+  (void)b->Wait(milliseconds(10000));
+}
+
 TEST_F(WebhookProcessTest, StartUpErrorsAreClear) {
   auto run = [&](std::vector<std::string> argv) {
     auto out = Execute(argv[0], argv, {}, "", milliseconds(10000));
