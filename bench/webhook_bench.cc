@@ -20,6 +20,10 @@
 // exist as fast as they can (each over its own kept connection, waiting for its answer):
 // issue 34's attacker. Their reviews are counted (miss_reviews=) and not in the latencies.
 //
+// --relist, after the load, has the API server end the NAD watch with 410 (as after its
+// restart or a compaction) and measures the relist: relist_ms until the new watch starts,
+// relist_hwm_kib the webhook's peak memory during it (VmHWM reset first).
+//
 // --hostile-nads adds a tenant's NADs as issue 34 describes them, in namespace ns-hostile:
 // 60 whose spec.config is 1 MiB and 128 whose resourceName annotation is 256 KiB (92 MiB
 // of list answers). --webhook PATH runs another build (a baseline); --ready-seconds N
@@ -76,6 +80,7 @@ struct Args {
   bool keep_alive = false;
   int miss_flood = 0;
   bool hostile_nads = false;
+  bool relist = false;
   std::string webhook;  // the binary; "" for hcashare-webhook beside this one
   int ready_seconds = 120;
 };
@@ -367,6 +372,24 @@ int Run(const Args& args) {
   }
   const long rss = bench::ProcStatusKib(proc->pid(), "VmRSS:");
   const long hwm = bench::ProcStatusKib(proc->pid(), "VmHWM:");
+  double relist_ms = -1;
+  long relist_hwm = -1;
+  if (args.relist) {
+    std::ofstream("/proc/" + std::to_string(proc->pid()) + "/clear_refs") << "5";  // VmHWM := RSS
+    auto watches = [&] {
+      int n = 0;
+      for (const auto& r : (*api)->Requests()) n += r.target.find("watch=") != std::string::npos;
+      return n;
+    };
+    (*api)->ClearRequests();  // its log keeps the last 100 requests: a relist's pages fill it
+    const auto t = Clock::now();
+    (*api)->ExpireWatches();
+    while (watches() == 0 && Clock::now() - t < std::chrono::seconds(120)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling the fake's log
+    }
+    relist_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+    relist_hwm = bench::ProcStatusKib(proc->pid(), "VmHWM:");
+  }
   // Then the worst a client can send: 8 bodies at once, each at the cap and made of the
   // values that cost the most once parsed (empty objects). Their answers do not matter
   // (400, 503, or the connection closed); the webhook's peak memory does.
@@ -393,12 +416,12 @@ int Run(const Args& args) {
       "webhook nads=%d hostile_nads=%s ready=yes cache=%s keep_alive=%s miss_flood=%d "
       "miss_reviews=%d rate=%.0f requests=%d errors=%d p50_ms=%.2f p90_ms=%.2f "
       "p99_ms=%.2f max_ms=%.2f decision_mean_us=%.0f sync_ms=%.0f rss_kib=%ld hwm_kib=%ld "
-      "hostile_hwm_kib=%ld\n",
+      "hostile_hwm_kib=%ld relist_ms=%.0f relist_hwm_kib=%ld\n",
       args.nads, args.hostile_nads ? "yes" : "no", args.no_cache ? "off" : "on",
       args.keep_alive ? "on" : "off", args.miss_flood, miss_reviews.load(), args.rate, total,
       errors.load(), bench::Percentile(latency, 0.5), bench::Percentile(latency, 0.9),
       bench::Percentile(latency, 0.99), bench::Percentile(latency, 1.0), decision_us, sync_ms, rss,
-      hwm, hostile_hwm);
+      hwm, hostile_hwm, relist_ms, relist_hwm);
   return errors.load() == 0 ? 0 : 1;
 }
 
@@ -424,6 +447,8 @@ int main(int argc, char** argv) {
       args.keep_alive = true;
     } else if (a == "--miss-flood") {
       args.miss_flood = std::atoi(next().c_str());
+    } else if (a == "--relist") {
+      args.relist = true;
     } else if (a == "--hostile-nads") {
       args.hostile_nads = true;
     } else if (a == "--webhook") {
@@ -434,7 +459,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: webhook_bench [--nads N] [--rate R] [--seconds S] [--threads T] "
                    "[--no-cache] [--keep-alive] [--miss-flood N] [--hostile-nads] "
-                   "[--webhook PATH] [--ready-seconds N]\n");
+                   "[--webhook PATH] [--ready-seconds N] [--relist]\n");
       return 2;
     }
   }

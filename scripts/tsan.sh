@@ -7,7 +7,9 @@
 # http_server_test (the Asio I/O thread and the worker) and probe_test (probes beside a
 # stuck control loop); for the cluster side, https_server_test (TLS sessions, certificate
 # reload), kube_watch_test and kube_informer_test (the informer's thread beside readers) and
-# webhook_test (the TSan-built hcashare-webhook process).
+# webhook_test (the TSan-built hcashare-webhook process), nri_wire_test (an NRI plugin session
+# beside the fake runtime's thread) and kube_proxy_test (the API client through the fake
+# CONNECT proxy's threads).
 # Builds them with -DHCASHARE_SANITIZE=thread into build-tsan and runs them.
 #
 # Debian's gRPC, protobuf and abseil are not instrumented, so TSan cannot see how gRPC
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build-tsan}
 all_tests=(server_test config_watch_test list_watch_test uevent_test daemon_test http_server_test
   probe_test https_server_test kube_watch_test kube_informer_test webhook_test dra_publisher_test
-  dra_node_test dra_daemon_test dra_state_test)
+  dra_node_test dra_daemon_test dra_state_test nri_wire_test kube_proxy_test)
 read -r -a tests <<<"${TSAN_TESTS:-${all_tests[*]}}"
 
 echo "== build (ThreadSanitizer) into $build: ${tests[*]}"
