@@ -15,6 +15,18 @@ Status ListSplitter::Feed(std::string_view bytes) {
   return Status::Ok();
 }
 
+bool ListSplitter::InString(char c) {
+  if (!in_string_) return false;
+  if (escape_) {
+    escape_ = false;
+  } else if (c == '\\') {
+    escape_ = true;
+  } else if (c == '"') {
+    in_string_ = false;
+  }
+  return true;
+}
+
 Status ListSplitter::Step(char c) {
   const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
   if (in_item_) {
@@ -23,16 +35,7 @@ Status ListSplitter::Step(char c) {
                                         std::to_string(max_item_bytes_) + " bytes");
     }
     item_.push_back(c);
-    if (in_string_) {
-      if (escape_) {
-        escape_ = false;
-      } else if (c == '\\') {
-        escape_ = true;
-      } else if (c == '"') {
-        in_string_ = false;
-      }
-      return Status::Ok();
-    }
+    if (InString(c)) return Status::Ok();
     if (c == '"') {
       in_string_ = true;
     } else if (c == '{' || c == '[') {
@@ -67,15 +70,10 @@ Status ListSplitter::Step(char c) {
     return Status::InvalidArgument("the answer is not a JSON object");
   }
   skeleton_.push_back(c);
-  if (in_string_) {
-    if (escape_) {
-      escape_ = false;
-    } else if (c == '\\') {
-      escape_ = true;
-    } else if (c == '"') {
-      in_string_ = false;
-      if (depth_ == 1) last_string_ = string_;
-    } else if (depth_ == 1 && string_.size() < 16) {
+  if (InString(c)) {
+    if (!in_string_ && depth_ == 1) {
+      last_string_ = string_;
+    } else if (in_string_ && depth_ == 1 && string_.size() < 16) {
       string_.push_back(c);
     }
     return Status::Ok();

@@ -33,6 +33,9 @@ class ListSplitter {
 
  private:
   Status Step(char c);
+  // Advances the string state over `c`; true when `c` is inside a string (its closing
+  // quote included).
+  bool InString(char c);
 
   const size_t max_item_bytes_;
   const std::function<Status(std::string_view)> on_item_;

@@ -25,14 +25,7 @@ class CniDraChainFailureTest : public CniDraPodTest {
     CniDraPodTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     AddRailsPod();
-    dra::PreparedClaim c;
-    c.uid = "uid-claim";
-    c.namespace_name = "ns";
-    c.name = "rails";
-    c.devices = {Device("pci-0000-5e-00-2", vf0_, "rails"),
-                 Device("pci-0000-5e-00-3", vf1_, "rails")};
-    c.devices[0].interface_name = "rdma0";
-    c.devices[0].mtu = 9000;
+    dra::PreparedClaim c = RailsClaim();
     c.devices[0].addresses = {"10.56.0.5/24"};  // IPAM's points too (`static`)
     PutClaim(c);
     step_ = {

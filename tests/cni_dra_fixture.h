@@ -51,6 +51,20 @@ class CniDraPodTest : public CniPodTest {
     return d;
   }
 
+  // Claim ns/rails (uid-claim) preparing both VFs for its request "rails", the first named
+  // rdma0 in the pod, at MTU 9000.
+  dra::PreparedClaim RailsClaim() const {
+    dra::PreparedClaim c;
+    c.uid = "uid-claim";
+    c.namespace_name = "ns";
+    c.name = "rails";
+    c.devices = {Device("pci-0000-5e-00-2", vf0_, "rails"),
+                 Device("pci-0000-5e-00-3", vf1_, "rails")};
+    c.devices[0].interface_name = "rdma0";
+    c.devices[0].mtu = 9000;
+    return c;
+  }
+
   // Adds (or replaces) `claim` in the driver's checkpoint file.
   void PutClaim(const dra::PreparedClaim& claim) {
     auto cp = dra::Checkpoint::Load(dra::CheckpointPath(tmp_.path() + "/kubelet", kDriver));

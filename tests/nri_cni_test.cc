@@ -24,15 +24,7 @@ class NriCniTest : public CniDraPodTest {
     CniDraPodTest::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
     AddRailsPod();
-    dra::PreparedClaim c;
-    c.uid = "uid-claim";
-    c.namespace_name = "ns";
-    c.name = "rails";
-    c.devices = {Device("pci-0000-5e-00-2", vf0_, "rails"),
-                 Device("pci-0000-5e-00-3", vf1_, "rails")};
-    c.devices[0].interface_name = "rdma0";
-    c.devices[0].mtu = 9000;
-    PutClaim(c);
+    PutClaim(RailsClaim());
     pod_sandbox_ = {"5b1d0c0ffee", "pod-a", "uid-a", "ns", pod_};
   }
   void TearDown() override {
