@@ -42,6 +42,8 @@ Status ListSplitter::Step(char c) {
       ++depth_;
     } else if (c == '}' || c == ']') {
       if (--depth_ == 2) {
+        // Brackets inside are checked when the item is parsed; its own must be an object's.
+        if (c != '}') return Status::InvalidArgument("a list item is not a JSON object");
         in_item_ = false;
         Status st = on_item_(item_);
         item_.clear();

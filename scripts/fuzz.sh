@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-${FUZZ_SECONDS:-60}}
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 all_targets=(config cni_env cni_netconf cni_result checkpoint podresources rdma_netlink
-  sysfs_values admission dra_checkpoint)
+  sysfs_values admission dra_checkpoint kube_list_stream nri_wire)
 read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
 
 # clang and its runtime libraries (libFuzzer, sanitizers), for this build only.

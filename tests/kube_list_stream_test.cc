@@ -67,6 +67,8 @@ TEST(ListSplitterTest, NullAndEmptyItems) {
 TEST(ListSplitterTest, MalformedAnswersAreRefused) {
   EXPECT_FALSE(SplitIn(R"([{"a": 1}])", 4).fed.ok()) << "not an object";
   EXPECT_FALSE(SplitIn(R"({"items": [1, 2]})", 4).fed.ok()) << "items that are not objects";
+  // Found by fuzz/kube_list_stream_fuzz.cc: an item closed by ']' was handed over.
+  EXPECT_FALSE(SplitIn(R"({"items": [{"b": [1, {"c": null}]]})", 4).fed.ok()) << "{ ... ]";
   EXPECT_FALSE(SplitIn(R"({"items": [{"a": 1})", 4).rest.ok()) << "ended early";
   EXPECT_FALSE(SplitIn(R"({"items": [{"a": "x}]})", 4).rest.ok()) << "ended in a string";
   EXPECT_FALSE(SplitIn(R"({"items": [], "metadata": {"a" 1}})", 4).rest.ok()) << "bad JSON";
