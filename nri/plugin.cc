@@ -38,17 +38,16 @@ Reply PodPlugin::PodEvent(int event, const Pod& pod) {
   return Answer(api::Empty());
 }
 
-Reply PodPlugin::Call(const std::string& method, const std::string& request,
-                      std::chrono::steady_clock::time_point /*deadline*/) {
+Reply PodPlugin::Call(const std::string& method, const std::string& request) {
   if (method == "Configure") {
     api::ConfigureRequest req;
     if (!req.ParseFromString(request)) return Refused(RpcCode::kInvalidArgument, "bad request");
-    request_timeout_ = std::chrono::milliseconds(req.request_timeout());
     LogInfo("configured by the runtime's NRI",
             {{"runtime", req.runtime_name() + " " + req.runtime_version()},
              {"nri_version", req.nri_version()},
              {"request_timeout_ms", req.request_timeout()}});
-    if (req.request_timeout() > 0 && request_timeout_ < kRecommendedRequestTimeout) {
+    if (req.request_timeout() > 0 &&
+        std::chrono::milliseconds(req.request_timeout()) < kRecommendedRequestTimeout) {
       LogWarn(
           "the runtime's NRI request timeout is short: a pod whose devices take longer to "
           "move makes the runtime drop this plugin (the pod then starts without them until "

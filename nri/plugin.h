@@ -53,18 +53,13 @@ class PodPlugin : public PluginService {
  public:
   explicit PodPlugin(PodHandler& handler) : handler_(handler) {}
 
-  Reply Call(const std::string& method, const std::string& request,
-             std::chrono::steady_clock::time_point deadline) override;
-
-  // The runtime's request timeout (from Configure); 0 until configured.
-  std::chrono::milliseconds request_timeout() const { return request_timeout_; }
+  Reply Call(const std::string& method, const std::string& request) override;
 
  private:
   Reply PodEvent(int event, const Pod& pod);
 
   PodHandler& handler_;
   std::vector<Pod> sync_;  // pods of a Synchronize that has more to come
-  std::chrono::milliseconds request_timeout_{0};
 };
 
 }  // namespace hcashare::nri

@@ -18,8 +18,6 @@ using Clock = std::chrono::steady_clock;
 
 // The stream ID of the plugin's only own call; ttrpc clients number their streams 1, 3, ...
 constexpr uint32_t kRegisterStream = 1;
-// A runtime that gives no timeout for a call.
-constexpr auto kDefaultCallTimeout = std::chrono::minutes(1);
 
 Status WriteAll(int fd, const std::string& bytes) {
   size_t at = 0;
@@ -60,10 +58,7 @@ Status Serve(int fd, const Message& m, PluginService& service) {
   } else if (request.service() != kPluginService) {
     reply = {RpcCode::kUnimplemented, "service " + request.service() + " is not served", ""};
   } else {
-    const Clock::time_point deadline =
-        request.timeout_nano() > 0 ? Clock::now() + std::chrono::nanoseconds(request.timeout_nano())
-                                   : Clock::now() + kDefaultCallTimeout;
-    reply = service.Call(request.method(), request.payload(), deadline);
+    reply = service.Call(request.method(), request.payload());
   }
   api::TtrpcResponse response;
   response.mutable_status()->set_code(static_cast<int>(reply.code));

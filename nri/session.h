@@ -28,10 +28,8 @@ struct Reply {
 class PluginService {
  public:
   virtual ~PluginService() = default;
-  // Answers method `method` of the Plugin service with serialized `request`; the runtime
-  // waits until `deadline` (its timeout for the call, or a minute when it gave none).
-  virtual Reply Call(const std::string& method, const std::string& request,
-                     std::chrono::steady_clock::time_point deadline) = 0;
+  // Answers method `method` of the Plugin service with serialized `request`.
+  virtual Reply Call(const std::string& method, const std::string& request) = 0;
 };
 
 // How RunSession registers.

@@ -225,10 +225,9 @@ TEST_F(NriSessionTest, TheStopFdEndsTheSession) {
 TEST(NriPluginTest, MethodsNotSubscribedToAreUnimplemented) {
   RecordingHandler handler;
   PodPlugin plugin(handler);
-  const auto deadline = std::chrono::steady_clock::now();
-  EXPECT_EQ(plugin.Call("CreateContainer", "", deadline).code, RpcCode::kUnimplemented);
-  EXPECT_EQ(plugin.Call("UpdatePodSandbox", "", deadline).code, RpcCode::kUnimplemented);
-  EXPECT_EQ(plugin.Call("RunPodSandbox", "\xff", deadline).code, RpcCode::kInvalidArgument);
+  EXPECT_EQ(plugin.Call("CreateContainer", "").code, RpcCode::kUnimplemented);
+  EXPECT_EQ(plugin.Call("UpdatePodSandbox", "").code, RpcCode::kUnimplemented);
+  EXPECT_EQ(plugin.Call("RunPodSandbox", "\xff").code, RpcCode::kInvalidArgument);
   EXPECT_TRUE(handler.events.empty());
 }
 
