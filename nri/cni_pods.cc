@@ -205,8 +205,12 @@ void CniPods::Synchronize(const std::vector<Pod>& pods) {
   for (const Pod& pod : pods) {
     if (!CheckPod(pod).ok()) continue;  // never ours: such a pod cannot have been started
     valid.push_back({{"containerID", pod.id}, {"ifname", options_.ifname}});
+    // A pod that already has attachments was attached when it started (an ADD attaches all
+    // of a pod's devices or none); only the others are caught up, so that a reconnection
+    // costs a CNI run only for pods that started while the plugin was away.
     if (!pod.netns.empty() && Exists(pod.netns) &&
-        (!options_.may_have_claims || options_.may_have_claims(pod))) {
+        (!options_.may_have_claims || options_.may_have_claims(pod)) &&
+        !(options_.may_have_attachments && options_.may_have_attachments(pod))) {
       running.push_back(&pod);
     }
   }
@@ -222,8 +226,7 @@ void CniPods::Synchronize(const std::vector<Pod>& pods) {
                {{"pod", PodKey(*pod)}, {"sandbox", pod->id}, {"error", st.message()}});
     }
   }
-  LogInfo("synchronized with the runtime",
-          {{"pods", pods.size()}, {"running_with_claims", running.size()}});
+  LogInfo("synchronized with the runtime", {{"pods", pods.size()}, {"caught_up", running.size()}});
 }
 
 }  // namespace hcashare::nri

@@ -2,8 +2,8 @@
 // "dra", cni/dra_chain.h) for the pod, exactly as a runtime runs a chained CNI plugin, so
 // that the devices of a pod's claims enter it with the same steps, undo and state as
 // through the CNI step or a Multus network. Started: ADD; Stopped: DEL; Synchronize: GC of
-// the attachments of pods the runtime no longer has, then ADD for each running pod (ADD
-// skips the devices a pod already holds). The attachments are owned by (sandbox ID,
+// the attachments of pods the runtime no longer has, then ADD for each running pod that has
+// none yet (one that started while the plugin was away). The attachments are owned by (sandbox ID,
 // `ifname`), so a pod that also has the CNI step or a Multus network gets each device once.
 #pragma once
 

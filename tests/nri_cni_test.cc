@@ -218,6 +218,7 @@ TEST_F(NriCniTest, TheCniRunsOnlyForPodsThatMayHaveClaimsOrAttachments) {
 }
 
 TEST_F(NriCniTest, TheRuntimesRestartIsFollowedByAReconnection) {
+  RecordingCni();
   fake::FakeNriRuntime runtime(Socket(), RuntimeOptions());
   ASSERT_TRUE(runtime.Listen().ok());
   StartPlugin(runtime);
@@ -225,6 +226,11 @@ TEST_F(NriCniTest, TheRuntimesRestartIsFollowedByAReconnection) {
   Status st = runtime.AcceptPlugin({pod_sandbox_}, std::chrono::milliseconds(20000));
   ASSERT_TRUE(st.ok()) << st.ToString() << ReadLog();
   EXPECT_EQ(PodLinks().count("rdma0"), 1u) << "caught up at synchronization";
+  EXPECT_EQ(Calls().back(), "ADD 5b1d0c0ffee");
+  // Once more: the pod has its attachments now, so the synchronization runs no ADD.
+  runtime.Disconnect();
+  ASSERT_TRUE(runtime.AcceptPlugin({pod_sandbox_}, std::chrono::milliseconds(20000)).ok());
+  EXPECT_EQ(Calls().back(), "GC ") << "an attached pod is not attached again";
   ASSERT_TRUE(runtime.StopPodSandbox(pod_sandbox_).ok());
   EXPECT_EQ(PodLinks().count("rdma0"), 0u);
 }
