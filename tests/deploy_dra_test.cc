@@ -309,7 +309,7 @@ TEST(DeployDraHelm, SlicePolicyFollowsTheReleaseAndDriver) {
   EXPECT_EQ(SlicePolicyProblems(objs, "kube-system", "rdma", "rdma.example.com"),
             std::vector<std::string>{});
   for (const char* kind : {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}) {
-    EXPECT_EQ(Find(RenderHelm(), kind), nullptr) << kind << " without dra.enabled";
+    EXPECT_FALSE(Has(RenderHelm(), kind)) << kind << " without dra.enabled";
   }
 }
 
@@ -480,7 +480,8 @@ TEST(DeployDraHelm, TheNriPluginInstallIsTheKustomizeComponent) {
   EXPECT_EQ(value_of(init["args"], "--nri-plugin-dir"), "/host/opt/nri/plugins");
   EXPECT_EQ(value_of(init["args"], "--nri-name"), "90-hcashare");
   // Off by default: the plain overlay installs no NRI plugin.
-  const json* plain = Find(RenderHelm(OverlayValues()), "DaemonSet");
+  const auto plain_objs = RenderHelm(OverlayValues());
+  const json* plain = Find(plain_objs, "DaemonSet");
   ASSERT_NE(plain, nullptr);
   EXPECT_EQ(value_of(PodSpec(*plain)["initContainers"][0]["args"], "--nri-plugin-dir"), "");
 }
@@ -670,7 +671,8 @@ TEST(DeployDraExamples, JobContainerListsTheClaim) {
 // rdma/hca_vfs request (the claim allocates the VF) and no warning (the pod has its claim).
 TEST(DeployDraExamples, InjectorAddsNothingToTheJobOfTheDraNad) {
   const json nad = LoadYamlFile(Src(kExamples + "nad-multus-dra.yaml")).at(0);
-  const json job = *Find(LoadYamlFile(Src(kExamples + "gpu-nic-claim.yaml")), "Job");
+  const auto example = LoadYamlFile(Src(kExamples + "gpu-nic-claim.yaml"));
+  const json job = *Find(example, "Job");
   struct OneNad : injector::NadLookup {
     explicit OneNad(const json& n) : nad(n) {}
     Result<injector::NadInfo> Find(const std::string&, const std::string& name) override {

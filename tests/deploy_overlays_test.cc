@@ -153,8 +153,8 @@ TEST(DeployHelm, OverlayValuesRenderTheOverlays) {
 
 TEST(DeployHelm, ServiceMonitorSelectsTheMetricsPort) {
   SKIP_WITHOUT_HELM();
-  EXPECT_EQ(Find(RenderHelm(), "ServiceMonitor"), nullptr);
-  EXPECT_EQ(Find(RenderHelm(), "Service"), nullptr);
+  EXPECT_FALSE(Has(RenderHelm(), "ServiceMonitor"));
+  EXPECT_FALSE(Has(RenderHelm(), "Service"));
   const auto objs = RenderHelm(json::parse(
       R"({"metrics": {"serviceMonitor": {"enabled": true, "labels": {"release": "prom"}}}})"));
   ASSERT_TRUE(Find(objs, "DaemonSet") && Find(objs, "Service") && Find(objs, "ServiceMonitor"));

@@ -170,6 +170,10 @@ const json* Find(const std::vector<json>& objs, const std::string& kind, const s
   return nullptr;
 }
 
+bool Has(const std::vector<json>& objs, const std::string& kind, const std::string& name) {
+  return Find(objs, kind, name) != nullptr;
+}
+
 std::map<std::string, json> ByKey(const std::vector<json>& objs) {
   std::map<std::string, json> out;
   for (const auto& o : objs) out[Key(o)] = o;

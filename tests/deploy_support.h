@@ -49,9 +49,14 @@ std::vector<json> LoadYamlFile(const std::string& path);
 std::string Name(const json& o);
 // "Kind/namespace/name".
 std::string Key(const json& o);
-// The first object of that kind (and name, when given); null when none.
+// The first object of that kind (and name, when given); null when none. A pointer into
+// `objs`, so never into a temporary (Has() asks whether a rendering holds one).
 const json* Find(const std::vector<json>& objs, const std::string& kind,
                  const std::string& name = "");
+const json* Find(std::vector<json>&& objs, const std::string& kind,
+                 const std::string& name = "") = delete;
+// Whether `objs` holds an object of that kind (and name, when given).
+bool Has(const std::vector<json>& objs, const std::string& kind, const std::string& name = "");
 // The objects by Key().
 std::map<std::string, json> ByKey(const std::vector<json>& objs);
 // The element of `list` with that "name" (a pointer into `list`, so not a temporary).
