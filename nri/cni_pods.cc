@@ -163,6 +163,10 @@ Status CniPods::Run(const std::string& verb, const Pod* pod, const json& netconf
 
 Status CniPods::Configure(const std::string& config) {
   ASSIGN_OR_RETURN(json conf, StepNetConf(options_.netconf, config));
+  // A new connection: what the last one left is its next synchronization's to redo.
+  catching_up_ = false;
+  gc_due_ = false;
+  catch_up_.clear();
   RETURN_IF_ERROR(Run("STATUS", nullptr, conf));
   netconf_ = std::move(conf);
   return Status::Ok();
@@ -173,6 +177,7 @@ Status CniPods::Started(const Pod& pod) {
   if (Status st = CheckPod(pod); !st.ok()) {
     return Status::InvalidArgument("NRI pod refused: " + st.message());
   }
+  live_.insert(pod.id);
   if (options_.may_have_claims && !options_.may_have_claims(pod)) return Status::Ok();
   Status st = Run("ADD", &pod, netconf_);
   if (!st.ok()) {
@@ -186,6 +191,8 @@ Status CniPods::Stopped(const Pod& pod) {
   if (Status st = CheckPod(pod); !st.ok()) {
     return Status::InvalidArgument("NRI pod refused: " + st.message());
   }
+  // Not caught up any more, and what a failed DEL leaves the next GC collects.
+  live_.erase(pod.id);
   if (options_.may_have_attachments && !options_.may_have_attachments(pod)) {
     return Status::Ok();
   }
@@ -200,33 +207,58 @@ Status CniPods::Stopped(const Pod& pod) {
 }
 
 void CniPods::Synchronize(const std::vector<Pod>& pods) {
-  json valid = json::array();
-  std::vector<const Pod*> running;
+  live_.clear();
+  catch_up_.clear();
+  caught_up_ = 0;
   for (const Pod& pod : pods) {
     if (!CheckPod(pod).ok()) continue;  // never ours: such a pod cannot have been started
-    valid.push_back({{"containerID", pod.id}, {"ifname", options_.ifname}});
-    // A pod that already has attachments was attached when it started (an ADD attaches all
-    // of a pod's devices or none); only the others are caught up, so that a reconnection
-    // costs a CNI run only for pods that started while the plugin was away.
-    if (!pod.netns.empty() && Exists(pod.netns) &&
-        (!options_.may_have_claims || options_.may_have_claims(pod)) &&
-        !(options_.may_have_attachments && options_.may_have_attachments(pod))) {
-      running.push_back(&pod);
+    live_.insert(pod.id);
+    // Checked one by one in the background: even the cheap checks, over a node's pods,
+    // cost more than the answer may take.
+    if (!pod.netns.empty()) catch_up_.push_back(pod);
+  }
+  gc_due_ = true;
+  catching_up_ = true;
+  LogInfo("synchronized with the runtime; catching up in the background", {{"pods", pods.size()}});
+}
+
+bool CniPods::Background() {
+  if (!catching_up_) return false;
+  if (gc_due_) {
+    // First, so that the devices of pods gone while the plugin was away are free again
+    // for the pods caught up next.
+    gc_due_ = false;
+    json valid = json::array();
+    for (const std::string& id : live_) {
+      valid.push_back({{"containerID", id}, {"ifname", options_.ifname}});
+    }
+    json gc = netconf_;
+    gc["cni.dev/valid-attachments"] = std::move(valid);
+    if (Status st = Run("GC", nullptr, gc); !st.ok()) {
+      LogError("cannot collect the attachments of pods the runtime no longer has",
+               {{"error", st.message()}});
+    }
+  } else if (!catch_up_.empty()) {
+    const Pod pod = std::move(catch_up_.front());
+    catch_up_.pop_front();
+    // A pod stopped since the synchronization, or without claims, is left alone; so is one
+    // that has attachments: it was attached when it started (an ADD attaches all of a pod's
+    // devices or none), so a reconnection costs a CNI run only for pods that started while
+    // the plugin was away.
+    const bool due = live_.count(pod.id) != 0 && Exists(pod.netns) &&
+                     (!options_.may_have_claims || options_.may_have_claims(pod)) &&
+                     !(options_.may_have_attachments && options_.may_have_attachments(pod));
+    if (due) {
+      ++caught_up_;
+      if (Status st = Run("ADD", &pod, netconf_); !st.ok()) {
+        LogError("cannot attach a running pod's DRA devices",
+                 {{"pod", PodKey(pod)}, {"sandbox", pod.id}, {"error", st.message()}});
+      }
     }
   }
-  json gc = netconf_;
-  gc["cni.dev/valid-attachments"] = valid;
-  if (Status st = Run("GC", nullptr, gc); !st.ok()) {
-    LogError("cannot collect the attachments of pods the runtime no longer has",
-             {{"error", st.message()}});
-  }
-  for (const Pod* pod : running) {
-    if (Status st = Run("ADD", pod, netconf_); !st.ok()) {
-      LogError("cannot attach a running pod's DRA devices",
-               {{"pod", PodKey(*pod)}, {"sandbox", pod->id}, {"error", st.message()}});
-    }
-  }
-  LogInfo("synchronized with the runtime", {{"pods", pods.size()}, {"caught_up", running.size()}});
+  catching_up_ = gc_due_ || !catch_up_.empty();
+  if (!catching_up_) LogInfo("caught up with the runtime", {{"pods_attached", caught_up_}});
+  return catching_up_;
 }
 
 }  // namespace hcashare::nri

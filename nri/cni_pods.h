@@ -3,12 +3,16 @@
 // that the devices of a pod's claims enter it with the same steps, undo and state as
 // through the CNI step or a Multus network. Started: ADD; Stopped: DEL; Synchronize: GC of
 // the attachments of pods the runtime no longer has, then ADD for each running pod that has
-// none yet (one that started while the plugin was away). The attachments are owned by (sandbox ID,
-// `ifname`), so a pod that also has the CNI step or a Multus network gets each device once.
+// none yet (one that started while the plugin was away), both in the background after the
+// answer, one CNI run at a time between the runtime's calls. The attachments are owned by
+// (sandbox ID, `ifname`), so a pod that also has the CNI step or a Multus network gets
+// each device once.
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,6 +67,7 @@ class CniPods : public PodHandler {
   // (its STATUS verb), so that a bad configuration is refused here, with the CNI's message.
   Status Configure(const std::string& config) override;
   void Synchronize(const std::vector<Pod>& pods) override;
+  bool Background() override;
   Status Started(const Pod& pod) override;
   Status Stopped(const Pod& pod) override;
 
@@ -72,6 +77,14 @@ class CniPods : public PodHandler {
 
   CniPodsOptions options_;
   nlohmann::json netconf_;
+  // Since the last Synchronize: the sandbox IDs of the runtime's pods (those synchronized
+  // and those started since, less those stopped since), whose attachments GC keeps.
+  std::set<std::string> live_;
+  bool catching_up_ = false;  // the synchronization's work is not all done
+  bool gc_due_ = false;       // the synchronization's GC has not run yet
+  // The synchronization's pods, checked (and ADDed when due) one per Background call.
+  std::deque<Pod> catch_up_;
+  size_t caught_up_ = 0;  // of this synchronization's catch-up, ADDs run so far
 };
 
 }  // namespace hcashare::nri

@@ -30,8 +30,13 @@ class PodHandler {
   // The plugin's configuration as the runtime holds it (a pre-installed plugin's conf.d
   // file; "" for none). An error refuses the configuration.
   virtual Status Configure(const std::string& config) = 0;
-  // Every pod the runtime knows, at each (re)connection. Errors are the handler's to log.
+  // Every pod the runtime knows, at each (re)connection. The runtime bounds the call
+  // (containerd: 2 s) and an outage can leave many pods to catch up, so what takes long
+  // goes to Background. Errors are the handler's to log.
   virtual void Synchronize(const std::vector<Pod>& pods) = 0;
+  // One piece of the work Synchronize left, run while the runtime waits for nothing (its
+  // pod events come first); true while more is left.
+  virtual bool Background() { return false; }
   // A pod's sandbox started (its network is set up): an error fails the pod's start. It
   // runs to its end even past the runtime's timeout for the call: a runtime that gave up
   // drops the plugin but still starts the pod, which should then have its devices.
@@ -54,6 +59,7 @@ class PodPlugin : public PluginService {
   explicit PodPlugin(PodHandler& handler) : handler_(handler) {}
 
   Reply Call(const std::string& method, const std::string& request) override;
+  bool Background() override { return handler_.Background(); }
 
  private:
   Reply PodEvent(int event, const Pod& pod);

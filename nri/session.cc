@@ -88,6 +88,7 @@ Status RunSession(int trunk, const SessionOptions& options, PluginService& servi
                        call.SerializeAsString()));
   const Clock::time_point register_by = Clock::now() + options.registration_timeout;
   bool registered = false;
+  bool background = false;  // the service may have work left (it says when it has not)
   TrunkReader reader;
   std::string buf(64 << 10, '\0');
   for (;;) {
@@ -102,13 +103,18 @@ Status RunSession(int trunk, const SessionOptions& options, PluginService& servi
                                           " ms");
       }
       wait_ms = static_cast<int>(left.count());
+    } else if (background) {
+      wait_ms = 0;  // only a look: a waiting call is served before the work left
     }
     const int n = ::poll(fds, options.stop_fd >= 0 ? 2 : 1, wait_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       return Status::Internal(std::string("poll: ") + std::strerror(errno));
     }
-    if (n == 0) continue;
+    if (n == 0) {
+      if (registered && background) background = service.Background();
+      continue;
+    }
     if (options.stop_fd >= 0 && (fds[1].revents & POLLIN) != 0) return Status::Ok();
     if (fds[0].revents == 0) continue;
     const ssize_t got = ::read(trunk, buf.data(), buf.size());
@@ -123,6 +129,7 @@ Status RunSession(int trunk, const SessionOptions& options, PluginService& servi
       const auto type = static_cast<MessageType>(m->type);
       if (m->conn == kPluginServiceConn && type == MessageType::kRequest) {
         RETURN_IF_ERROR(Serve(trunk, *m, service));
+        background = true;
       } else if (m->conn == kRuntimeServiceConn && type == MessageType::kResponse &&
                  m->stream_id == kRegisterStream && !registered) {
         api::TtrpcResponse response;

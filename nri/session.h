@@ -30,6 +30,10 @@ class PluginService {
   virtual ~PluginService() = default;
   // Answers method `method` of the Plugin service with serialized `request`.
   virtual Reply Call(const std::string& method, const std::string& request) = 0;
+  // Does one piece of the work an earlier call left for later (so that the call could be
+  // answered within the runtime's timeout); called only while no call of the runtime is
+  // waiting, so calls come first. True while more is left.
+  virtual bool Background() { return false; }
 };
 
 // How RunSession registers.
@@ -44,9 +48,9 @@ struct SessionOptions {
 };
 
 // Registers with the runtime over `trunk` (a connected stream socket; not closed here) and
-// serves `service` until the runtime closes the connection (Unavailable), a protocol
-// error (InvalidArgument), a refused or late registration (FailedPrecondition), or
-// `stop_fd` (Ok).
+// serves `service`, running its background work whenever no call is waiting, until the runtime
+// closes the connection (Unavailable), a protocol error (InvalidArgument), a refused or late
+// registration (FailedPrecondition), or `stop_fd` (Ok).
 Status RunSession(int trunk, const SessionOptions& options, PluginService& service);
 
 }  // namespace hcashare::nri

@@ -93,6 +93,21 @@ class NriCniTest : public CniDraPodTest {
     std::ifstream in(Log());
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
+  // Waits until the plugin has finished the work of its `n`th synchronization (the GC and
+  // the catch-up run after the answer), as its log tells.
+  bool CaughtUp(size_t n) const {
+    return testing::WaitUntil(
+        [&] {
+          const std::string log = ReadLog();
+          size_t count = 0;
+          for (size_t at = log.find("caught up with the runtime"); at != std::string::npos;
+               at = log.find("caught up with the runtime", at + 1)) {
+            ++count;
+          }
+          return count >= n;
+        },
+        std::chrono::milliseconds(30000));
+  }
   fake::FakeNriRuntimeOptions RuntimeOptions() const {
     fake::FakeNriRuntimeOptions o;
     o.request_timeout = std::chrono::milliseconds(30000);
@@ -181,6 +196,7 @@ TEST_F(NriCniTest, AKilledPluginCatchesUpFromTheRuntimesPodsWhenItReconnects) {
   ASSERT_TRUE(runtime.Listen().ok());
   // A pod started while no plugin was there: the first synchronization attaches its VFs.
   StartPlugin(runtime, {pod_sandbox_});
+  ASSERT_TRUE(CaughtUp(1)) << ReadLog();
   ASSERT_EQ(PodLinks().count("rdma0"), 1u) << ReadLog();
 
   // Killed with the pod running; the pod is then removed while no plugin is there.
@@ -191,6 +207,7 @@ TEST_F(NriCniTest, AKilledPluginCatchesUpFromTheRuntimesPodsWhenItReconnects) {
 
   // Restarted: the runtime no longer has the pod, so its attachments are collected.
   StartPlugin(runtime, {});
+  ASSERT_TRUE(CaughtUp(2)) << ReadLog();
   EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(Scope())), "") << ReadLog();
 }
 
@@ -206,6 +223,7 @@ TEST_F(NriCniTest, TheCniRunsOnlyForPodsThatMayHaveClaimsOrAttachments) {
   fake::FakeNriRuntime runtime(Socket(), RuntimeOptions());
   ASSERT_TRUE(runtime.Listen().ok());
   StartPlugin(runtime, pods);
+  ASSERT_TRUE(CaughtUp(1)) << ReadLog();
   EXPECT_EQ(Calls(), (std::vector<std::string>{"STATUS ", "GC ", "ADD 5b1d0c0ffee"}));
   EXPECT_EQ(PodLinks().count("rdma0"), 1u);
   ASSERT_TRUE(runtime.RunPodSandbox(pods[3]).ok());
@@ -217,19 +235,52 @@ TEST_F(NriCniTest, TheCniRunsOnlyForPodsThatMayHaveClaimsOrAttachments) {
   EXPECT_EQ(Calls().size(), 4u) << "nothing left to delete: no second DEL";
 }
 
+// containerd drops a plugin that has not answered within its request timeout (2 s by
+// default): catching up many pods after an outage must not hold Synchronize's answer. Here
+// the catch-up's ADD waits for the test, and the plugin stays connected meanwhile.
+TEST_F(NriCniTest, ASlowCatchUpRunsAfterTheSynchronizationIsAnswered) {
+  const std::string gate = tmp_.path() + "/gate";
+  ASSERT_EQ(::mkfifo(gate.c_str(), 0600), 0);
+  UniqueFd release(::open(gate.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+  ASSERT_TRUE(release.valid());
+  const std::string cni = tmp_.path() + "/cni-gated";
+  std::ofstream(cni) << "#!/bin/sh\n[ \"$CNI_COMMAND\" = ADD ] && read go < " << gate
+                     << "\necho \"$CNI_COMMAND $CNI_CONTAINERID\" >> " << tmp_.path()
+                     << "/calls.log\nexec " << testing::BinDir() << "/" << binary_ << "\n";
+  fs::permissions(cni, fs::perms::owner_all);
+  cni_bin_ = cni;
+  fake::FakeNriRuntimeOptions o = RuntimeOptions();
+  o.request_timeout = std::chrono::milliseconds(2000);  // containerd's default
+  fake::FakeNriRuntime runtime(Socket(), o);
+  ASSERT_TRUE(runtime.Listen().ok());
+  StartPlugin(runtime, {pod_sandbox_});
+  EXPECT_TRUE(runtime.connected()) << "Synchronize answered in time\n" << ReadLog();
+  EXPECT_EQ(PodLinks().count("rdma0"), 0u) << "the catch-up waits at the gate";
+  ASSERT_EQ(::write(release.get(), "go\n", 3), 3);
+  ASSERT_TRUE(CaughtUp(1)) << ReadLog();
+  EXPECT_TRUE(runtime.connected());
+  EXPECT_EQ(Calls(), (std::vector<std::string>{"STATUS ", "GC ", "ADD 5b1d0c0ffee"}));
+  EXPECT_EQ(PodLinks().count("rdma0"), 1u) << ReadLog();
+  ASSERT_TRUE(runtime.StopPodSandbox(pod_sandbox_).ok());
+  EXPECT_EQ(PodLinks().count("rdma0"), 0u);
+}
+
 TEST_F(NriCniTest, TheRuntimesRestartIsFollowedByAReconnection) {
   RecordingCni();
   fake::FakeNriRuntime runtime(Socket(), RuntimeOptions());
   ASSERT_TRUE(runtime.Listen().ok());
   StartPlugin(runtime);
-  runtime.Disconnect();  // the runtime restarts; the plugin process stays
+  ASSERT_TRUE(CaughtUp(1)) << ReadLog();  // else the restart cuts the first GC short
+  runtime.Disconnect();                   // the runtime restarts; the plugin process stays
   Status st = runtime.AcceptPlugin({pod_sandbox_}, std::chrono::milliseconds(20000));
   ASSERT_TRUE(st.ok()) << st.ToString() << ReadLog();
-  EXPECT_EQ(PodLinks().count("rdma0"), 1u) << "caught up at synchronization";
+  ASSERT_TRUE(CaughtUp(2)) << ReadLog();
+  EXPECT_EQ(PodLinks().count("rdma0"), 1u) << "caught up after the synchronization";
   EXPECT_EQ(Calls().back(), "ADD 5b1d0c0ffee");
   // Once more: the pod has its attachments now, so the synchronization runs no ADD.
   runtime.Disconnect();
   ASSERT_TRUE(runtime.AcceptPlugin({pod_sandbox_}, std::chrono::milliseconds(20000)).ok());
+  ASSERT_TRUE(CaughtUp(3)) << ReadLog();
   EXPECT_EQ(Calls().back(), "GC ") << "an attached pod is not attached again";
   ASSERT_TRUE(runtime.StopPodSandbox(pod_sandbox_).ok());
   EXPECT_EQ(PodLinks().count("rdma0"), 0u);

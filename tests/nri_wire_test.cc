@@ -2,18 +2,26 @@
 // against the fake runtime of testing/, which speaks NRI's mux and ttrpc on a real unix
 // socket: registration, configuration, synchronization in chunks, pod events by dedicated
 // RPC and by StateChange, refusals, and a runtime that goes away.
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/temp_dir.h"
+#include "nri/cni_pods.h"
 #include "nri/plugin.h"
 #include "nri/session.h"
 #include "nri/wire.h"
 #include "testing/fake_nri_runtime.h"
+#include "tests/test_util.h"
 
 namespace hcashare::nri {
 namespace {
@@ -72,17 +80,39 @@ TEST(NriWireTest, OversizedFramesAndMessagesAreRefusedForGood) {
   EXPECT_FALSE(EncodeMessage(big).ok());
 }
 
-// Records what the runtime hands over.
+// Records what the runtime hands over. `background_per_sync` pieces of background work
+// follow each synchronization; with `hold_first`, the first waits for Release().
 class RecordingHandler : public PodHandler {
  public:
+  bool Background() override {
+    std::unique_lock<std::mutex> lock(mu);
+    if (background_left == 0) return false;
+    const int n = ++background_done;
+    events.push_back("background " + std::to_string(n));
+    if (n == 1 && hold_first) released_cv.wait(lock, [this] { return released; });
+    return --background_left > 0;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu);
+    released = true;
+    released_cv.notify_all();
+  }
+  std::vector<std::string> Events() {
+    std::lock_guard<std::mutex> lock(mu);
+    return events;
+  }
+
   Status Configure(const std::string& config) override {
     configs.push_back(config);
     return config == "bad" ? Status::InvalidArgument("$.ipam: bad") : Status::Ok();
   }
   void Synchronize(const std::vector<Pod>& pods) override {
     for (const Pod& p : pods) synced.push_back(p.id + "@" + p.netns);
+    std::lock_guard<std::mutex> lock(mu);
+    background_left = background_per_sync;
   }
   Status Started(const Pod& pod) override {
+    std::lock_guard<std::mutex> lock(mu);
     events.push_back("start " + pod.namespace_name + "/" + pod.name + " " + pod.uid + " " +
                      pod.netns);
     if (pod.name == "refused") return Status::Unavailable("no VF for you");
@@ -90,10 +120,15 @@ class RecordingHandler : public PodHandler {
     return Status::Ok();
   }
   Status Stopped(const Pod& pod) override {
+    std::lock_guard<std::mutex> lock(mu);
     events.push_back("stop " + pod.id);
     return Status::Ok();
   }
   std::vector<std::string> configs, synced, events;
+  std::mutex mu;  // events and the background state: the session's thread and the test's
+  std::condition_variable released_cv;
+  int background_per_sync = 0, background_left = 0, background_done = 0;
+  bool hold_first = false, released = false;
 };
 
 class NriSessionTest : public ::testing::Test {
@@ -113,6 +148,7 @@ class NriSessionTest : public ::testing::Test {
     accepted_ = runtime_->AcceptPlugin(pods, std::chrono::milliseconds(5000));
   }
   void TearDown() override {
+    handler_.Release();  // a test that failed while background work was held
     if (thread_.joinable()) {
       EXPECT_EQ(::write(stop_[1], "x", 1), 1);
       thread_.join();
@@ -214,12 +250,90 @@ TEST_F(NriSessionTest, ASlowAnswerDropsThePluginAsTheRuntimeDoes) {
   EXPECT_EQ(result_.code(), StatusCode::kUnavailable) << result_.ToString();
 }
 
+// Synchronize's answer goes out before the work it leaves (containerd bounds the call to
+// 2 s by default), and a pod event that arrives meanwhile waits only for the piece of work
+// under way, not for the rest.
+TEST_F(NriSessionTest, WorkLeftBySynchronizeRunsBetweenTheRuntimesCalls) {
+  handler_.background_per_sync = 3;
+  handler_.hold_first = true;
+  Connect({}, {kPod});
+  ASSERT_TRUE(accepted_.ok()) << "answered while the first piece of work is held";
+  ASSERT_TRUE(testing::WaitUntil([&] { return !handler_.Events().empty(); }));
+  Status started;
+  std::thread caller([&] { started = runtime_->RunPodSandbox(kPod); });
+  // The runtime's call waits on the plugin's socket until the held piece of work ends.
+  ASSERT_TRUE(testing::WaitUntil([&] {
+    int queued = 0;
+    return ::ioctl(plugin_fd_.get(), FIONREAD, &queued) == 0 && queued > 0;
+  }));
+  handler_.Release();
+  caller.join();
+  EXPECT_TRUE(started.ok()) << started.ToString();
+  ASSERT_TRUE(testing::WaitUntil([&] { return handler_.Events().size() == 4; }));
+  EXPECT_THAT(handler_.Events(),
+              ElementsAre("background 1", "start ns/pod-a uid-a /var/run/netns/cni-1",
+                          "background 2", "background 3"));
+}
+
 TEST_F(NriSessionTest, TheStopFdEndsTheSession) {
   Connect({}, {});
   ASSERT_TRUE(accepted_.ok());
   EXPECT_EQ(::write(stop_[1], "x", 1), 1);
   Join();
   EXPECT_TRUE(result_.ok()) << result_.ToString();
+}
+
+// CniPods' background work, one piece per call: the GC keeps the pods the runtime has
+// (synchronized or started since, less those stopped since), then the catch-up skips a pod
+// stopped or attached before its turn. The CNI here only records what it is asked.
+TEST(NriCniPodsTest, TheCatchUpFollowsThePodEventsThatCameBeforeIt) {
+  TempDir dir;
+  const std::string cni = dir.path() + "/cni";
+  std::ofstream(cni) << "#!/bin/sh\necho \"$CNI_COMMAND $CNI_CONTAINERID\" >> " << dir.path()
+                     << "/calls.log\n[ \"$CNI_COMMAND\" = GC ] && cat > " << dir.path()
+                     << "/gc.json\nexit 0\n";
+  std::filesystem::permissions(cni, std::filesystem::perms::owner_all);
+  CniPodsOptions o;
+  o.cni_bin = cni;
+  o.cni_path = dir.path();
+  std::set<std::string> attached = {"eee"};
+  o.may_have_attachments = [&](const Pod& p) { return attached.count(p.id) != 0; };
+  CniPods pods(o);
+  auto calls = [&] {
+    std::vector<std::string> out;
+    std::ifstream in(dir.path() + "/calls.log");
+    for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+  };
+  const std::string netns = "/proc/self/ns/net";
+  const Pod a{"aaa", "a", "uid-a", "ns", netns}, b{"bbb", "b", "uid-b", "ns", netns},
+      c{"ccc", "c", "uid-c", "ns", netns}, e{"eee", "e", "uid-e", "ns", netns},
+      f{"fff", "f", "uid-f", "ns", netns};
+  pods.Synchronize({a, b, c, e});
+  EXPECT_TRUE(calls().empty()) << "nothing runs before the answer";
+  ASSERT_TRUE(pods.Stopped(b).ok());
+  ASSERT_TRUE(pods.Started(f).ok());
+  EXPECT_TRUE(pods.Background());  // the GC
+  std::ifstream gc_in(dir.path() + "/gc.json");
+  const auto gc = nlohmann::json::parse(gc_in, nullptr, false);
+  std::vector<std::string> kept;
+  for (const auto& v : gc.value("cni.dev/valid-attachments", nlohmann::json::array())) {
+    kept.push_back(v.value("containerID", ""));
+  }
+  EXPECT_THAT(kept, ::testing::UnorderedElementsAre("aaa", "ccc", "eee", "fff"));
+  EXPECT_TRUE(pods.Background());   // a
+  attached.insert("ccc");           // attached since (as its own start would)
+  EXPECT_TRUE(pods.Background());   // b: stopped since
+  EXPECT_TRUE(pods.Background());   // c: attached since
+  EXPECT_FALSE(pods.Background());  // e: attached already
+  EXPECT_FALSE(pods.Background()) << "nothing more until the next synchronization";
+  EXPECT_THAT(calls(), ElementsAre("ADD fff", "GC ", "ADD aaa"));
+  // A connection that ends mid-way leaves nothing to its successor, whose own
+  // synchronization follows its configuration.
+  pods.Synchronize({a});
+  ASSERT_TRUE(pods.Configure("").ok());
+  EXPECT_FALSE(pods.Background());
+  EXPECT_THAT(calls(), ElementsAre("ADD fff", "GC ", "ADD aaa", "STATUS "));
 }
 
 TEST(NriPluginTest, MethodsNotSubscribedToAreUnimplemented) {
