@@ -244,8 +244,10 @@ TEST_F(NriCniTest, ASlowCatchUpRunsAfterTheSynchronizationIsAnswered) {
   UniqueFd release(::open(gate.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
   ASSERT_TRUE(release.valid());
   const std::string cni = tmp_.path() + "/cni-gated";
-  std::ofstream(cni) << "#!/bin/sh\n[ \"$CNI_COMMAND\" = ADD ] && read go < " << gate
-                     << "\necho \"$CNI_COMMAND $CNI_CONTAINERID\" >> " << tmp_.path()
+  // A test that fails before it opens the gate closes it at its end: the EOF ends the run
+  // before the real CNI could touch the node.
+  std::ofstream(cni) << "#!/bin/sh\nif [ \"$CNI_COMMAND\" = ADD ]; then read go < " << gate
+                     << " || exit 1; fi\necho \"$CNI_COMMAND $CNI_CONTAINERID\" >> " << tmp_.path()
                      << "/calls.log\nexec " << testing::BinDir() << "/" << binary_ << "\n";
   fs::permissions(cni, fs::perms::owner_all);
   cni_bin_ = cni;
