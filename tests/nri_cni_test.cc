@@ -39,10 +39,12 @@ class NriCniTest : public CniDraPodTest {
     env.insert(env.end(), extra.begin(), extra.end());
     return env;
   }
-  // A CNI that records each run ("VERB SANDBOX") in calls.log, then runs the real one.
-  std::string RecordingCni() {
+  // A CNI that records each run ("VERB SANDBOX") in calls.log, then runs the real one;
+  // `first` (shell lines) runs before.
+  std::string RecordingCni(const std::string& first = "") {
     const std::string path = tmp_.path() + "/cni-recorder";
-    std::ofstream(path) << "#!/bin/sh\necho \"$CNI_COMMAND $CNI_CONTAINERID\" >> " << tmp_.path()
+    std::ofstream(path) << "#!/bin/sh\n"
+                        << first << "echo \"$CNI_COMMAND $CNI_CONTAINERID\" >> " << tmp_.path()
                         << "/calls.log\nexec " << testing::BinDir() << "/" << binary_ << "\n";
     fs::permissions(path, fs::perms::owner_all);
     cni_bin_ = path;
@@ -243,14 +245,9 @@ TEST_F(NriCniTest, ASlowCatchUpRunsAfterTheSynchronizationIsAnswered) {
   ASSERT_EQ(::mkfifo(gate.c_str(), 0600), 0);
   UniqueFd release(::open(gate.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
   ASSERT_TRUE(release.valid());
-  const std::string cni = tmp_.path() + "/cni-gated";
-  // A test that fails before it opens the gate closes it at its end: the EOF ends the run
-  // before the real CNI could touch the node.
-  std::ofstream(cni) << "#!/bin/sh\nif [ \"$CNI_COMMAND\" = ADD ]; then read go < " << gate
-                     << " || exit 1; fi\necho \"$CNI_COMMAND $CNI_CONTAINERID\" >> " << tmp_.path()
-                     << "/calls.log\nexec " << testing::BinDir() << "/" << binary_ << "\n";
-  fs::permissions(cni, fs::perms::owner_all);
-  cni_bin_ = cni;
+  // An ADD waits for a line on the gate. A test that fails before it releases the gate
+  // closes it at its end: the EOF ends the run before the real CNI could touch the node.
+  RecordingCni("if [ \"$CNI_COMMAND\" = ADD ]; then read go < " + gate + " || exit 1; fi\n");
   fake::FakeNriRuntimeOptions o = RuntimeOptions();
   o.request_timeout = std::chrono::milliseconds(2000);  // containerd's default
   fake::FakeNriRuntime runtime(Socket(), o);
