@@ -188,10 +188,6 @@ TEST_F(DraDaemonTest, PublishesPreparesAndStaysPublished) {
   EXPECT_FALSE(Devices().empty());
 }
 
-// At the daemon's default health settings an RDMA port state change, which no event
-// announces (sysfs cannot signal it), reaches the slice within a second. The second device
-// goes down right after the first one's change was published, i.e. just after a poll: with
-// a poll interval over a second it would wait that long.
 // The daemon writes the network data hcashare-cni records for a claim's device into the
 // claim's status, and takes it out when the CNI's DEL removes the file.
 TEST_F(DraDaemonTest, TheCnisNetworkDataReachesTheClaimsStatus) {
@@ -217,14 +213,22 @@ TEST_F(DraDaemonTest, TheCnisNetworkDataReachesTheClaimsStatus) {
   ASSERT_TRUE(WaitUntil([&] { return status().size() == 1; }))
       << ReadTextFile(tmp_.path() + "/status.log");
   EXPECT_EQ(status()[0]["networkData"]["interfaceName"], "rdma0");
+  // The counter rises once the API server's answer is read, a moment after the status can
+  // be seen there.
   const int port = MetricsPort("status.log");
-  EXPECT_NE(HttpGet(port, "/metrics")
-                .find("hcashare_dra_claim_status_writes_total{driver=\"rdma.hcashare.io\"} 1"),
-            std::string::npos);
+  EXPECT_TRUE(WaitUntil([&] {
+    return HttpGet(port, "/metrics")
+               .find("hcashare_dra_claim_status_writes_total{driver=\"rdma.hcashare.io\"} 1") !=
+           std::string::npos;
+  })) << HttpGet(port, "/metrics");
   std::filesystem::remove(file);
   ASSERT_TRUE(WaitUntil([&] { return status().empty(); }));
 }
 
+// At the daemon's default health settings an RDMA port state change, which no event
+// announces (sysfs cannot signal it), reaches the slice within a second. The second device
+// goes down right after the first one's change was published, i.e. just after a poll: with
+// a poll interval over a second it would wait that long.
 TEST_F(DraDaemonTest, APortStateChangeReachesTheSliceWithinASecondAtTheDefaults) {
   WriteConfig(kDraConfig);
   ASSERT_TRUE(kubelet_->Start().ok());
