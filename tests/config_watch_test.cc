@@ -51,6 +51,8 @@ TEST_F(ConfigWatchTest, ConfigReloadThroughSymlinkSwap) {
     {"resourceName": "hca_b", "rdmaHcaMax": 1, "selectors": {"ifNames": ["ib1"]}}]})");
   ASSERT_TRUE(WaitListed(kResA, 5));
   ASSERT_TRUE(WaitListed(kResB, 1));
+  // Counted once the reload has returned, which is after hca_b may already be listed.
+  EXPECT_TRUE(testing::WaitUntil([&] { return m->reloads_ok() >= 1; }));
   EXPECT_EQ(m->reloads_ok(), 1u);
 
   write_version("..v3", R"({"configList": [{"resourceName": "hca_a"}]})");

@@ -143,7 +143,7 @@ TEST_F(DraDaemonTest, PublishesPreparesAndStaysPublished) {
 
   // The kubelet's wipe at its start is undone.
   ASSERT_TRUE(api_->DeleteCollection(kSlices, "spec.nodeName=node-a").ok());
-  ASSERT_TRUE(WaitUntil([&] { return Devices().size() == 2; }, milliseconds(2000)));
+  ASSERT_TRUE(WaitUntil([&] { return Devices().size() == 2; }, 2 * kPublishBound));
 
   // A claim prepared through the daemon's socket, twice, then unprepared after deletion.
   const std::string uid = SeedClaim("nic", "pci-0000-af-00-0");

@@ -111,7 +111,10 @@ TEST_F(KubeInformerTest, SyncsInPagesAndFollowsChanges) {
   EXPECT_EQ(Config(informer->Get("ml", "new")), "c1");
   EXPECT_EQ(Config(informer->Get("ml", "n0")), "c2");
   EXPECT_EQ(informer->Size(), 5u);
-  EXPECT_EQ(informer->ResourceVersion(), std::to_string(server_->resource_version()));
+  // The version is taken after on_event returns.
+  EXPECT_TRUE(WaitUntil([&] {
+    return informer->ResourceVersion() == std::to_string(server_->resource_version());
+  })) << informer->ResourceVersion();
   EXPECT_EQ(CountEvent("ADDED new"), 1u);
   EXPECT_EQ(CountEvent("MODIFIED n0"), 1u);
   EXPECT_EQ(CountEvent("DELETED n1"), 1u);
