@@ -1,8 +1,5 @@
 #include "kube/rest.h"
 
-#include <openssl/ssl.h>
-
-#include <boost/asio/ssl.hpp>
 #include <boost/beast/http.hpp>
 #include <cstdint>
 #include <limits>
@@ -13,23 +10,17 @@
 #include <utility>
 #include <vector>
 
-#include "common/file_stamp.h"
 #include "common/log.h"
-#include "common/safe_file.h"
 #include "common/version.h"
-#include "http/tls_context.h"
 #include "kube/backoff.h"
-#include "kube/pem.h"
 #include "kube/rest_conn.h"
+#include "kube/rest_credentials.h"
 #include "kube/status_error.h"
 
 namespace hcashare::kube {
 namespace {
 
-namespace asio = boost::asio;
 namespace bhttp = boost::beast::http;
-namespace ssl = boost::asio::ssl;
-using boost::system::error_code;
 using internal::Clock;
 using internal::Deadline;
 
@@ -59,24 +50,6 @@ bool IsHeaderSafe(const std::string& s, bool allow_space) {
     if (c < 0x20 || c == 0x7f || (c == ' ' && !allow_space)) return false;
   }
   return true;
-}
-
-// Loads the CA, client certificate and key into `ctx`.
-Status LoadCredentials(ssl::context* ctx, const ClusterConfig& config) {
-  RETURN_IF_ERROR(tls::SetModernDefaults(ctx));
-  error_code ec;
-  ctx->set_verify_mode(ssl::verify_peer, ec);
-  if (config.ca_pem.empty()) return Status::InvalidArgument(config.source + ": no CA");
-  if (ctx->add_certificate_authority(asio::buffer(config.ca_pem), ec)) {
-    std::string why = tls::TakeOpenSslError();
-    return Status::InvalidArgument(config.source +
-                                   ": the CA: " + (why.empty() ? ec.message() : why));
-  }
-  if (!config.client_cert_pem.empty()) {
-    Status s = tls::UseKeyPair(ctx, config.client_cert_pem, config.client_key_pem, "client");
-    if (!s.ok()) return s.WithContext(config.source);
-  }
-  return Status::Ok();
 }
 
 // The head of an answer as a Response (no body); logs its Warning headers.
@@ -143,14 +116,9 @@ class RestClient::Impl {
     if (!IsHeaderSafe(options_.user_agent, true)) {
       return Status::InvalidArgument("user agent holds a control character");
     }
-    for (const std::string* f :
-         {&config_.ca_file, &config_.client_cert_file, &config_.client_key_file}) {
-      if (f->empty()) continue;
-      Result<FileStamp> st = StampOf(*f);
-      watched_.push_back({*f, st.ok() ? std::optional<FileStamp>(*st) : std::nullopt});
-    }
-    ctx_ = std::make_shared<ssl::context>(ssl::context::tls_client);
-    return LoadCredentials(ctx_.get(), config_);
+    ASSIGN_OR_RETURN(credentials_, internal::CredentialContext::Create(
+                                       config_, options_.credential_check_interval));
+    return Status::Ok();
   }
 
   Result<Response> Do(const Request& request) {
@@ -236,22 +204,10 @@ class RestClient::Impl {
                     const Deadline& deadline, const StreamOptions& options,
                     const std::function<bool(std::string_view)>& on_line, int* code);
 
-  // The TLS context for a new connection: the current one, or one with the credential
-  // files loaded again when one of them changed (checked at most once an interval). Files
-  // that do not load (a half-written pair, a bad CA) are logged, and the current context
-  // kept until they change again.
-  std::shared_ptr<ssl::context> Context();
-
   const ClusterConfig config_;
   const RestOptions options_;
-  std::mutex ctx_mu_;
-  std::shared_ptr<ssl::context> ctx_;  // guarded by ctx_mu_
-  struct Watched {
-    std::string path;
-    std::optional<FileStamp> stamp;
-  };
-  std::vector<Watched> watched_;  // guarded by ctx_mu_
-  Clock::time_point checked_{};   // guarded by ctx_mu_
+  // The TLS context for new connections, following credential file rotation.
+  std::unique_ptr<internal::CredentialContext> credentials_;
   std::optional<TokenFile> token_file_;
   std::optional<ExecCredential> exec_;
   RateLimiter limiter_{options_.qps, options_.burst};
@@ -281,47 +237,6 @@ bhttp::request<bhttp::string_body> RestClient::Impl::Prepare(const Request& requ
   req.keep_alive(keep_alive);
   req.prepare_payload();
   return req;
-}
-
-std::shared_ptr<ssl::context> RestClient::Impl::Context() {
-  std::lock_guard<std::mutex> lock(ctx_mu_);
-  const auto now = Clock::now();
-  if (watched_.empty() || now - checked_ < options_.credential_check_interval) return ctx_;
-  checked_ = now;
-  bool changed = false;
-  for (Watched& w : watched_) {
-    Result<FileStamp> st = StampOf(w.path);
-    std::optional<FileStamp> stamp = st.ok() ? std::optional<FileStamp>(*st) : std::nullopt;
-    if (stamp != w.stamp) changed = true;
-    w.stamp = stamp;
-  }
-  if (!changed) return ctx_;
-  ClusterConfig fresh = config_;
-  Status st = Status::Ok();
-  for (auto [path, pem] : {std::pair{&config_.ca_file, &fresh.ca_pem},
-                           std::pair{&config_.client_cert_file, &fresh.client_cert_pem},
-                           std::pair{&config_.client_key_file, &fresh.client_key_pem}}) {
-    if (path->empty() || !st.ok()) continue;
-    SafeReadOptions o;
-    o.max_bytes = kMaxCredentialFileBytes;
-    o.follow_symlinks = true;  // Secrets and projected volumes rotate through symlinks
-    Result<std::string> text = ReadFileSafely(*path, o);
-    if (text.ok()) {
-      *pem = std::move(*text);
-    } else {
-      st = text.status();
-    }
-  }
-  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
-  if (st.ok()) st = LoadCredentials(ctx.get(), fresh);
-  if (!st.ok()) {
-    LogWarn("the API client's changed credential files do not load; keeping the previous ones",
-            {{"error", st.message()}});
-    return ctx_;
-  }
-  LogInfo("the API client loaded its changed credential files", {{"source", config_.source}});
-  ctx_ = std::move(ctx);
-  return ctx_;
 }
 
 std::unique_ptr<internal::TlsConnection> RestClient::Impl::TakeIdle() {
@@ -389,7 +304,8 @@ Result<Response> RestClient::Impl::Exchange(const Request& request, const std::s
     }
   }
   const std::string where = what + " (" + config_.server + ")";
-  auto conn = std::make_unique<internal::TlsConnection>(Context(), where, request.cancel);
+  auto conn =
+      std::make_unique<internal::TlsConnection>(credentials_->Current(), where, request.cancel);
   RETURN_IF_ERROR(conn->Open(config_, deadline));
   Result<Response> r = ExchangeOn(*conn, request, token, what, deadline, &stale);
   if (r.ok() && poolable && !stale) {
@@ -406,7 +322,7 @@ Status RestClient::Impl::StreamOnce(const Request& request, const std::string& t
                                     const std::function<bool(std::string_view)>& on_line,
                                     int* code) {
   const std::string where = what + " (" + config_.server + ")";
-  internal::TlsConnection conn(Context(), where, request.cancel);
+  internal::TlsConnection conn(credentials_->Current(), where, request.cancel);
   RETURN_IF_ERROR(conn.Open(config_, deadline));
   bhttp::request<bhttp::string_body> req = Prepare(request, token, /*keep_alive=*/false);
   RETURN_IF_ERROR(conn.Write(req, deadline));
