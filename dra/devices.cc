@@ -216,19 +216,11 @@ void KeepHeldDevices(const std::vector<HeldDevice>& held, const config::PluginCo
       added = true;
       continue;
     }
-    fn.vendor = pci->vendor;
-    fn.device = pci->device;
-    fn.class_code = pci->class_code < 0 ? 0 : static_cast<uint32_t>(pci->class_code);
-    fn.numa_node = pci->numa_node;
+    // Described as discovery describes it (its netdevs are in the pod); another kind of
+    // function in its slot is not the held device.
+    if (!node::DescribePciIdentity(*pci, &fn)) continue;
     fn.driver = pci->driver;
-    fn.is_vf = !pci->physfn.empty();
-    fn.pf_address = pci->physfn;
-    if (const hostfacts::PciFunction* pf = snap.FindPci(pci->physfn)) {
-      for (const auto& [index, vf] : pf->virtfns) {
-        if (vf == h.address) fn.vf_index = index;
-      }
-      fn.pf_netdevs = pf->netdevs;
-    }
+    node::DescribeSriov(*pci, snap, &fn);
     if (DeviceName(fn, false) != h.name) continue;
     next->devices.push_back(MakeDevice(*rc, fn, false, snap));
     added = true;

@@ -100,8 +100,6 @@ class View {
   Inventory Run();
 
  private:
-  // Fills the PCI identity of `f` from `pci`. False when it is not a network controller.
-  bool Identity(const hostfacts::PciFunction& pci, PciFunction* f) const;
   // Adds the link types of netdevs `names`.
   void NetdevTypes(const std::vector<std::string>& names, PciFunction* f) const;
   // Fills f->rdma from RDMA devices `names`; false (and `excluded` filled) when a required
@@ -120,7 +118,9 @@ class View {
   Inventory inv_;
 };
 
-bool View::Identity(const hostfacts::PciFunction& pci, PciFunction* f) const {
+}  // namespace
+
+bool DescribePciIdentity(const hostfacts::PciFunction& pci, PciFunction* f) {
   if (pci.class_code < 0) return false;
   f->class_code = static_cast<uint32_t>(pci.class_code);
   if ((f->class_code >> 16) != 0x02) return false;
@@ -129,6 +129,31 @@ bool View::Identity(const hostfacts::PciFunction& pci, PciFunction* f) const {
   f->numa_node = pci.numa_node;
   return true;
 }
+
+void DescribeSriov(const hostfacts::PciFunction& pci, const hostfacts::HostSnapshot& snap,
+                   PciFunction* f) {
+  if (!pci.physfn.empty()) {
+    f->is_vf = true;
+    f->pf_address = pci.physfn;
+    if (const hostfacts::PciFunction* pf = snap.FindPci(pci.physfn)) {
+      f->pf_netdevs = pf->netdevs;
+      for (const auto& [index, vf] : pf->virtfns) {
+        if (vf == pci.address) f->vf_index = index;
+      }
+    }
+    return;
+  }
+  f->pf_netdevs = f->netdevs;
+  // The kernel links virtfn0..N-1 for N enabled VFs; a tree without sriov_numvfs still
+  // shows them.
+  if (pci.sriov_numvfs > 0) {
+    f->num_vfs = pci.sriov_numvfs;
+  } else {
+    while (pci.virtfns.count(f->num_vfs)) ++f->num_vfs;
+  }
+}
+
+namespace {
 
 void View::NetdevTypes(const std::vector<std::string>& names, PciFunction* f) const {
   for (const auto& nd : names) {
@@ -230,7 +255,7 @@ void View::Pci(const hostfacts::PciFunction& pci) {
   }
   PciFunction f;
   f.address = pci.address;
-  if (!Identity(pci, &f)) {
+  if (!DescribePciIdentity(pci, &f)) {
     char cls[16];
     std::snprintf(cls, sizeof cls, "0x%06x", static_cast<unsigned>(pci.class_code));
     NotOffered(pci.address, std::string("not a network controller (class ") + cls + ")");
@@ -243,26 +268,7 @@ void View::Pci(const hostfacts::PciFunction& pci) {
   f.driver = pci.driver;
   f.netdevs = pci.netdevs;
   NetdevTypes(f.netdevs, &f);
-  const hostfacts::PciFunction* pf = pci.physfn.empty() ? nullptr : snap_.FindPci(pci.physfn);
-  if (!pci.physfn.empty()) {
-    f.is_vf = true;
-    f.pf_address = pci.physfn;
-    if (pf != nullptr) {
-      f.pf_netdevs = pf->netdevs;
-      for (const auto& [index, vf] : pf->virtfns) {
-        if (vf == pci.address) f.vf_index = index;
-      }
-    }
-  } else {
-    f.pf_netdevs = f.netdevs;
-    // The kernel links virtfn0..N-1 for N enabled VFs; a tree without sriov_numvfs still
-    // shows them.
-    if (pci.sriov_numvfs > 0) {
-      f.num_vfs = pci.sriov_numvfs;
-    } else {
-      while (pci.virtfns.count(f.num_vfs)) ++f.num_vfs;
-    }
-  }
+  DescribeSriov(pci, snap_, &f);
   Exclusion ex;
   const bool ok = Rdma(pci.rdma_devices, &f, &ex);
   Add(ok, std::move(f), std::move(ex));
@@ -274,7 +280,7 @@ void View::Aux(const hostfacts::AuxDevice& aux) {
   f.address = aux.name;
   // An SF has its parent PF's identity.
   const hostfacts::PciFunction* parent = snap_.FindPci(aux.parent);
-  if (parent == nullptr || !Identity(*parent, &f)) {
+  if (parent == nullptr || !DescribePciIdentity(*parent, &f)) {
     LogDebug("skipping auxiliary RDMA device without a PCI network parent", {{"device", aux.name}});
     return;
   }

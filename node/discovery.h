@@ -92,6 +92,15 @@ struct Inventory {
 // what the live query (hostfacts/live.h) is asked about.
 hostfacts::DeviceRef DeviceOf(const PciFunction& fn);
 
+// Fills `f`'s PCI identity (class, vendor, device, NUMA node) from `pci`. False when `pci`
+// has no class or is not a network controller (class 0x02xxxx).
+bool DescribePciIdentity(const hostfacts::PciFunction& pci, PciFunction* f);
+
+// Fills `f`'s place in SR-IOV from `pci`: a VF's PF, index and PF netdevs (read in `snap`),
+// or a PF's VF count, its own netdevs (`f->netdevs`, set before) being the PF's.
+void DescribeSriov(const hostfacts::PciFunction& pci, const hostfacts::HostSnapshot& snap,
+                   PciFunction* f);
+
 // Discovery's view of a host snapshot: the usable functions, the RDMA functions that cannot
 // be offered (`excluded`), and why every other network function is not offered
 // (`not_offered`). Never reads the host.
