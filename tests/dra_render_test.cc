@@ -301,6 +301,14 @@ TEST(DraRenderTest, AHeldDeviceIsPublishedAfterARestart) {
   KeepHeldDevices({{"pci-0000-03-00-9", "0000:03:00.2", held[0].resource, {}}}, cfg, moved, snap,
                   &renamed);
   EXPECT_EQ(renamed.Find("pci-0000-03-00-9"), nullptr);
+  // Another kind of function in its slot (hot-swapped) is not the held device.
+  HostSnapshot swapped = snap;
+  for (auto& f : swapped.pci) {
+    if (f.address == "0000:03:00.2") f.class_code = 0x030000;  // a display controller
+  }
+  DraInventory replaced = SelectDraDevices(cfg, moved, swapped);
+  KeepHeldDevices(held, cfg, moved, swapped, &replaced);
+  EXPECT_EQ(replaced.Find("pci-0000-03-00-2"), nullptr);
 }
 
 // Issue 33: unhealthy devices were still handed out. An unhealthy device is tainted
