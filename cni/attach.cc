@@ -203,6 +203,7 @@ Result<json> CmdAdd(const CniEnv& env, const NetConf& conf, const AttachContext&
   }
   ASSIGN_OR_RETURN(const std::optional<std::string> mac, SelectMac(conf, env.cni_args));
   ASSIGN_OR_RETURN(const std::optional<std::string> guid, SelectGuid(conf, env.cni_args));
+  RETURN_IF_ERROR(CheckIbKubernetes(conf));
   if (guid) RETURN_IF_ERROR(CheckGuidApplies(*vf, ctx));
   const std::vector<PfGroup> groups = PfGroups(conf, mac, guid);
   // A MAC alone also works without the PF (the netdev gets it); anything else needs it.

@@ -52,7 +52,7 @@ const std::vector<std::string>& KnownKeys() {
       "deviceID", "pciBusID", "resourceName", "vlan", "vlanQoS", "vlanProto", "mac", "mtu",
       "spoofchk", "trust", "link_state", "min_tx_rate", "max_tx_rate", "logLevel", "logFile",
       // ib-sriov-cni.
-      "guid",
+      "guid", "ibKubernetesEnabled",
       // hcashare.
       "kubeletRootDir", "stateDir", "hostRoot", "rdma", "mode", "master", "poolInfoDir", "pkey",
       "gpuResources", "gpuRails"};
@@ -219,6 +219,7 @@ class NetConfReader {
       conf_.runtime_mac = Mac(runtime_reader, "mac");
       conf_.runtime_guid = Guid(runtime_reader, "infinibandGUID");
     }
+    ReadCniArgs();
     conf_.spoofchk = OnOff("spoofchk");
     conf_.trust = OnOff("trust");
     if (const auto state = top_.Choice("link_state", {"auto", "enable", "disable"})) {
@@ -274,6 +275,21 @@ class NetConfReader {
     std::optional<std::string> guid = ParseVfGuid(*value, &problem);
     if (!guid) reader.Fail(key, problem);
     return guid;
+  }
+
+  // "args.cni", the CNI_ARGS convention's object (Multus merges the pod's network
+  // "cni-args" into it): only the keys ib-sriov-cni reads; any other shape or key belongs to
+  // someone else and is left alone.
+  void ReadCniArgs() {
+    conf_.ib_kubernetes_enabled = top_.Bool("ibKubernetesEnabled").value_or(false);
+    const json* args = top_.Find("args");
+    if (!args || !args->is_object()) return;
+    const auto cni = args->find("cni");
+    if (cni == args->end() || !cni->is_object()) return;
+    const FieldReader args_reader = top_.At(*args, top_.PathOf("args"));
+    FieldReader reader = args_reader.At(*cni, args_reader.PathOf("cni"));
+    conf_.args_guid = Guid(reader, "guid");
+    conf_.ib_kubernetes_state = reader.String(kIbKubernetesKey).value_or("");
   }
 
   void ReadIpam() {

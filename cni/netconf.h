@@ -73,6 +73,10 @@ struct Attachment {
   std::string ifname;
 };
 
+// The "args.cni" key by which ib-kubernetes says it has configured a pod's network (its
+// value is then "configured").
+inline constexpr char kIbKubernetesKey[] = "mellanox.infiniband.app";
+
 // A parsed network configuration. Optional members are set only when the configuration
 // sets them, so later code knows whether a PF-side setting was asked for.
 struct NetConf {
@@ -97,6 +101,14 @@ struct NetConf {
   // Multus' "runtimeConfig.infinibandGUID"), normalised to lower case.
   std::optional<std::string> guid;
   std::optional<std::string> runtime_guid;
+  // The GUID ib-kubernetes allocated, which Multus passes as "args.cni.guid" (from the pod's
+  // network "cni-args"); after runtime_guid, as in ib-sriov-cni.
+  std::optional<std::string> args_guid;
+  // "ibKubernetesEnabled" (ib-sriov-cni's key): ADD waits (code 11, the runtime retries)
+  // until ib-kubernetes has configured the pod's network, i.e. "args.cni" holds
+  // "mellanox.infiniband.app": "configured" and a GUID is given.
+  bool ib_kubernetes_enabled = false;
+  std::string ib_kubernetes_state;  // "args.cni" kIbKubernetesKey; "" when absent
 
   std::optional<int> mtu;  // 68..65535
   RdmaMode rdma = RdmaMode::kAuto;
@@ -155,13 +167,19 @@ Result<std::optional<std::string>> SelectMac(const NetConf& conf,
                                              const std::map<std::string, std::string>& cni_args);
 
 // The GUID for an InfiniBand VF, in ib-sriov-cni's precedence: runtimeConfig.infinibandGUID,
-// else CNI_ARGS "guid", else "guid"; std::nullopt when none is set. An invalid CNI_ARGS
-// GUID -> code 4.
+// else args.cni.guid, then hcashare's own sources: CNI_ARGS "guid", else "guid"; std::nullopt
+// when none is set. An invalid CNI_ARGS GUID -> code 4.
 Result<std::optional<std::string>> SelectGuid(const NetConf& conf,
                                               const std::map<std::string, std::string>& cni_args);
 
-// Checks a GUID for a VF: eight two-digit hex bytes joined by ':' (ParseGuid), neither all
-// zero nor all ones (the values of a VF without one). The lower-case form, or std::nullopt
+// With "ibKubernetesEnabled", code 11 (try again later) until ib-kubernetes has configured
+// the pod's network: NetConf::ib_kubernetes_state is "configured" and runtimeConfig or
+// args.cni gives a GUID (as ib-sriov-cni checks).
+Status CheckIbKubernetes(const NetConf& conf);
+
+// Checks a GUID for a VF: eight hex octets in any form ParseHardwareAddress reads
+// ("02:00:00:00:00:00:00:01", "02-00-...", "0200.0000.0000.0001"), neither all zero nor all
+// ones (the values of a VF without one). The form "xx:...:xx" in lower case, or std::nullopt
 // with `problem` set.
 std::optional<std::string> ParseVfGuid(const std::string& text, std::string* problem);
 

@@ -1,7 +1,9 @@
 #include "cni/syntax.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "common/strings.h"
@@ -136,21 +138,54 @@ std::optional<DeviceName> ParseDeviceName(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<std::vector<uint8_t>> ParseHardwareAddress(std::string_view s) {
+  // The octet written as two hex digits at `s[at]`.
+  const auto octet = [s](size_t at) -> std::optional<uint8_t> {
+    if (at + 2 > s.size() || !IsHex(s[at]) || !IsHex(s[at + 1])) return std::nullopt;
+    return static_cast<uint8_t>(HexValue(s.substr(at, 2)));
+  };
+  const auto valid_count = [](size_t n) { return n == 6 || n == 8 || n == 20; };
+  if (s.size() < 14) return std::nullopt;
+  // Octets (`per_group` of them) in groups of `stride` characters, each group but the last
+  // followed by `separator`.
+  const auto groups = [&](char separator, size_t per_group) -> std::optional<std::vector<uint8_t>> {
+    const size_t stride = per_group * 2 + 1;
+    if ((s.size() + 1) % stride != 0) return std::nullopt;
+    if (!valid_count((s.size() + 1) / stride * per_group)) return std::nullopt;
+    std::vector<uint8_t> out;
+    for (size_t at = 0; at < s.size(); at += stride) {
+      for (size_t i = 0; i < per_group; ++i) {
+        const std::optional<uint8_t> b = octet(at + 2 * i);
+        if (!b) return std::nullopt;
+        out.push_back(*b);
+      }
+      if (at + stride - 1 < s.size() && s[at + stride - 1] != separator) return std::nullopt;
+    }
+    return out;
+  };
+  if (s[2] == ':' || s[2] == '-') return groups(s[2], 1);
+  if (s[4] == '.') return groups('.', 2);
+  return std::nullopt;
+}
+
 std::optional<std::string> ParseUnicastMac(std::string_view s, std::string* problem) {
   auto fail = [problem](const char* why) -> std::optional<std::string> {
     if (problem) *problem = why;
     return std::nullopt;
   };
-  if (s.size() != 17) return fail("must be six hex octets separated by ':'");
-  for (size_t i = 0; i < s.size(); ++i) {
-    const bool colon_slot = i % 3 == 2;
-    if (colon_slot ? s[i] != ':' : !IsHex(s[i])) {
-      return fail("must be six hex octets separated by ':'");
-    }
+  const std::optional<std::vector<uint8_t>> mac = ParseHardwareAddress(s);
+  if (!mac || mac->size() != 6) {
+    return fail(
+        "must be six hex octets, as 02:00:00:00:00:01, 02-00-00-00-00-01 or 0200.0000.0001");
   }
-  if (HexValue(s.substr(0, 2)) & 1) return fail("must be a unicast address");
-  if (s == "00:00:00:00:00:00") return fail("must not be all zeros");
-  return ToLowerAscii(s);
+  if ((*mac)[0] & 1) return fail("must be a unicast address");
+  if (std::all_of(mac->begin(), mac->end(), [](uint8_t b) { return b == 0; })) {
+    return fail("must not be all zeros");
+  }
+  char text[18];
+  std::snprintf(text, sizeof text, "%02x:%02x:%02x:%02x:%02x:%02x", (*mac)[0], (*mac)[1], (*mac)[2],
+                (*mac)[3], (*mac)[4], (*mac)[5]);
+  return std::string(text);
 }
 
 }  // namespace hcashare::cni

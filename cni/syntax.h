@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/ip_text.h"
 #include "config/names.h"
@@ -64,8 +66,15 @@ struct DeviceName {
 // name "[A-Za-z0-9_]+(.[A-Za-z0-9_]+)+.[0-9]+" (kept as is). std::nullopt otherwise.
 std::optional<DeviceName> ParseDeviceName(std::string_view s);
 
-// Accepts a unicast, non-zero MAC "xx:xx:xx:xx:xx:xx" (hex, either case) and returns it
-// lower-cased; `problem` (when not null) receives why it was rejected.
+// Reads a hardware address as Go's net.ParseMAC does, and so Multus (which checks a pod's
+// requested MAC with it and passes the text on), sriov-cni and ib-sriov-cni: 6, 8 or 20
+// octets, written as two hex digits each joined by ':' or by '-' (one separator throughout),
+// or as groups of four hex digits joined by '.'; either case. std::nullopt otherwise.
+std::optional<std::vector<uint8_t>> ParseHardwareAddress(std::string_view s);
+
+// Accepts a unicast, non-zero MAC in any six-octet form ParseHardwareAddress reads
+// ("02:00:00:00:00:01", "02-00-00-00-00-01", "0200.0000.0001") and returns it as
+// "xx:xx:xx:xx:xx:xx" in lower case; `problem` (when not null) receives why it was rejected.
 std::optional<std::string> ParseUnicastMac(std::string_view s, std::string* problem = nullptr);
 
 // IP addresses and CIDRs (common/ip_text.h).

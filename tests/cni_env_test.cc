@@ -173,10 +173,65 @@ TEST(CniSyntaxTest, MacAddresses) {
   EXPECT_EQ(why, "must be a unicast address");
   EXPECT_FALSE(ParseUnicastMac("00:00:00:00:00:00", &why));
   EXPECT_EQ(why, "must not be all zeros");
-  for (const char* bad : {"aa:bb:cc:dd:ee", "aa-bb-cc-dd-ee-f0", "aa:bb:cc:dd:ee:g0",
-                          "aa:bb:cc:dd:ee:f0:11", "aabb.ccdd.eef0", "aa:bb:cc:dd:ee:f"}) {
+  // Multus checks a pod's requested MAC with Go's net.ParseMAC and passes the text on, and
+  // sriov-cni reads it the same way: every six-octet form it takes.
+  EXPECT_EQ(ParseUnicastMac("AA-BB-CC-DD-EE-F0"), "aa:bb:cc:dd:ee:f0");
+  EXPECT_EQ(ParseUnicastMac("aabb.ccdd.eef0"), "aa:bb:cc:dd:ee:f0");
+  for (const char* bad : {"aa:bb:cc:dd:ee", "aa:bb:cc:dd:ee:g0", "aa:bb:cc:dd:ee:f0:11",
+                          "aa:bb:cc:dd:ee:f", "aa-bb:cc-dd-ee-f0", "02:00:00:00:00:00:00:01",
+                          "aabb.ccdd.eef0.0001", " aa:bb:cc:dd:ee:f0", "aa:bb:cc:dd:ee:f0 "}) {
     EXPECT_FALSE(ParseUnicastMac(bad, &why)) << bad;
-    EXPECT_EQ(why, "must be six hex octets separated by ':'") << bad;
+    EXPECT_EQ(why,
+              "must be six hex octets, as 02:00:00:00:00:01, 02-00-00-00-00-01 or 0200.0000.0001")
+        << bad;
+  }
+}
+
+// Go's net.ParseMAC, which Multus, sriov-cni and ib-sriov-cni read MACs and GUIDs with: the
+// cases of its own test table (MAC-48, EUI-64 and 20-octet IPoIB, each in the three forms;
+// the refused shapes).
+TEST(CniSyntaxTest, HardwareAddressesAsGoReadsThem) {
+  using Octets = std::vector<uint8_t>;
+  const Octets mac = {0x00, 0x00, 0x5e, 0x00, 0x53, 0x01};
+  const Octets eui64 = {0x02, 0x00, 0x5e, 0x10, 0x00, 0x00, 0x00, 0x01};
+  const Octets ipoib = {0x00, 0x00, 0x00, 0x00, 0xfe, 0x80, 0x00, 0x00, 0x00, 0x00,
+                        0x00, 0x00, 0x02, 0x00, 0x5e, 0x10, 0x00, 0x00, 0x00, 0x01};
+  const Octets mixed = {0xab, 0xcd, 0xef, 0xab, 0xcd, 0xef};
+  const std::vector<std::pair<const char*, Octets>> good = {
+      {"00:00:5e:00:53:01", mac},
+      {"00-00-5e-00-53-01", mac},
+      {"0000.5e00.5301", mac},
+      {"02:00:5e:10:00:00:00:01", eui64},
+      {"02-00-5e-10-00-00-00-01", eui64},
+      {"0200.5e10.0000.0001", eui64},
+      {"00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01", ipoib},
+      {"00-00-00-00-fe-80-00-00-00-00-00-00-02-00-5e-10-00-00-00-01", ipoib},
+      {"0000.0000.fe80.0000.0000.0000.0200.5e10.0000.0001", ipoib},
+      {"ab:cd:ef:AB:CD:EF", mixed},
+      {"ab-cd-ef-AB-CD-EF", mixed},
+      {"abcd.efAB.CDEF", mixed}};
+  for (const auto& [text, octets] : good) EXPECT_EQ(ParseHardwareAddress(text), octets) << text;
+  for (const char* bad : {"01.02.03.04.05.06",
+                          "01:02:03:04:05:06:",
+                          "x1:02:03:04:05:06",
+                          "01002:03:04:05:06",
+                          "01:02003:04:05:06",
+                          "01:02:03004:05:06",
+                          "01:02:03:04005:06",
+                          "01:02:03:04:05006",
+                          "01-02:03:04:05:06",
+                          "01:02-03-04-05-06",
+                          "0123:4567:89AF",
+                          "0123-4567-89AF",
+                          "01:02:03:04:05:06:07",
+                          "01:02:03:04:05:06:07:08:09",
+                          "0123.4567.89ab.cdef.0123",
+                          "01:02:03:04:05",
+                          "",
+                          "0000.5e00.530",
+                          "0000.5e00.530g",
+                          "+1:02:03:04:05:06"}) {
+    EXPECT_FALSE(ParseHardwareAddress(bad)) << bad;
   }
 }
 

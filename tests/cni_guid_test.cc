@@ -116,6 +116,35 @@ TEST_F(CniGuidTest, CniArgsGuidIsCheckedLikeTheConfigurations) {
   EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(scope)), "");
 }
 
+// ib-kubernetes through Multus: the pod's network "cni-args" arrive as "args.cni" in the
+// configuration (not in CNI_ARGS). With ibKubernetesEnabled, ADD waits (code 11, nothing
+// changed) until ib-kubernetes has marked the network configured; then its GUID is applied.
+TEST_F(CniGuidTest, IbKubernetesGuidArrivesInArgsCniAndAddWaitsForIt) {
+  const std::string before = "02:00:00:00:00:00:00:01";
+  json conf = Conf("1.1.0", AddIbVfWithGuid(before));
+  conf["ibKubernetesEnabled"] = true;
+  conf["args"] = {{"cni", {{"guid", "02:00:00:00:00:00:00:7C"}}}};
+  const testing::OracleScope scope{{{"host", host_ns_}, {"pod", pod_name_}},
+                                   {{"state", StateDir()}, {"pf", tmp_.path() + "/pf"}},
+                                   {}};
+  const testing::Snapshot untouched = testing::TakeSnapshot(scope);
+  CniRun early = Run("ADD", pod_, conf);
+  EXPECT_EQ(early.exit_code, 1);
+  EXPECT_EQ(early.out.value("code", 0), 11) << early.raw;
+  EXPECT_EQ(early.out.value("msg", ""), "ib-kubernetes has not configured this pod's network yet")
+      << early.raw;
+  EXPECT_EQ(testing::DiffSnapshots(untouched, testing::TakeSnapshot(scope)), "");
+
+  conf["args"]["cni"]["mellanox.infiniband.app"] = "configured";
+  CniRun add = Run("ADD", pod_, conf);
+  ASSERT_EQ(add.exit_code, 0) << add.raw << add.err;
+  ExpectGuids("02:00:00:00:00:00:00:7c", "after ADD (args.cni.guid)");
+  CniRun del = Run("DEL", pod_, conf);
+  ASSERT_EQ(del.exit_code, 0) << del.raw << del.err;
+  ExpectGuids(before, "after DEL");  // (the rebinds gave the VF's netdev a new ifindex)
+  EXPECT_EQ(StateFiles(), 0u);
+}
+
 // The Ethernet case runs the shipped binary: the kernel would refuse the GUID with
 // EOPNOTSUPP after the earlier PF-side groups; hcashare-cni refuses before any change.
 TEST_F(CniGuidTest, GuidOnAnEthernetVfIsRefusedAndChangesNothing) {

@@ -462,7 +462,8 @@ TEST(CniNetConfTest, VlanCrossFieldRules) {
 
 TEST(CniNetConfTest, MacMtuAndSwitches) {
   EXPECT_TRUE(FailsWith(Parse(BaseWith("mac", "\"aa:bb:cc:dd:ee\"")), 7,
-                        "mac: must be six hex octets separated by ':', got \"aa:bb:cc:dd:ee\""));
+                        "mac: must be six hex octets, as 02:00:00:00:00:01, 02-00-00-00-00-01 or "
+                        "0200.0000.0001, got \"aa:bb:cc:dd:ee\""));
   EXPECT_TRUE(
       FailsWith(Parse(BaseWith("mac", "\"00:00:00:00:00:00\"")), 7, "mac: must not be all zeros"));
   EXPECT_TRUE(FailsWith(Parse(BaseWith("runtimeConfig", R"({"mac":"ff:ff:ff:ff:ff:ff"})")), 7,
@@ -667,15 +668,24 @@ TEST(CniNetConfTest, MacPrecedence) {
   EXPECT_FALSE(SelectMac(*none, {})->has_value());
   EXPECT_TRUE(FailsWith(SelectMac(*config_only, {{"MAC", "01:00:00:00:00:01"}}), 4,
                         "CNI_ARGS MAC \"01:00:00:00:00:01\": must be a unicast address"));
+  // A pod's network "mac" as Multus passes it on, unchanged, in both places.
+  conf["runtimeConfig"] = {{"mac", "0A-00-00-00-00-04"}};
+  EXPECT_EQ(*SelectMac(*Parse(conf), {}), "0a:00:00:00:00:04");
+  EXPECT_EQ(*SelectMac(*config_only, {{"MAC", "0a00.0000.0005"}}), "0a:00:00:00:00:05");
 }
 
 // ib-sriov-cni's GUID: eight hex bytes, neither all zeros nor all ones; runtimeConfig's
 // infinibandGUID, then CNI_ARGS "guid", then "guid".
 TEST(CniNetConfTest, GuidSyntaxAndPrecedence) {
   EXPECT_TRUE(FailsWith(Parse(BaseWith("guid", "\"02:00:00:00:00:00:01\"")), 7,
-                        "guid: GUID \"02:00:00:00:00:00:01\" has 20 characters, not 23"));
-  EXPECT_TRUE(FailsWith(Parse(BaseWith("guid", "\"02-00-00-00-00-00-00-01\"")), 7,
-                        "guid: GUID \"02-00-00-00-00-00-00-01\" is not separated by ':'"));
+                        "guid: GUID \"02:00:00:00:00:00:01\" must be eight hex octets, as "
+                        "02:00:00:00:00:00:00:01, 02-00-00-00-00-00-00-01 or 0200.0000.0000.0001"));
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("guid", "\"02:00:00:00:00:01\"")), 7,
+                        "guid: GUID \"02:00:00:00:00:01\" must be eight hex octets"));
+  // ib-sriov-cni reads GUIDs with Go's net.ParseMAC: its other forms are the same GUID.
+  EXPECT_EQ(Parse(BaseWith("guid", "\"02-00-00-00-00-00-00-0A\""))->guid,
+            "02:00:00:00:00:00:00:0a");
+  EXPECT_EQ(Parse(BaseWith("guid", "\"0200.0000.0000.000a\""))->guid, "02:00:00:00:00:00:00:0a");
   EXPECT_TRUE(FailsWith(Parse(BaseWith("guid", "\"00:00:00:00:00:00:00:00\"")), 7,
                         "guid: GUID \"00:00:00:00:00:00:00:00\" is all zeros"));
   EXPECT_TRUE(
@@ -696,6 +706,70 @@ TEST(CniNetConfTest, GuidSyntaxAndPrecedence) {
   EXPECT_FALSE(SelectGuid(*Parse(BaseConf()), {})->has_value());
   EXPECT_TRUE(FailsWith(SelectGuid(*config_only, {{"guid", "00:00:00:00:00:00:00:00"}}), 4,
                         "CNI_ARGS guid \"00:00:00:00:00:00:00:00\": GUID"));
+}
+
+// The configuration exactly as Multus hands it to the plugin for a pod whose network
+// selection element ib-kubernetes has filled in: "cni-args" merged into "args.cni" (with
+// the runtime's capability args beside it). ib-sriov-cni reads its GUID there, after
+// runtimeConfig.infinibandGUID; hcashare's own sources come after both.
+TEST(CniNetConfTest, IbKubernetesGuidFromArgsCni) {
+  const json multus = json::parse(R"({
+    "cniVersion": "1.0.0", "name": "ib-vf-a", "type": "hcashare-cni",
+    "capabilities": {"infinibandGUID": true}, "ibKubernetesEnabled": true,
+    "guid": "02:00:00:00:00:00:00:0c",
+    "args": {"cni": {"guid": "02:00:00:00:00:00:00:5B",
+                     "mellanox.infiniband.app": "configured"}},
+    "deviceID": "0000:3b:00.2", "pciBusID": "0000:3b:00.2"})");
+  const Result<NetConf> conf = Parse(multus);
+  ASSERT_TRUE(conf.ok()) << conf.status().ToString();
+  EXPECT_TRUE(conf->ib_kubernetes_enabled);
+  EXPECT_EQ(conf->ib_kubernetes_state, "configured");
+  const std::map<std::string, std::string> args = {{"guid", "02:00:00:00:00:00:00:0b"}};
+  EXPECT_EQ(*SelectGuid(*conf, args), "02:00:00:00:00:00:00:5b");
+  EXPECT_TRUE(CheckIbKubernetes(*conf).ok());
+  json with_runtime = multus;
+  with_runtime["runtimeConfig"] = {{"infinibandGUID", "02:00:00:00:00:00:00:0a"}};
+  EXPECT_EQ(*SelectGuid(*Parse(with_runtime), args), "02:00:00:00:00:00:00:0a");
+
+  // Not configured yet, or no GUID from ib-kubernetes: try again later, whatever else is set.
+  for (const char* state : {"", "pending"}) {
+    json early = multus;
+    if (*state == '\0') {
+      early["args"]["cni"].erase(kIbKubernetesKey);
+    } else {
+      early["args"]["cni"][kIbKubernetesKey] = state;
+    }
+    const Status st = CheckIbKubernetes(*Parse(early));
+    EXPECT_EQ(CniCodeOf(st), 11) << state;
+    EXPECT_NE(st.details().find(*state ? "is \"pending\", not \"configured\"" : "is absent"),
+              std::string::npos)
+        << st.details();
+  }
+  json no_guid = multus;
+  no_guid["args"]["cni"].erase("guid");
+  const Status st = CheckIbKubernetes(*Parse(no_guid));
+  EXPECT_EQ(CniCodeOf(st), 11);
+  EXPECT_EQ(st.message(), "ib-kubernetes gave this pod's network no GUID");
+  // Without ibKubernetesEnabled nothing waits; args.cni.guid still counts.
+  no_guid.erase("ibKubernetesEnabled");
+  EXPECT_TRUE(CheckIbKubernetes(*Parse(no_guid)).ok());
+
+  // Our keys in args.cni are checked; other keys and shapes are another plugin's.
+  json bad = multus;
+  bad["args"]["cni"]["guid"] = "02:00";
+  EXPECT_TRUE(FailsWith(Parse(bad), 7, "args.cni.guid: GUID \"02:00\" must be eight hex octets"));
+  bad["args"]["cni"]["guid"] = 5;
+  EXPECT_TRUE(FailsWith(Parse(bad), 7, "args.cni.guid: must be a string, got number 5"));
+  for (const char* other : {R"({"cni": {"debug": true, "level": 3}})", R"({"cni": "x"})",
+                            R"({"other": {"guid": 5}})", R"("x")", "[1]"}) {
+    json shape = BaseConf();
+    shape["args"] = json::parse(other);
+    const Result<NetConf> ok = Parse(shape);
+    ASSERT_TRUE(ok.ok()) << other << ": " << ok.status().ToString();
+    EXPECT_FALSE(ok->args_guid) << other;
+  }
+  EXPECT_TRUE(FailsWith(Parse(BaseWith("ibKubernetesEnabled", "\"yes\"")), 7,
+                        "ibKubernetesEnabled: must be a boolean"));
 }
 
 // GPU-aware choice: gpuResources (default the NVIDIA device plugin's) and gpuRails.
