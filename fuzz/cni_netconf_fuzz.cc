@@ -4,7 +4,7 @@
 // Invariants beyond "no crash":
 //  - errors are code 1, 6 or 7 and print as valid JSON;
 //  - an accepted configuration holds only values in their documented ranges (VLAN, QoS,
-//    MTU, rates), its MACs and device ID are already in normalised form (parsing them
+//    MTU, rates), its MACs, GUIDs and device ID are already in normalised form (parsing them
 //    again gives them back);
 //  - a parsed prevResult renders and round-trips like any result (see cni_check.h).
 #include <cstddef>
@@ -26,6 +26,12 @@ void CheckMac(const std::optional<std::string>& mac) {
   if (mac) FUZZ_CHECK(cni::ParseUnicastMac(*mac) == *mac);
 }
 
+void CheckGuid(const std::optional<std::string>& guid) {
+  if (!guid) return;
+  std::string problem;
+  FUZZ_CHECK(cni::ParseVfGuid(*guid, &problem) == *guid);
+}
+
 void CheckConf(const cni::NetConf& conf) {
   if (conf.vlan) FUZZ_CHECK(*conf.vlan >= 0 && *conf.vlan <= cni::kMaxVlan);
   if (conf.vlan_qos) FUZZ_CHECK(*conf.vlan_qos >= 0 && *conf.vlan_qos <= cni::kMaxVlanQos);
@@ -35,6 +41,9 @@ void CheckConf(const cni::NetConf& conf) {
   }
   CheckMac(conf.mac);
   CheckMac(conf.runtime_mac);
+  CheckGuid(conf.guid);
+  CheckGuid(conf.runtime_guid);
+  CheckGuid(conf.args_guid);
   if (conf.device) {
     const auto name = cni::ParseDeviceName(conf.device->value);
     FUZZ_CHECK(name && name->value == conf.device->value && name->kind == conf.device->kind);
