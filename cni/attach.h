@@ -68,6 +68,13 @@ Status CmdDel(const CniEnv& env, const NetConf& conf, const AttachContext& ctx);
 // from the record (`conf`, the caller's, when that cannot be read).
 Status CmdDelRecorded(const CniEnv& env, const NetConf& conf, const AttachContext& ctx,
                       const AttachmentState& state);
+// DEL when the configuration no longer validates (`invalid`, code 7: a NAD or list edited
+// after ADD, a stricter plugin after an upgrade, a changed node file): every attachment
+// recorded for env's (CNI_CONTAINERID, CNI_IFNAME), the DRA step's included, is undone with
+// the configuration ADD recorded for it, as sriov-cni's DEL reads its cache, so that the
+// pod's teardown does not fail for good. With none recorded there is nothing to undo: OK.
+Status CmdDelWithInvalidConf(const CniEnv& env, const NodeSettings& node, const Status& invalid,
+                             const AttachContext& ctx);
 // CHECK: the interface is in the pod with its name, MAC and MTU; prevResult's addresses
 // of it are configured; the PF-side settings still match the configuration; the RDMA
 // device is in the pod. Each mismatch is a precise error.

@@ -202,4 +202,37 @@ Status CmdDelRecorded(const CniEnv& env, const NetConf& conf, const AttachContex
   return CmdDel(del, recorded.ok() ? *recorded : conf, ctx);
 }
 
+Status CmdDelWithInvalidConf(const CniEnv& env, const NodeSettings& node, const Status& invalid,
+                             const AttachContext& ctx) {
+  const CniError why = FromStatus(invalid);
+  NetConf fallback;  // when a record's own configuration cannot be read either
+  fallback.node = node;
+  Status first;
+  size_t undone = 0;
+  for (const AttachmentState& state : ctx.store.List()) {
+    if (state.owner.container_id != env.container_id ||
+        (state.owner.ifname != env.ifname && state.owner.chained_by != env.ifname)) {
+      continue;
+    }
+    LogWarn(
+        "the network configuration no longer validates; DEL undoes the attachment as ADD "
+        "recorded it",
+        {{"container", env.container_id},
+         {"ifname", state.owner.ifname},
+         {"error", why.msg + ": " + why.details}});
+    Status st = CmdDelRecorded(env, fallback, ctx, state);
+    if (!st.ok() && first.ok()) first = st;
+    ++undone;
+  }
+  if (undone == 0) {
+    LogWarn(
+        "the network configuration no longer validates and nothing is recorded for it; "
+        "DEL has nothing to undo",
+        {{"container", env.container_id},
+         {"ifname", env.ifname},
+         {"error", why.msg + ": " + why.details}});
+  }
+  return first;
+}
+
 }  // namespace hcashare::cni

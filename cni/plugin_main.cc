@@ -79,10 +79,16 @@ int RunPlugin(const PluginBackends& backends) {
   auto node = LoadNodeSettings(environment);
   if (!node.ok()) return Fail(node.status(), version);
   auto conf = ParseNetConf(*input, env->verb, *node);
-  if (!conf.ok()) return Fail(conf.status(), version);
+  // A DEL whose configuration no longer validates still undoes what ADD recorded (a
+  // configuration that is not even JSON, or of another version, is refused as before).
+  const bool del_as_recorded =
+      !conf.ok() && env->verb == Verb::kDel && FromStatus(conf.status()).code == kErrInvalidNetConf;
+  if (!conf.ok() && !del_as_recorded) return Fail(conf.status(), version);
   if (node->log_file) LogToFile(*node->log_file);
-  SetLogLevel(conf->log_level.value_or(LogLevel::kInfo));
-  for (const auto& w : conf->warnings) LogWarn(w, {{"network", conf->name}});
+  SetLogLevel(conf.ok() ? conf->log_level.value_or(LogLevel::kInfo) : LogLevel::kInfo);
+  if (conf.ok()) {
+    for (const auto& w : conf->warnings) LogWarn(w, {{"network", conf->name}});
+  }
 
   std::unique_ptr<Host> host = NewRootedHost(node->host_root);
   std::unique_ptr<NetdevOps> netdev = backends.netdev();
@@ -144,6 +150,9 @@ int RunPlugin(const PluginBackends& backends) {
     return PodDeviceMap{std::move(found), "checkpoint"};
   };
 
+  if (del_as_recorded) {
+    return Finish(CmdDelWithInvalidConf(*env, *node, conf.status(), ctx), version);
+  }
   if (conf->mode == AttachMode::kDraClaims) {
     switch (env->verb) {
       case Verb::kAdd: {

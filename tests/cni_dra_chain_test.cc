@@ -287,6 +287,20 @@ TEST_F(CniDraChainTest, TheRuntimesMacForEth0IsNotGivenToTheDevices) {
   EXPECT_EQ(Run("DEL", pod_, Step(), "eth0").exit_code, 0);
 }
 
+// The default network's list edited after ADD into one that no longer validates: DEL of
+// eth0 still returns every device the step attached, each with the configuration ADD
+// recorded for it (the pod's teardown would otherwise fail for good).
+TEST_F(CniDraChainTest, DelWithAnEditedStepThatNoLongerValidatesReturnsTheDevices) {
+  Prepare("rdma0", 9000);
+  const testing::Snapshot before = testing::TakeSnapshot(Scope());
+  ASSERT_EQ(Run("ADD", pod_, Step(), "eth0").exit_code, 0);
+  json edited = Step();
+  edited["vlan"] = 5;  // refused in this mode
+  CniRun del = Run("DEL", pod_, edited, "eth0");
+  ASSERT_EQ(del.exit_code, 0) << del.raw << del.err;
+  EXPECT_EQ(testing::DiffSnapshots(before, testing::TakeSnapshot(Scope())), "");
+}
+
 TEST_F(CniDraChainTest, DeviceKeysAreRefusedInThisMode) {
   json step = Step();
   step["deviceID"] = vf0_;

@@ -142,6 +142,31 @@ TEST_F(CniFailureTest, DelKeepsTheAttachmentWhileTheVfIsNeitherInThePodNorBack) 
   EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
 }
 
+// A configuration edited after ADD into one that no longer validates (or a stricter plugin
+// after an upgrade) used to fail DEL with code 7 on every retry, so the pod's teardown never
+// finished. DEL undoes what ADD recorded, with the configuration ADD recorded, as sriov-cni's
+// DEL reads its cache; with nothing recorded it has nothing to do. A configuration that is not
+// JSON at all is still refused.
+TEST_F(CniFailureTest, DelWithAConfigurationThatNoLongerValidatesUndoesWhatAddRecorded) {
+  const auto before = TakeSnapshot(Scope());
+  ASSERT_EQ(Run("ADD", pod_, conf_).exit_code, 0);
+  EXPECT_EQ(IpamLeases(), 1u);
+  json edited = conf_;
+  edited["vlan"] = 5000;
+  edited["stateDir"] = "/tmp/elsewhere";  // a node setting the node file does not have
+  CniRun refused = Run("ADD", pod_, edited, "net2", "ctr2");
+  ExpectError(refused, kErrInvalidNetConf, "vlan");
+  CniRun del = Run("DEL", pod_, edited);
+  EXPECT_EQ(del.exit_code, 0) << del.raw << del.err;
+  EXPECT_NE(del.err.find("no longer validates"), std::string::npos) << del.err;
+  EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "") << "the VF back, the lease released";
+  CniRun again = Run("DEL", pod_, edited);
+  EXPECT_EQ(again.exit_code, 0) << again.raw << again.err;
+  EXPECT_EQ(DiffSnapshots(before, TakeSnapshot(Scope())), "");
+  CniRun garbage = Run("DEL", pod_, conf_, "net1", "ctr1", "{\"cniVersion\": ");
+  ExpectError(garbage, kErrDecode, "");
+}
+
 // Defect 4: DEL used to hand a VF back admin-down whatever it was before ADD, and the
 // device plugin then counted it Unhealthy. The host's admin state is restored.
 TEST_F(CniFailureTest, DelRestoresTheAdminStateTheVfHadBeforeAdd) {
