@@ -82,7 +82,7 @@ int RunPlugin(const PluginBackends& backends) {
   // A DEL whose configuration no longer validates still undoes what ADD recorded (a
   // configuration that is not even JSON, or of another version, is refused as before).
   const bool del_as_recorded =
-      !conf.ok() && env->verb == Verb::kDel && FromStatus(conf.status()).code == kErrInvalidNetConf;
+      !conf.ok() && env->verb == Verb::kDel && CniCodeOf(conf.status()) == kErrInvalidNetConf;
   if (!conf.ok() && !del_as_recorded) return Fail(conf.status(), version);
   if (node->log_file) LogToFile(*node->log_file);
   SetLogLevel(conf.ok() ? conf->log_level.value_or(LogLevel::kInfo) : LogLevel::kInfo);
